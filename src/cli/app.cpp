@@ -1,0 +1,85 @@
+// The ffsim command line: subcommands, exit codes.
+// SPDX-License-Identifier: Apache-2.0
+#include "cli/app.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "hw/parse.hpp"
+
+#ifndef FFSIM_DEFAULT_MODELS_DIR
+#define FFSIM_DEFAULT_MODELS_DIR "models"
+#endif
+
+namespace ffsim::cli {
+
+const config::Catalog& Context::catalog() {
+  if (!catalog_) catalog_ = std::make_unique<config::Catalog>(config::Catalog::load(models_dir, kind_names()));
+  return *catalog_;
+}
+
+std::vector<std::string> Context::kind_names() const { return kinds.names(); }
+
+void register_kinds(Context& ctx) {
+  ctx.kinds.add(hw::kGpu, "a GPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)hw::parse_gpu(e);
+  });
+  ctx.kinds.add(hw::kCpu, "a CPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)hw::parse_cpu(e);
+  });
+  ctx.kinds.add(hw::kNic, "a network adapter", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)hw::parse_nic(e);
+  });
+  ctx.kinds.add(hw::kSwitch, "a network switch", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)hw::parse_switch(e);
+  });
+  ctx.kinds.add(hw::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
+                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
+}
+
+int run(int argc, char** argv) {
+  Context ctx;
+  register_kinds(ctx);
+  CLI::App app{"ffsim: what-if simulator and capacity planner for GPU training clusters", "ffsim"};
+  app.set_version_flag("--version", std::string("ffsim ") + version());
+  app.require_subcommand(1);
+  const char* env = std::getenv("FFSIM_MODELS");
+  ctx.models_dir = env && *env ? env : FFSIM_DEFAULT_MODELS_DIR;
+  app.add_option("--models", ctx.models_dir, "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)");
+
+  setup_models(app, ctx);
+  setup_check(app, ctx);
+  setup_summary(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kOk : kUsage;
+  }
+  try {
+    return ctx.action ? ctx.action() : kOk;
+  } catch (const ConfigError& e) {
+    std::cerr << e.what() << '\n';
+    return kConfig;
+  } catch (const ValueError& e) {
+    std::cerr << "error: " << e.what() << '\n';
+    return kConfig;
+  } catch (const UsageError& e) {
+    std::cerr << "ffsim: " << e.what() << "\nRun with --help for more information.\n";
+    return kUsage;
+  } catch (const SimulationError& e) {
+    std::cerr << "simulation failed: " << e.what() << '\n';
+    return kSimulation;
+  } catch (const std::exception& e) {
+    std::cerr << "ffsim: " << e.what() << "\n(this is a bug in ffsim; please report it with the command line)\n";
+    return kInternal;
+  }
+}
+
+}  // namespace ffsim::cli

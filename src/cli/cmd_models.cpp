@@ -1,0 +1,117 @@
+// `ffsim models`: list the hardware catalog with its key facts (and, with --sources, where each came from).
+// SPDX-License-Identifier: Apache-2.0
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/app.hpp"
+#include "cli/context.hpp"
+#include "core/format.hpp"
+#include "hw/parse.hpp"
+#include "report/table.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+std::string gemm(const hw::GpuSpec& g, const std::string& p) {
+  auto it = g.compute.find(p);
+  return it == g.compute.end() ? "-" : fmt_flop_rate(it->second.gemm());
+}
+
+int run_models(Context& ctx, const std::string& only, bool sources) {
+  const config::Catalog& cat = ctx.catalog();
+  auto want = [&](const char* k) { return only.empty() || only == k; };
+  bool first = true;
+  auto section = [&](const std::string& title) {
+    std::cout << (first ? "" : "\n") << title << '\n';
+    first = false;
+  };
+  if (want(hw::kGpu)) {
+    section("GPUs");
+    report::Table t({"name", "form", "memory", "HBM", "TF32 GEMM", "FP16 GEMM", "host link", "NVLink", "TDP"});
+    for (const auto* e : cat.of_kind(hw::kGpu)) {
+      const auto g = hw::parse_gpu(*e);
+      t.add({g.name, g.form_factor, fmt_bytes_si(g.memory), fmt_bandwidth(g.memory_bandwidth), gemm(g, "tf32"),
+             gemm(g, "fp16"),
+             "PCIe " + std::to_string(g.pcie_generation) + ".0 x" + std::to_string(g.pcie_lanes) + " " +
+                 fmt_bandwidth(g.pcie_bandwidth),
+             g.nvlink_bandwidth.si() > 0 ? fmt_bandwidth(g.nvlink_bandwidth) : "-", fmt_power(g.tdp)});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (want(hw::kCpu)) {
+    section("CPUs");
+    report::Table t({"name", "cores", "SIMD", "channels", "DRAM (theor.)", "PCIe lanes", "TDP"});
+    for (const auto* e : cat.of_kind(hw::kCpu)) {
+      const auto c = hw::parse_cpu(*e);
+      t.add({c.name, std::to_string(c.cores), c.simd, std::to_string(c.memory_channels),
+             fmt_bandwidth(c.memory_bandwidth), std::to_string(c.pcie_lanes), c.tdp ? fmt_power(*c.tdp) : "-"});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (want(hw::kNic)) {
+    section("NICs");
+    report::Table t({"name", "ports", "line rate", "effective", "latency", "power"});
+    for (const auto* e : cat.of_kind(hw::kNic)) {
+      const auto n = hw::parse_nic(*e);
+      t.add({n.name, std::to_string(n.ports), fmt_bandwidth(n.port_bandwidth), fmt_bandwidth(n.effective_bandwidth),
+             fmt_time(n.latency), fmt_power(n.power)});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (want(hw::kSwitch)) {
+    section("Switches");
+    report::Table t({"name", "ports", "port rate", "latency", "power"});
+    for (const auto* e : cat.of_kind(hw::kSwitch)) {
+      const auto s = hw::parse_switch(*e);
+      t.add({s.name, std::to_string(s.ports), fmt_bandwidth(s.port_bandwidth), fmt_time(s.latency), fmt_power(s.power)});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (want(hw::kNode)) {
+    section("Nodes");
+    report::Table t({"name", "role", "sockets", "GPUs", "NICs", "PCIe ports", "NVLink", "DRAM BW", "price", "power"});
+    for (const auto* e : cat.of_kind(hw::kNode)) {
+      const auto n = hw::parse_node(*e, cat);
+      BytesPerSecond dram(0);
+      for (const auto& s : n.sockets) dram += s.dram_bandwidth;
+      std::string gpus = n.gpus.empty() ? "-" : std::to_string(n.gpus.size()) + "x " + n.gpus[0].gpu.name;
+      t.add({n.name, n.role, std::to_string(n.sockets.size()) + "x " + n.sockets[0].cpu.name, gpus,
+             std::to_string(n.nics.size()), std::to_string(n.ports.size()), n.nvlink.kind, fmt_bandwidth(dram),
+             n.price ? fmt_g(*n.price, 4) : "-", n.power ? fmt_power(*n.power) : "-"});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (sources) {
+    section("Sources");
+    report::Table t({"file", "fact", "source"});
+    for (const auto& kind : ctx.kind_names()) {
+      if (!only.empty() && only != kind) continue;
+      for (const auto* e : cat.of_kind(kind)) {
+        ctx.kinds.get(kind).factory(*e, cat);  // reading the entry records its sources
+        for (const auto& s : e->document.sources()) t.add({e->file, s.pointer, s.source});
+      }
+    }
+    t.print(std::cout, "  ");
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void setup_models(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("models", "List the hardware catalog with key facts");
+  auto kind = std::make_shared<std::string>();
+  auto sources = std::make_shared<bool>(false);
+  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node)");
+  sub->add_flag("--sources", *sources, "Also list every fact with its source");
+  sub->callback([&ctx, kind, sources] {
+    ctx.action = [&ctx, kind, sources] {
+      if (!kind->empty()) (void)ctx.kinds.get(*kind);
+      return run_models(ctx, *kind, *sources);
+    };
+  });
+}
+
+}  // namespace ffsim::cli

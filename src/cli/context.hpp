@@ -1,0 +1,46 @@
+// What every subcommand shares: the models folder, the catalog, output options.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "core/registry.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace ffsim::cli {
+
+/// Validates one catalog entry of a kind (used by `ffsim check` and `ffsim models`).
+using KindValidator = std::function<void(const config::CatalogEntry&, const config::Catalog&)>;
+
+struct Context {
+  std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
+  /// Kinds of catalog entries and how to validate them (filled by register_kinds()).
+  Registry<KindValidator> kinds{"model kind"};
+  /// The subcommand to run once parsing succeeded; returns the exit code.
+  std::function<int()> action;
+
+  /// The catalog, loaded on first use.
+  const config::Catalog& catalog();
+  [[nodiscard]] std::vector<std::string> kind_names() const;
+
+private:
+  std::unique_ptr<config::Catalog> catalog_;
+};
+
+/// Registers every kind of catalog entry the layers define.
+void register_kinds(Context& ctx);
+
+// One setup function per subcommand, each in its own file (cmd_<name>.cpp).
+void setup_models(CLI::App& app, Context& ctx);
+void setup_check(CLI::App& app, Context& ctx);
+void setup_summary(CLI::App& app, Context& ctx);
+
+}  // namespace ffsim::cli

@@ -1,0 +1,122 @@
+// The hardware/model catalog.
+// SPDX-License-Identifier: Apache-2.0
+#include "config/catalog.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/spell.hpp"
+
+namespace ffsim::config {
+
+namespace fs = std::filesystem;
+
+bool is_snake_case(const std::string& name) {
+  if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+Catalog Catalog::load(const std::string& dir, const std::vector<std::string>& kinds) {
+  Catalog c;
+  c.dir_ = dir;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw ConfigError(dir, "", "models directory not found (use --models DIR)");
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) c.add_file(f, kinds);
+  c.resolve();
+  return c;
+}
+
+void Catalog::add_file(const std::string& path, const std::vector<std::string>& kinds) {
+  Document doc = Document::load(path, /*require_sources=*/true);
+  Reader r = doc.root();
+  if (!r.is_object()) r.fail("expected an object, got " + r.describe());
+  if (!r.has("kind")) return;  // not a catalog entry (e.g. a measurement written by a benchmark)
+  Reader kr = r.child("kind");
+  const std::string kind = kr.as_string();
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    if (kind == "measurement" || kind == "calibration") return;  // validated by calibrate/validate
+    kr.fail("unknown kind \"" + kind + "\"" + did_you_mean(kind, kinds) + "; valid: " + join(kinds));
+  }
+  Reader nr = r.child("name", "a snake_case name");
+  const std::string name = nr.as_string();
+  if (!is_snake_case(name)) nr.fail("expected a snake_case name ([a-z][a-z0-9_]*), got \"" + name + "\"");
+  const auto key = std::make_pair(kind, name);
+  if (auto it = raw_.find(key); it != raw_.end())
+    nr.fail("duplicate " + kind + " name \"" + name + "\" (also defined in " + it->second.file + ")");
+  Raw raw{kind, name, r.string_or("description", ""), path, r.string_or("extends", ""), doc};
+  raw_.emplace(key, std::move(raw));
+}
+
+void Catalog::resolve() {
+  entries_.clear();
+  for (const auto& [key, raw] : raw_) {
+    // Walk the "extends" chain; detect cycles and dangling names.
+    std::vector<const Raw*> chain{&raw};
+    const Raw* cur = &raw;
+    while (!cur->extends.empty()) {
+      Reader ext = cur->document.root().child("extends");
+      auto it = raw_.find({cur->kind, cur->extends});
+      if (it == raw_.end()) {
+        std::vector<std::string> valid;
+        for (const auto& n : names_of_raw(cur->kind))
+          if (n != cur->name) valid.push_back(n);
+        ext.fail("unknown " + cur->kind + " \"" + cur->extends + "\" to extend" + did_you_mean(cur->extends, valid) +
+                 "; valid: " + join(valid));
+      }
+      for (const Raw* seen : chain) {
+        if (seen == &it->second) {
+          std::string cycle;
+          for (const Raw* c : chain) cycle += c->name + " -> ";
+          ext.fail("circular \"extends\": " + cycle + it->second.name);
+        }
+      }
+      chain.push_back(&it->second);
+      cur = &it->second;
+    }
+    Document merged = chain.back()->document;
+    for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) merged = (*it)->document.merged_over(merged);
+    entries_.emplace(key, CatalogEntry{raw.kind, raw.name, raw.description, raw.file, merged});
+  }
+}
+
+std::vector<std::string> Catalog::names_of_raw(const std::string& kind) const {
+  std::vector<std::string> r;
+  for (const auto& [key, raw] : raw_)
+    if (key.first == kind) r.push_back(key.second);
+  return r;
+}
+
+const CatalogEntry* Catalog::find(const std::string& kind, const std::string& name) const {
+  auto it = entries_.find({kind, name});
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+const CatalogEntry& Catalog::resolve_ref(const std::string& kind, const Reader& ref) const {
+  const std::string name = ref.as_string();
+  if (const CatalogEntry* e = find(kind, name)) return *e;
+  const auto valid = names(kind);
+  ref.fail("unknown " + kind + " model \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " +
+           (valid.empty() ? std::string("(none in ") + dir_ + ")" : join(valid)));
+}
+
+std::vector<const CatalogEntry*> Catalog::of_kind(const std::string& kind) const {
+  std::vector<const CatalogEntry*> r;
+  for (const auto& [key, e] : entries_)
+    if (key.first == kind) r.push_back(&e);
+  return r;
+}
+
+std::vector<std::string> Catalog::names(const std::string& kind) const {
+  std::vector<std::string> r;
+  for (const auto& [key, e] : entries_)
+    if (key.first == kind) r.push_back(key.second);
+  return r;
+}
+
+}  // namespace ffsim::config

@@ -1,0 +1,420 @@
+// A path-tracking, typo-catching view of a JSON document (nlohmann/json lives here only).
+// SPDX-License-Identifier: Apache-2.0
+#include "config/reader.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/spell.hpp"
+
+namespace ffsim::config {
+
+using nlohmann::json;
+
+namespace detail {
+struct DocumentData {
+  std::string file;
+  json value;
+  bool require_sources = false;
+  std::vector<SourceEntry> sources;
+};
+}  // namespace detail
+
+namespace {
+
+const json& J(const detail::Node* n) { return *reinterpret_cast<const json*>(n); }
+const detail::Node* N(const json& j) { return reinterpret_cast<const detail::Node*>(&j); }
+
+std::string dq(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string fmt_num(double v) {
+  std::ostringstream ss;
+  ss << v;
+  return ss.str();
+}
+
+std::string describe_json(const json& j) {
+  switch (j.type()) {
+    case json::value_t::object: return "object";
+    case json::value_t::array: return "array";
+    case json::value_t::string: return "string " + j.dump();
+    case json::value_t::boolean: return std::string("boolean ") + (j.get<bool>() ? "true" : "false");
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+    case json::value_t::number_float: return "number " + j.dump();
+    case json::value_t::null: return "null";
+    default: return "value";
+  }
+}
+
+// Strips nlohmann's "[json.exception.parse_error.101] " prefix.
+std::string strip_prefix(const std::string& what) {
+  if (!what.empty() && what[0] == '[') {
+    auto p = what.find("] ");
+    if (p != std::string::npos) return what.substr(p + 2);
+  }
+  return what;
+}
+
+// Parses text, rejecting duplicate keys (which nlohmann would silently merge).
+json parse_text(const std::string& text, const std::string& file) {
+  bool blank = true;
+  for (char c : text)
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') blank = false;
+  if (blank) throw ConfigError(file, "", "empty file: expected a JSON object");
+
+  struct Frame {
+    bool array = false;
+    std::size_t next_index = 0;
+    std::set<std::string> keys;
+    std::string cur_key;
+    std::string pointer;
+  };
+  std::vector<Frame> frames;
+  std::optional<std::pair<std::string, std::string>> duplicate;  // pointer of object, key
+  auto child_pointer = [&]() -> std::string {
+    if (frames.empty()) return "";
+    const Frame& f = frames.back();
+    return f.pointer + "/" + (f.array ? std::to_string(f.next_index) : pointer_escape(f.cur_key));
+  };
+  auto element_done = [&]() {
+    if (!frames.empty() && frames.back().array) ++frames.back().next_index;
+  };
+  json::parser_callback_t cb = [&](int /*depth*/, json::parse_event_t ev, json& parsed) -> bool {
+    switch (ev) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        Frame f;
+        f.array = ev == json::parse_event_t::array_start;
+        f.pointer = child_pointer();
+        frames.push_back(std::move(f));
+        break;
+      }
+      case json::parse_event_t::key: {
+        Frame& f = frames.back();
+        f.cur_key = parsed.get<std::string>();
+        if (!f.keys.insert(f.cur_key).second && !duplicate) duplicate = std::make_pair(f.pointer, f.cur_key);
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        element_done();
+        break;
+      case json::parse_event_t::value: element_done(); break;
+    }
+    return true;
+  };
+  json j;
+  try {
+    j = json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(file, "", "invalid JSON: " + strip_prefix(e.what()));
+  }
+  if (duplicate)
+    throw ConfigError(file, duplicate->first,
+                      "duplicate key " + dq(duplicate->second) + " (JSON objects must not repeat a key)");
+  return j;
+}
+
+}  // namespace
+
+std::string pointer_escape(std::string_view key) {
+  std::string r;
+  for (char c : key) {
+    if (c == '~') r += "~0";
+    else if (c == '/') r += "~1";
+    else r += c;
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- Document
+
+Document Document::load(const std::string& path, bool require_sources) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open file (check the path)");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse(ss.str(), path, require_sources);
+}
+
+Document Document::parse(const std::string& text, const std::string& name, bool require_sources) {
+  Document d;
+  d.data_ = std::make_shared<detail::DocumentData>();
+  d.data_->file = name;
+  d.data_->value = parse_text(text, name);
+  d.data_->require_sources = require_sources;
+  return d;
+}
+
+Reader Document::root() const { return Reader(data_, N(data_->value), ""); }
+const std::string& Document::file() const { return data_->file; }
+const std::vector<SourceEntry>& Document::sources() const { return data_->sources; }
+bool Document::require_sources() const { return data_->require_sources; }
+
+Document Document::merged_over(const Document& base) const {
+  Document d;
+  d.data_ = std::make_shared<detail::DocumentData>();
+  d.data_->file = data_->file;
+  d.data_->require_sources = data_->require_sources;
+  d.data_->value = base.data_->value;
+  d.data_->value.merge_patch(data_->value);
+  return d;
+}
+
+// ---------------------------------------------------------------- Reader
+
+Reader::Reader(std::shared_ptr<detail::DocumentData> doc, const detail::Node* node, std::string pointer)
+    : doc_(std::move(doc)),
+      node_(node),
+      pointer_(std::move(pointer)),
+      known_(std::make_shared<std::set<std::string, std::less<>>>()) {}
+
+const std::string& Reader::file() const { return doc_->file; }
+bool Reader::is_object() const { return J(node_).is_object(); }
+bool Reader::is_array() const { return J(node_).is_array(); }
+bool Reader::is_string() const { return J(node_).is_string(); }
+bool Reader::is_number() const { return J(node_).is_number(); }
+bool Reader::is_null() const { return J(node_).is_null(); }
+std::string Reader::describe() const { return describe_json(J(node_)); }
+
+void Reader::fail(const std::string& message) const { throw ConfigError(doc_->file, pointer_, message); }
+void Reader::fail_at(std::string_view key, const std::string& message) const {
+  throw ConfigError(doc_->file, pointer_ + "/" + pointer_escape(key), message);
+}
+
+void Reader::require_object() const {
+  if (!is_object()) fail("expected an object, got " + describe());
+}
+
+bool Reader::has(std::string_view key) const {
+  require_object();
+  known_->insert(std::string(key));
+  return J(node_).contains(key);
+}
+
+Reader Reader::make_child(std::string_view key, const detail::Node* n) const {
+  return Reader(doc_, n, pointer_ + "/" + pointer_escape(key));
+}
+
+Reader Reader::child(std::string_view key, std::string_view expected) const {
+  if (!has(key)) {
+    std::string msg = "missing required key " + dq(key);
+    if (!expected.empty()) msg += " (expected " + std::string(expected) + ")";
+    fail(msg);
+  }
+  return make_child(key, N(J(node_).find(key).value()));
+}
+
+std::optional<Reader> Reader::optional_child(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return make_child(key, N(J(node_).find(key).value()));
+}
+
+std::vector<std::string> Reader::keys() const {
+  require_object();
+  std::vector<std::string> r;
+  for (auto it = J(node_).begin(); it != J(node_).end(); ++it) r.push_back(it.key());
+  return r;
+}
+
+void Reader::allow(std::initializer_list<std::string_view> keys) const {
+  require_object();
+  for (auto k : keys) known_->insert(std::string(k));
+}
+
+void Reader::finish() const {
+  require_object();
+  // nlohmann's default object is a std::map: keys come sorted, so the first unknown key is deterministic.
+  for (auto it = J(node_).begin(); it != J(node_).end(); ++it) {
+    if (known_->count(it.key())) continue;
+    std::vector<std::string> valid(known_->begin(), known_->end());
+    std::string msg = "unknown key " + dq(it.key()) + did_you_mean(it.key(), valid);
+    if (!valid.empty()) msg += "; valid keys: " + join(valid);
+    fail(msg);
+  }
+}
+
+std::size_t Reader::size() const {
+  if (!is_array()) fail("expected an array, got " + describe());
+  return J(node_).size();
+}
+
+Reader Reader::at(std::size_t i) const {
+  if (i >= size()) fail("index " + std::to_string(i) + " out of range (array has " + std::to_string(size()) + ")");
+  return Reader(doc_, N(J(node_)[i]), pointer_ + "/" + std::to_string(i));
+}
+
+std::vector<Reader> Reader::elements(std::string_view what) const {
+  if (!is_array()) fail("expected an array of " + std::string(what) + ", got " + describe());
+  std::vector<Reader> r;
+  for (std::size_t i = 0; i < J(node_).size(); ++i)
+    r.push_back(Reader(doc_, N(J(node_)[i]), pointer_ + "/" + std::to_string(i)));
+  return r;
+}
+
+std::string Reader::as_string() const {
+  if (!is_string()) fail("expected a string, got " + describe());
+  return J(node_).get<std::string>();
+}
+
+double Reader::as_number() const {
+  if (!is_number()) fail("expected a number, got " + describe());
+  const double v = J(node_).get<double>();
+  if (!std::isfinite(v)) fail("expected a finite number, got " + describe());
+  return v;
+}
+
+std::int64_t Reader::as_integer(std::int64_t min, std::int64_t max) const {
+  const json& j = J(node_);
+  auto range = [&]() {
+    if (min == INT64_MIN && max == INT64_MAX) return std::string("an integer");
+    if (min == 0 && max == INT64_MAX) return std::string("a non-negative integer");
+    if (min == 1 && max == INT64_MAX) return std::string("a positive integer");
+    if (max == INT64_MAX) return "an integer >= " + std::to_string(min);
+    if (min == INT64_MIN) return "an integer <= " + std::to_string(max);
+    return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  };
+  if (j.is_number_unsigned()) {
+    const auto u = j.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(max) || (min > 0 && u < static_cast<std::uint64_t>(min))) fail("expected " + range() + ", got " + describe());
+    return static_cast<std::int64_t>(u);
+  }
+  if (!j.is_number_integer()) fail("expected " + range() + ", got " + describe());
+  const auto v = j.get<std::int64_t>();
+  if (v < min || v > max) fail("expected " + range() + ", got " + describe());
+  return v;
+}
+
+bool Reader::as_bool() const {
+  if (!J(node_).is_boolean()) fail("expected true or false, got " + describe());
+  return J(node_).get<bool>();
+}
+
+double Reader::as_quantity_si(Dimension d) const {
+  const json& j = J(node_);
+  if (j.is_number() && j.get<double>() == 0.0) return 0.0;
+  if (!j.is_string())
+    fail("expected " + a_dimension(d) + " with unit (e.g. " + dq(dimension_example(d)) +
+         "), got " + describe());
+  try {
+    return parse_quantity_si(j.get<std::string>(), d);
+  } catch (const ValueError& e) {
+    fail(e.what());
+  }
+}
+
+double Reader::checked_quantity_si(Dimension d, bool allow_zero) const {
+  const double v = as_quantity_si(d);
+  if (v < 0 || (!allow_zero && v == 0)) {
+    fail("expected a " + std::string(allow_zero ? "non-negative " : "positive ") + std::string(dimension_name(d)) +
+         ", got " + describe());
+  }
+  return v;
+}
+
+double Reader::quantity_si(std::string_view key, Dimension d, bool allow_zero) const {
+  return child(key, a_dimension(d) + " such as " + dq(dimension_example(d)))
+      .checked_quantity_si(d, allow_zero);
+}
+
+std::string Reader::string(std::string_view key) const { return child(key, "a string").as_string(); }
+std::string Reader::string_or(std::string_view key, std::string def) const {
+  return has(key) ? string(key) : def;
+}
+
+std::string Reader::choice(std::string_view key, const std::vector<std::string>& choices) const {
+  Reader c = child(key, "one of " + join(choices));
+  const std::string v = c.as_string();
+  for (const auto& x : choices)
+    if (x == v) return v;
+  c.fail("expected one of " + join(choices) + "; got " + dq(v) + did_you_mean(v, choices));
+}
+
+std::string Reader::choice_or(std::string_view key, const std::vector<std::string>& choices, std::string def) const {
+  return has(key) ? choice(key, choices) : def;
+}
+
+std::int64_t Reader::integer(std::string_view key, std::int64_t min, std::int64_t max) const {
+  return child(key, "an integer").as_integer(min, max);
+}
+std::int64_t Reader::integer_or(std::string_view key, std::int64_t def, std::int64_t min, std::int64_t max) const {
+  return has(key) ? integer(key, min, max) : def;
+}
+double Reader::number(std::string_view key) const { return child(key, "a number").as_number(); }
+double Reader::number_or(std::string_view key, double def) const { return has(key) ? number(key) : def; }
+
+double Reader::number_in(std::string_view key, double min, double max) const {
+  Reader c = child(key, "a number");
+  const double v = c.as_number();
+  if (v < min || v > max) c.fail("expected a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + c.describe());
+  return v;
+}
+double Reader::number_in_or(std::string_view key, double min, double max, double def) const {
+  return has(key) ? number_in(key, min, max) : def;
+}
+
+bool Reader::boolean(std::string_view key) const { return child(key, "true or false").as_bool(); }
+bool Reader::boolean_or(std::string_view key, bool def) const { return has(key) ? boolean(key) : def; }
+
+std::vector<std::string> Reader::strings(std::string_view key) const {
+  std::vector<std::string> r;
+  for (const Reader& e : child(key, "an array of strings").elements("strings")) r.push_back(e.as_string());
+  return r;
+}
+
+// ---- facts
+
+Reader Reader::fact(std::string_view key) const {
+  Reader c = child(key, doc_->require_sources ? "a fact {\"value\": ..., \"source\": \"...\"}" : "");
+  const json& j = J(c.node_);
+  if (j.is_object() && j.contains("value")) {
+    std::string source;
+    if (j.contains("source")) {
+      source = c.string("source");
+      if (source.empty()) c.fail_at("source", "expected a non-empty source (paper section, datasheet, measurement file)");
+    } else if (doc_->require_sources) {
+      c.fail("missing required key \"source\" (every fact in models/ names where it comes from)");
+    }
+    c.allow({"value", "note"});
+    c.finish();
+    if (!source.empty()) doc_->sources.push_back(SourceEntry{c.pointer_, source});
+    return c.make_child("value", N(j.find("value").value()));
+  }
+  if (doc_->require_sources)
+    c.fail("expected a fact {\"value\": ..., \"source\": \"...\"}, got " + c.describe());
+  return c;
+}
+
+std::optional<Reader> Reader::optional_fact(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return fact(key);
+}
+
+double Reader::fact_number(std::string_view key, double min, double max) const {
+  Reader v = fact(key);
+  const double x = v.as_number();
+  if (x < min || x > max) v.fail("expected a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + v.describe());
+  return x;
+}
+
+std::int64_t Reader::fact_integer(std::string_view key, std::int64_t min, std::int64_t max) const {
+  return fact(key).as_integer(min, max);
+}
+
+std::string Reader::fact_string(std::string_view key) const { return fact(key).as_string(); }
+
+std::optional<std::string> Reader::source_of(std::string_view key) const {
+  const std::string p = pointer_ + "/" + pointer_escape(key);
+  for (const auto& s : doc_->sources)
+    if (s.pointer == p) return s.source;
+  return std::nullopt;
+}
+
+}  // namespace ffsim::config

@@ -1,0 +1,214 @@
+// The one parser of unit strings.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/unit_parse.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/spell.hpp"
+
+namespace ffsim {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  double factor;  // multiplier to SI base units
+};
+
+constexpr double kKi = 1024.0;
+constexpr double kMi = kKi * kKi;
+constexpr double kGi = kMi * kKi;
+constexpr double kTi = kGi * kKi;
+constexpr double kPi = kTi * kKi;
+
+// Sizes: bytes with SI or binary prefixes, and bits (b) with SI prefixes.
+constexpr std::array kSizeUnits{
+    Unit{"B", 1.0},      Unit{"kB", 1e3},      Unit{"KB", 1e3},      Unit{"MB", 1e6},     Unit{"GB", 1e9},
+    Unit{"TB", 1e12},    Unit{"PB", 1e15},     Unit{"KiB", kKi},     Unit{"MiB", kMi},    Unit{"GiB", kGi},
+    Unit{"TiB", kTi},    Unit{"PiB", kPi},     Unit{"b", 0.125},     Unit{"kb", 1e3 / 8}, Unit{"Kb", 1e3 / 8},
+    Unit{"Mb", 1e6 / 8}, Unit{"Gb", 1e9 / 8},  Unit{"Tb", 1e12 / 8},
+};
+// Bandwidths: "Bps"/"B/s" are bytes, "bps"/"b/s" bits.
+constexpr std::array kBandwidthUnits{
+    Unit{"Bps", 1.0},       Unit{"kBps", 1e3},      Unit{"KBps", 1e3},     Unit{"MBps", 1e6},     Unit{"GBps", 1e9},
+    Unit{"TBps", 1e12},     Unit{"KiBps", kKi},     Unit{"MiBps", kMi},    Unit{"GiBps", kGi},    Unit{"TiBps", kTi},
+    Unit{"B/s", 1.0},       Unit{"kB/s", 1e3},      Unit{"KB/s", 1e3},     Unit{"MB/s", 1e6},     Unit{"GB/s", 1e9},
+    Unit{"TB/s", 1e12},     Unit{"KiB/s", kKi},     Unit{"MiB/s", kMi},    Unit{"GiB/s", kGi},    Unit{"TiB/s", kTi},
+    Unit{"bps", 0.125},     Unit{"kbps", 1e3 / 8},  Unit{"Kbps", 1e3 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Gbps", 1e9 / 8},
+    Unit{"Tbps", 1e12 / 8}, Unit{"b/s", 0.125},     Unit{"kb/s", 1e3 / 8}, Unit{"Mb/s", 1e6 / 8}, Unit{"Gb/s", 1e9 / 8},
+    Unit{"Tb/s", 1e12 / 8},
+};
+constexpr std::array kTimeUnits{
+    Unit{"ps", 1e-12}, Unit{"ns", 1e-9},   Unit{"us", 1e-6},    Unit{"\xC2\xB5s", 1e-6},  // µs
+    Unit{"ms", 1e-3},  Unit{"s", 1.0},     Unit{"min", 60.0},   Unit{"h", 3600.0},
+    Unit{"d", 86400.0},
+};
+constexpr std::array kPowerUnits{Unit{"mW", 1e-3}, Unit{"W", 1.0}, Unit{"kW", 1e3}, Unit{"MW", 1e6}};
+constexpr std::array kEnergyUnits{Unit{"J", 1.0},      Unit{"kJ", 1e3},     Unit{"MJ", 1e6},
+                                  Unit{"GJ", 1e9},     Unit{"Wh", 3600.0},  Unit{"kWh", 3.6e6},
+                                  Unit{"MWh", 3.6e9},  Unit{"GWh", 3.6e12}};
+constexpr std::array kFlopRateUnits{
+    Unit{"FLOPS", 1.0},     Unit{"kFLOPS", 1e3},     Unit{"MFLOPS", 1e6},     Unit{"GFLOPS", 1e9},
+    Unit{"TFLOPS", 1e12},   Unit{"PFLOPS", 1e15},    Unit{"EFLOPS", 1e18},    Unit{"flop/s", 1.0},
+    Unit{"kflop/s", 1e3},   Unit{"Mflop/s", 1e6},    Unit{"Gflop/s", 1e9},    Unit{"Tflop/s", 1e12},
+    Unit{"Pflop/s", 1e15},  Unit{"Eflop/s", 1e18},
+};
+constexpr std::array kFlopCountUnits{
+    Unit{"FLOP", 1.0},  Unit{"kFLOP", 1e3},  Unit{"MFLOP", 1e6},  Unit{"GFLOP", 1e9},  Unit{"TFLOP", 1e12},
+    Unit{"PFLOP", 1e15}, Unit{"EFLOP", 1e18}, Unit{"flop", 1.0},  Unit{"kflop", 1e3},  Unit{"Mflop", 1e6},
+    Unit{"Gflop", 1e9}, Unit{"Tflop", 1e12}, Unit{"Pflop", 1e15}, Unit{"Eflop", 1e18},
+};
+constexpr std::array kFrequencyUnits{Unit{"Hz", 1.0}, Unit{"kHz", 1e3}, Unit{"MHz", 1e6}, Unit{"GHz", 1e9}};
+
+constexpr std::array kAllDimensions{Dimension::Size,     Dimension::Bandwidth, Dimension::Time,
+                                    Dimension::Power,    Dimension::Energy,    Dimension::FlopRate,
+                                    Dimension::FlopCount, Dimension::Frequency};
+
+template <std::size_t N>
+std::pair<const Unit*, std::size_t> as_span(const std::array<Unit, N>& a) {
+  return {a.data(), N};
+}
+
+std::pair<const Unit*, std::size_t> units_of(Dimension d) {
+  switch (d) {
+    case Dimension::Size: return as_span(kSizeUnits);
+    case Dimension::Bandwidth: return as_span(kBandwidthUnits);
+    case Dimension::Time: return as_span(kTimeUnits);
+    case Dimension::Power: return as_span(kPowerUnits);
+    case Dimension::Energy: return as_span(kEnergyUnits);
+    case Dimension::FlopRate: return as_span(kFlopRateUnits);
+    case Dimension::FlopCount: return as_span(kFlopCountUnits);
+    case Dimension::Frequency: return as_span(kFrequencyUnits);
+  }
+  return {nullptr, 0};
+}
+
+std::optional<double> find_unit(std::string_view name, Dimension d) {
+  auto [p, n] = units_of(d);
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i].name == name) return p[i].factor;
+  return std::nullopt;
+}
+
+std::string dq(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string expected(Dimension d) {
+  return "expected " + a_dimension(d) + " with unit (e.g. " + dq(dimension_example(d)) + ")";
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+}  // namespace
+
+std::string_view dimension_name(Dimension d) {
+  switch (d) {
+    case Dimension::Size: return "size";
+    case Dimension::Bandwidth: return "bandwidth";
+    case Dimension::Time: return "time";
+    case Dimension::Power: return "power";
+    case Dimension::Energy: return "energy";
+    case Dimension::FlopRate: return "FLOP rate";
+    case Dimension::FlopCount: return "FLOP count";
+    case Dimension::Frequency: return "frequency";
+  }
+  return "quantity";
+}
+
+std::string a_dimension(Dimension d) {
+  const std::string n(dimension_name(d));
+  return (n[0] == 'e' ? "an " : "a ") + n;
+}
+
+std::string_view dimension_example(Dimension d) {
+  switch (d) {
+    case Dimension::Size: return "40GiB";
+    case Dimension::Bandwidth: return "200Gbps";
+    case Dimension::Time: return "1.5us";
+    case Dimension::Power: return "2.5kW";
+    case Dimension::Energy: return "3.6MJ";
+    case Dimension::FlopRate: return "107TFLOPS";
+    case Dimension::FlopCount: return "12TFLOP";
+    case Dimension::Frequency: return "2.5GHz";
+  }
+  return "";
+}
+
+std::vector<std::string> dimension_units(Dimension d) {
+  auto [p, n] = units_of(d);
+  std::vector<std::string> r;
+  for (std::size_t i = 0; i < n; ++i) r.emplace_back(p[i].name);
+  return r;
+}
+
+double parse_quantity_si(std::string_view text, Dimension d) {
+  std::string_view s = text;
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  if (s.empty()) throw ValueError(expected(d) + ", got an empty string");
+
+  // The number: [sign] digits [. digits] [e [sign] digits]. Written out by hand so that
+  // "nan", "inf" and hexadecimal forms, which from_chars would accept, are rejected.
+  std::size_t i = 0;
+  if (s[i] == '+' || s[i] == '-') ++i;
+  bool any_digit = false;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; any_digit = true; }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) { ++i; any_digit = true; }
+  }
+  if (!any_digit) throw ValueError(expected(d) + ", got " + dq(text));
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    std::size_t j = i + 1;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    if (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) {
+      while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+      i = j;
+    }
+  }
+  const std::string_view number = s.substr(0, i);
+  double value = 0.0;
+  const char* first = number.data();
+  if (*first == '+') ++first;
+  const auto res = std::from_chars(first, number.data() + number.size(), value);
+  if (res.ec == std::errc::result_out_of_range || !std::isfinite(value))
+    throw ValueError("number out of range in " + dq(text) + ": " + std::string(dimension_name(d)) +
+                     " values must be finite");
+  if (res.ec != std::errc() || res.ptr != number.data() + number.size())
+    throw ValueError(expected(d) + ", got " + dq(text));
+
+  std::string_view unit = s.substr(i);
+  while (!unit.empty() && is_space(unit.front())) unit.remove_prefix(1);
+  if (unit.empty()) {
+    if (value == 0.0) return 0.0;
+    throw ValueError(expected(d) + ", got " + dq(text) + " with no unit");
+  }
+  if (auto f = find_unit(unit, d)) {
+    const double si = value * *f;
+    if (!std::isfinite(si))
+      throw ValueError("number out of range in " + dq(text) + ": " + std::string(dimension_name(d)) +
+                       " values must be finite");
+    return si;
+  }
+  for (Dimension other : kAllDimensions) {
+    if (other != d && find_unit(unit, other))
+      throw ValueError(expected(d) + ", got " + dq(text) + ", which is " + a_dimension(other));
+  }
+  throw ValueError("unknown " + std::string(dimension_name(d)) + " unit " + dq(unit) + " in " + dq(text) +
+                   did_you_mean(unit, dimension_units(d)) + "; valid: " + join(dimension_units(d)));
+}
+
+Bytes parse_size(std::string_view t) { return Bytes(parse_quantity_si(t, Dimension::Size)); }
+BytesPerSecond parse_bandwidth(std::string_view t) { return BytesPerSecond(parse_quantity_si(t, Dimension::Bandwidth)); }
+Seconds parse_time(std::string_view t) { return Seconds(parse_quantity_si(t, Dimension::Time)); }
+Watts parse_power(std::string_view t) { return Watts(parse_quantity_si(t, Dimension::Power)); }
+Joules parse_energy(std::string_view t) { return Joules(parse_quantity_si(t, Dimension::Energy)); }
+FlopsPerSecond parse_flop_rate(std::string_view t) { return FlopsPerSecond(parse_quantity_si(t, Dimension::FlopRate)); }
+Flops parse_flop_count(std::string_view t) { return Flops(parse_quantity_si(t, Dimension::FlopCount)); }
+Hertz parse_frequency(std::string_view t) { return Hertz(parse_quantity_si(t, Dimension::Frequency)); }
+
+}  // namespace ffsim

@@ -1,0 +1,26 @@
+// A what-if scenario parsed from JSON.
+// SPDX-License-Identifier: Apache-2.0
+#include "plan/scenario.hpp"
+
+#include "config/scenario_doc.hpp"
+
+namespace ffsim::plan {
+
+ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat) {
+  config::Reader r = doc.root();
+  if (!r.is_object()) r.fail("expected a scenario object, got " + r.describe());
+  ScenarioSpec s;
+  s.file = doc.file();
+  s.name = r.string("name");
+  s.description = r.string_or("description", "");
+  r.allow({"extends"});
+  s.cluster = hw::parse_cluster(r.child("cluster", "the cluster's node model and size"), cat);
+  r.finish();
+  return s;
+}
+
+ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat) {
+  return parse_scenario(config::load_scenario(path), cat);
+}
+
+}  // namespace ffsim::plan

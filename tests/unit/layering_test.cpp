@@ -1,0 +1,117 @@
+// Enforces the architecture of design.md section 2: a layer includes only the layers below it,
+// and each third-party library appears only in its home folder.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
+const std::vector<std::string> kLayers{"core", "config", "hw",   "topo", "sched", "platform", "coll",
+                                       "train", "eval",  "sim",  "plan", "calib", "report",   "cli"};
+
+struct ThirdParty {
+  std::string include_prefix;  // as written in #include <...>
+  std::string home;            // the only folder under src/ that may include it
+};
+const std::vector<ThirdParty> kThirdParty{
+    {"nlohmann/", "config"}, {"simgrid/", "sim"}, {"xbt/", "sim"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
+    {"eigen3/", "calib"},    {"mpi.h", "hfreduce"}, {"cuda_runtime", "hfreduce"}};
+
+struct SourceFile {
+  std::string path;     // relative to src/, e.g. "hw/parse.cpp"
+  std::string content;
+};
+
+std::string layer_of(const std::string& rel) { return rel.substr(0, rel.find('/')); }
+
+int rank_of(const std::string& layer) {
+  auto it = std::find(kLayers.begin(), kLayers.end(), layer);
+  return it == kLayers.end() ? -1 : static_cast<int>(it - kLayers.begin());
+}
+
+// Every rule broken by `files`, one line each ("hw/x.cpp includes sim/y.hpp (sim is above hw)").
+std::vector<std::string> violations(const std::vector<SourceFile>& files) {
+  static const std::regex quoted(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  static const std::regex angled(R"re(^\s*#\s*include\s*<([^>]+)>)re");
+  std::vector<std::string> out;
+  for (const auto& f : files) {
+    const std::string layer = layer_of(f.path);
+    std::istringstream in(f.content);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, quoted)) {
+        const std::string inc = m[1];
+        const std::string target = layer_of(inc);
+        if (inc.find('/') == std::string::npos) continue;  // same-folder include
+        if (layer == "hfreduce" || target == "hfreduce") {
+          if (layer != target) out.push_back(f.path + " includes " + inc + " (hfreduce stands apart from the other layers)");
+          continue;
+        }
+        const int a = rank_of(layer), b = rank_of(target);
+        if (a < 0) out.push_back(f.path + " is in an unknown layer \"" + layer + "\"");
+        else if (b < 0) out.push_back(f.path + " includes " + inc + " from an unknown layer \"" + target + "\"");
+        else if (b > a) out.push_back(f.path + " includes " + inc + " (" + target + " is above " + layer + ")");
+      } else if (std::regex_search(line, m, angled)) {
+        const std::string inc = m[1];
+        for (const auto& tp : kThirdParty)
+          if (inc.rfind(tp.include_prefix, 0) == 0 && layer != tp.home)
+            out.push_back(f.path + " includes <" + inc + "> outside its home src/" + tp.home);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<SourceFile> read_tree(const fs::path& src) {
+  std::vector<SourceFile> files;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const auto ext = e.path().extension().string();
+    if (ext != ".hpp" && ext != ".cpp" && ext != ".h" && ext != ".cu" && ext != ".cuh" && ext != ".in") continue;
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files.push_back({fs::relative(e.path(), src).generic_string(), ss.str()});
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST_CASE("layering: the checker catches each kind of violation") {
+  // A synthetic tree with one violation of each rule, and one clean file, so this test can fail.
+  const std::vector<SourceFile> bad{
+      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},     // a lower layer includes a higher one
+      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},         // nlohmann outside config
+      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},         // SimGrid outside sim
+      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},           // CLI11 outside cli
+      {"sim/e.cpp", "#include <Eigen/Dense>\n"},              // Eigen outside calib
+      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},    // hfreduce depends on nothing else
+      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},       // and nothing depends on it
+      {"cli/ok.cpp", "#include \"core/units.hpp\"\n#include <CLI/CLI.hpp>\n#include <vector>\n"},
+  };
+  const auto v = violations(bad);
+  CHECK(v.size() == 7);
+  CHECK(std::count_if(v.begin(), v.end(), [](const std::string& s) { return s.rfind("cli/ok.cpp", 0) == 0; }) == 0);
+  CHECK(v[0] == "topo/a.cpp includes sim/platform.hpp (sim is above topo)");
+  CHECK(v[1] == "hw/b.cpp includes <nlohmann/json.hpp> outside its home src/config");
+}
+
+TEST_CASE("layering: src/ respects the layer order and library homes") {
+  const auto files = read_tree(fs::path(FFSIM_SOURCE_DIR) / "src");
+  REQUIRE(files.size() > 20);
+  const auto v = violations(files);
+  for (const auto& s : v) CHECK_MESSAGE(false, s);
+  CHECK(v.empty());
+}
