@@ -15,6 +15,15 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   s.description = r.string_or("description", "");
   r.allow({"extends"});
   s.cluster = hw::parse_cluster(r.child("cluster", "the cluster's node model and size"), cat);
+  const config::Reader fr = r.child("fabric", "the network design: topology, switch model, parameters");
+  s.fabric = topo::parse_fabric(fr, cat);
+  if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
+  // Building the fabric once checks that the cluster fits the design.
+  try {
+    (void)s.fabric.design->build(topo::demand_of(s.cluster));
+  } catch (const ValueError& e) {
+    fr.fail(e.what());
+  }
   r.finish();
   return s;
 }

@@ -7,6 +7,7 @@
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
 #include "hw/parse.hpp"
+#include "topo/topology.hpp"
 
 namespace ffsim::plan {
 
@@ -15,6 +16,7 @@ struct ScenarioSpec {
   std::string name;         ///< short name shown in reports
   std::string description;
   hw::ClusterSpec cluster;
+  topo::FabricSpec fabric;
 };
 
 /// Parses a scenario document; every section is validated and unknown keys are rejected.

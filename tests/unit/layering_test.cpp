@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,19 +38,35 @@ int rank_of(const std::string& layer) {
   return it == kLayers.end() ? -1 : static_cast<int>(it - kLayers.begin());
 }
 
+// `#include "x"` -> {'"', x}; `#include <x>` -> {'<', x}; anything else -> {0, ""}.
+struct Include {
+  char kind = 0;
+  std::string path;
+};
+Include parse_include(const std::string& line) {
+  std::size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '#') return {};
+  i = line.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos || line.compare(i, 7, "include") != 0) return {};
+  i = line.find_first_not_of(" \t", i + 7);
+  if (i == std::string::npos || (line[i] != '"' && line[i] != '<')) return {};
+  const char close = line[i] == '"' ? '"' : '>';
+  const std::size_t end = line.find(close, i + 1);
+  if (end == std::string::npos) return {};
+  return {line[i], line.substr(i + 1, end - i - 1)};
+}
+
 // Every rule broken by `files`, one line each ("hw/x.cpp includes sim/y.hpp (sim is above hw)").
 std::vector<std::string> violations(const std::vector<SourceFile>& files) {
-  static const std::regex quoted(R"re(^\s*#\s*include\s*"([^"]+)")re");
-  static const std::regex angled(R"re(^\s*#\s*include\s*<([^>]+)>)re");
   std::vector<std::string> out;
   for (const auto& f : files) {
     const std::string layer = layer_of(f.path);
     std::istringstream in(f.content);
     std::string line;
     while (std::getline(in, line)) {
-      std::smatch m;
-      if (std::regex_search(line, m, quoted)) {
-        const std::string inc = m[1];
+      const Include incl = parse_include(line);
+      if (incl.kind == '"') {
+        const std::string& inc = incl.path;
         const std::string target = layer_of(inc);
         if (inc.find('/') == std::string::npos) continue;  // same-folder include
         if (layer == "hfreduce" || target == "hfreduce") {
@@ -62,8 +77,8 @@ std::vector<std::string> violations(const std::vector<SourceFile>& files) {
         if (a < 0) out.push_back(f.path + " is in an unknown layer \"" + layer + "\"");
         else if (b < 0) out.push_back(f.path + " includes " + inc + " from an unknown layer \"" + target + "\"");
         else if (b > a) out.push_back(f.path + " includes " + inc + " (" + target + " is above " + layer + ")");
-      } else if (std::regex_search(line, m, angled)) {
-        const std::string inc = m[1];
+      } else if (incl.kind == '<') {
+        const std::string& inc = incl.path;
         for (const auto& tp : kThirdParty)
           if (inc.rfind(tp.include_prefix, 0) == 0 && layer != tp.home)
             out.push_back(f.path + " includes <" + inc + "> outside its home src/" + tp.home);

@@ -1,0 +1,54 @@
+// The topology registry and the "fabric" section parser.
+// SPDX-License-Identifier: Apache-2.0
+#include "topo/topology.hpp"
+
+#include "core/error.hpp"
+#include "topo/multi_zone.hpp"
+#include "topo/three_layer.hpp"
+#include "topo/two_layer.hpp"
+
+namespace ffsim::topo {
+
+const TopologyRegistry& topologies() {
+  static const TopologyRegistry registry = [] {
+    TopologyRegistry r("topology");
+    r.add("two_layer", "two-layer fat-tree (leaf-spine), any even radix and oversubscription", make_two_layer);
+    r.add("multi_zone", "zones of two-layer fat-trees joined by inter-zone switches; storage dual-homed", make_multi_zone);
+    r.add("three_layer", "three-layer fat-tree: pods of leaves and spines under a core; explicit core sizing rule",
+          make_three_layer);
+    return r;
+  }();
+  return registry;
+}
+
+FabricDemand demand_of(const hw::ClusterSpec& c) {
+  FabricDemand d;
+  d.gpu_nodes = c.nodes;
+  d.nics_per_gpu_node = c.node.compute_nics();
+  FFSIM_ASSERT(!c.node.nics.empty(), "demand_of: GPU node without NICs");
+  d.host_bandwidth = c.node.nics.front().nic.port_bandwidth;
+  if (c.storage) {
+    d.storage_nodes = c.storage->count;
+    d.nics_per_storage_node = static_cast<int>(c.storage->node.nics.size());
+  }
+  return d;
+}
+
+FabricSpec parse_fabric(const config::Reader& r, const config::Catalog& cat) {
+  FabricSpec f;
+  config::Reader name = r.child("topology", "a topology name (" + join(topologies().names()) + ")");
+  f.topology = name.as_string();
+  const auto* entry = topologies().find(f.topology);
+  if (!entry) name.fail(topologies().unknown_message(f.topology));
+  f.sw = hw::switch_ref(r, "switch", cat);
+  CableLatencies cables{Seconds(5e-9), Seconds(50e-9)};
+  if (auto c = r.optional_child("cable_latency")) {
+    cables.host = c->fact_quantity<Seconds>("host", true);
+    cables.switch_ = c->fact_quantity<Seconds>("switch", true);
+    c->finish();
+  }
+  f.design = entry->factory(r, f.sw, cables, cat);
+  return f;
+}
+
+}  // namespace ffsim::topo

@@ -1,0 +1,71 @@
+// Topology generators: a registry of named fabric designs, each one file, each parsing its own
+// parameters from a scenario's "fabric" section and building a Fabric for a demand.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "config/catalog.hpp"
+#include "config/reader.hpp"
+#include "core/registry.hpp"
+#include "hw/parse.hpp"
+#include "topo/fabric.hpp"
+
+namespace ffsim::topo {
+
+/// What the cluster asks of its fabric: how many NIC ports of each kind attach.
+struct FabricDemand {
+  int gpu_nodes = 0;
+  int nics_per_gpu_node = 1;      ///< compute NICs (ports) per GPU node
+  int storage_nodes = 0;
+  int nics_per_storage_node = 0;  ///< NICs per storage node (2 when dual-homed into two zones)
+  BytesPerSecond host_bandwidth;  ///< NIC port rate, per direction
+  [[nodiscard]] int endpoints() const { return gpu_nodes * nics_per_gpu_node + storage_nodes * nics_per_storage_node; }
+};
+
+/// Cable propagation delays (one way). Host cables run inside a rack, switch-to-switch
+/// cables between racks.
+struct CableLatencies {
+  Seconds host;    ///< host <-> leaf
+  Seconds switch_; ///< between switches
+};
+
+/// A fabric design with its parameters parsed.
+class Topology {
+public:
+  virtual ~Topology() = default;
+  /// Builds (and finalizes) the fabric for `demand`, or throws ValueError naming the limit that
+  /// the demand exceeds ("a two-layer fat-tree of 40-port switches holds at most 800 endpoints").
+  [[nodiscard]] virtual Fabric build(const FabricDemand& demand) const = 0;
+  /// The most endpoints this design can hold.
+  [[nodiscard]] virtual long long capacity() const = 0;
+  /// One line: "two-layer fat-tree, 40-port qm8700, 1:1".
+  [[nodiscard]] virtual std::string summary() const = 0;
+};
+
+/// Parses a topology's own parameters from the "fabric" section (the keys "topology", "switch"
+/// and "cable_latency" are read by parse_fabric); it must call finish() on `params`.
+using TopologyFactory =
+    std::function<std::unique_ptr<Topology>(const config::Reader& params, const hw::SwitchSpec& sw,
+                                            const CableLatencies& cables, const config::Catalog& cat)>;
+using TopologyRegistry = Registry<TopologyFactory>;
+
+/// The registry with every built-in topology (one registration line each, in topology.cpp).
+[[nodiscard]] const TopologyRegistry& topologies();
+
+/// The NIC ports a cluster attaches: compute NICs of GPU nodes, all NICs of storage nodes.
+[[nodiscard]] FabricDemand demand_of(const hw::ClusterSpec& c);
+
+/// A scenario's "fabric" section.
+struct FabricSpec {
+  std::string topology;             ///< registry name
+  hw::SwitchSpec sw;                ///< the switch model
+  std::shared_ptr<const Topology> design;
+};
+
+/// Parses {"topology": "<name>", "switch": "<model>", "cable_latency": {...}?, ...params}.
+[[nodiscard]] FabricSpec parse_fabric(const config::Reader& r, const config::Catalog& cat);
+
+}  // namespace ffsim::topo
