@@ -86,6 +86,7 @@ CpuSpec parse_cpu(const CatalogEntry& e) {
   c.memory_bandwidth = r.fact_quantity<BytesPerSecond>("memory_bandwidth");
   c.pcie_lanes = int_fact(r, "pcie_lanes", 0, 1024);
   c.tdp = r.optional_fact_quantity<Watts>("tdp");
+  c.reduce_bandwidth_per_core = r.optional_fact_quantity<BytesPerSecond>("reduce_bandwidth_per_core");
   r.finish();
   return c;
 }

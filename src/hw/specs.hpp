@@ -52,6 +52,9 @@ struct CpuSpec {
   BytesPerSecond memory_bandwidth; ///< theoretical DRAM bandwidth per socket
   int pcie_lanes = 0;              ///< per socket
   std::optional<Watts> tdp;
+  /// Input bytes per second one core sums with SIMD when several cores share the socket's DRAM
+  /// (the CPU-reduce throughput of HFReduce); nullopt leaves reductions bound by DRAM only.
+  std::optional<BytesPerSecond> reduce_bandwidth_per_core;
 };
 
 struct NicSpec {

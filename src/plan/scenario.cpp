@@ -20,12 +20,17 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
   // Building the fabric once checks that the cluster fits the design.
   try {
-    (void)s.fabric.design->build(topo::demand_of(s.cluster));
+    s.built_fabric = std::make_shared<const topo::Fabric>(s.fabric.design->build(topo::demand_of(s.cluster)));
   } catch (const ValueError& e) {
     fr.fail(e.what());
   }
+  if (auto t = r.optional_child("traffic")) s.traffic = platform::parse_traffic(*t);
   r.finish();
   return s;
+}
+
+std::unique_ptr<platform::Platform> make_platform(const ScenarioSpec& s, platform::PlatformOptions opts) {
+  return std::make_unique<platform::Platform>(s.cluster, s.built_fabric, s.traffic, opts);
 }
 
 ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat) {

@@ -1,0 +1,64 @@
+// Evaluating a schedule on a platform: the result every engine returns, and the engine registry.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/registry.hpp"
+#include "platform/platform.hpp"
+#include "sched/schedule.hpp"
+
+namespace ffsim::eval {
+
+/// What limited a flow's rate for most of its life.
+inline constexpr std::uint32_t kLimitNone = std::numeric_limits<std::uint32_t>::max();      ///< no flow (latency only)
+inline constexpr std::uint32_t kLimitRateCap = std::numeric_limits<std::uint32_t>::max() - 1;  ///< its own rate cap
+
+struct OpTiming {
+  double start = -1;  ///< seconds
+  double end = -1;    ///< seconds
+  std::uint32_t limiter = kLimitNone;  ///< resource id, kLimitRateCap or kLimitNone
+};
+
+/// How a resource was used over the run.
+struct ResourceUse {
+  double bytes = 0;           ///< amount carried (bytes; GPU-seconds for compute)
+  double saturated_time = 0;  ///< seconds during which it was fully used
+};
+
+struct Result {
+  std::string engine;
+  double makespan = 0;
+  std::vector<OpTiming> ops;       ///< by OpId
+  std::vector<ResourceUse> usage;  ///< by resource id (empty when the engine does not track it)
+  /// The resource saturated for the longest time (kLimitNone if none ever was).
+  [[nodiscard]] std::uint32_t bottleneck() const;
+};
+
+/// An evaluator of schedules: "analytic" (our max-min fluid model) or "simgrid" (SimGrid replay).
+class Engine {
+public:
+  virtual ~Engine() = default;
+  /// Runs `s` on `p`. Throws SimulationError for a schedule that cannot finish.
+  [[nodiscard]] virtual Result run(const sched::Schedule& s, const platform::Platform& p) = 0;
+};
+
+using EngineFactory = std::function<std::unique_ptr<Engine>()>;
+using EngineRegistry = Registry<EngineFactory>;
+
+/// The registry; "analytic" is registered here, the SimGrid layer adds "simgrid".
+EngineRegistry& engines();
+
+/// The max-min fluid evaluator: the same sharing model as SimGrid's CM02 (weighted max-min over
+/// every resource of a flow's path, per-flow rate caps, a fixed latency before data moves), solved
+/// event by event, only over the connected set of flows that a start or an end touches.
+class FluidEngine final : public Engine {
+public:
+  [[nodiscard]] Result run(const sched::Schedule& s, const platform::Platform& p) override;
+};
+
+}  // namespace ffsim::eval

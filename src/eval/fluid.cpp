@@ -1,0 +1,354 @@
+// The max-min fluid evaluator.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "core/error.hpp"
+#include "eval/engine.hpp"
+
+namespace ffsim::eval {
+
+std::uint32_t Result::bottleneck() const {
+  std::uint32_t best = kLimitNone;
+  double t = 0;
+  for (std::size_t i = 0; i < usage.size(); ++i)
+    if (usage[i].saturated_time > t * (1 + 1e-12) + 1e-15) {
+      t = usage[i].saturated_time;
+      best = static_cast<std::uint32_t>(i);
+    }
+  return best;
+}
+
+EngineRegistry& engines() {
+  static EngineRegistry r = [] {
+    EngineRegistry x("engine");
+    x.add("analytic", "max-min fluid model solved event by event (no SimGrid); microseconds to seconds",
+          [] { return std::make_unique<FluidEngine>(); });
+    return x;
+  }();
+  return r;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Event {
+  double time;
+  std::uint64_t seq;  // insertion order: ties resolve deterministically
+  std::uint32_t kind; // 0 = op latency over, 1 = flow end
+  std::uint32_t id;
+  std::uint32_t version;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct FlowState {
+  std::uint32_t op = 0;
+  std::uint32_t path = 0;
+  double remaining = 0;
+  double weight = 1;
+  double cap = kInf;
+  double rate = 0;
+  double t_last = 0;
+  std::uint32_t version = 0;
+  bool active = false;
+  bool frozen = false;
+  std::uint32_t limiter = kLimitNone;
+  double limiter_since = 0;
+  std::uint32_t best_limiter = kLimitNone;
+  double best_time = -1;
+  std::uint32_t mark = 0;  // component search
+};
+
+struct ResState {
+  std::vector<std::uint32_t> flows;  // active flows (with multiplicity per path entry)
+  double cap_rem = 0;
+  double wsum = 0;
+  double load = 0;        // current total rate x multiplicity
+  double t_mark = 0;      // last accounting time
+  std::uint32_t touch_stamp = 0;
+  std::uint32_t comp_stamp = 0;
+  bool saturated = false;
+};
+
+class Fluid {
+public:
+  Fluid(const sched::Schedule& s, const platform::Platform& p) : s_(s), p_(p) {}
+
+  Result run() {
+    s_.check_acyclic();
+    const auto g = s_.graph();
+    const std::size_t n = s_.size();
+    Result r;
+    r.engine = "analytic";
+    r.ops.assign(n, OpTiming{});
+    res_.assign(p_.resource_count(), ResState{});
+    usage_.assign(p_.resource_count(), ResourceUse{});
+    preds_ = g.preds;
+    flows_left_.assign(n, 0);
+    op_best_.assign(n, -1.0);
+    pending_.assign(n, {});
+    for (sched::OpId i = 0; i < n; ++i)
+      if (preds_[i] == 0) start_op(i, 0.0, r);
+    double now = 0;
+    while (!events_.empty()) {
+      now = events_.top().time;
+      // Take every event at this instant, then re-solve the touched components once.
+      while (!events_.empty() && events_.top().time == now) {
+        const Event e = events_.top();
+        events_.pop();
+        if (e.kind == 0) {
+          begin_flows(e.id, now, r);
+        } else {
+          FlowState& f = flows_[e.id];
+          if (!f.active || f.version != e.version) continue;
+          finish_flow(e.id, now, r);
+        }
+      }
+      resolve(now);
+      // Ops whose flows all ended at this instant complete, releasing successors.
+      for (std::size_t k = 0; k < done_ops_.size(); ++k) {
+        const sched::OpId op = done_ops_[k];
+        r.ops[op].end = now;
+        for (std::uint32_t j = g.succ_begin[op]; j < g.succ_begin[op + 1]; ++j)
+          if (--preds_[g.succ[j]] == 0) start_op(g.succ[j], now, r);
+      }
+      done_ops_.clear();
+      resolve(now);
+    }
+    for (std::size_t i = 0; i < res_.size(); ++i) account(static_cast<std::uint32_t>(i), now);
+    for (sched::OpId i = 0; i < n; ++i)
+      if (r.ops[i].end < 0) throw SimulationError("operation " + std::to_string(i) + " never finished");
+    r.makespan = now;
+    r.usage = std::move(usage_);
+    return r;
+  }
+
+private:
+  void push(double t, std::uint32_t kind, std::uint32_t id, std::uint32_t version) {
+    events_.push(Event{t, seq_++, kind, id, version});
+  }
+
+  void start_op(sched::OpId op, double now, Result& r) {
+    r.ops[op].start = now;
+    p_.lower(s_, op, lowered_);
+    pending_[op] = lowered_.flows;
+    push(now + lowered_.latency, 0, op, 0);
+  }
+
+  void begin_flows(sched::OpId op, double now, Result& r) {
+    auto& fl = pending_[op];
+    for (const platform::Flow& f : fl) {
+      const platform::Path& path = p_.path(f.path);
+      if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(path.rate_cap))) continue;
+      FlowState st;
+      st.op = op;
+      st.path = f.path;
+      st.remaining = f.amount;
+      st.weight = f.weight;
+      st.cap = path.rate_cap;
+      st.t_last = now;
+      st.active = true;
+      st.limiter_since = now;
+      const auto id = static_cast<std::uint32_t>(flows_.size());
+      flows_.push_back(st);
+      for (std::uint32_t res : path.resources) {
+        res_[res].flows.push_back(id);
+        touch(res);
+      }
+      if (path.resources.empty()) touched_flows_.push_back(id);
+      ++flows_left_[op];
+    }
+    fl.clear();
+    fl.shrink_to_fit();
+    if (flows_left_[op] == 0) done_ops_.push_back(op);
+    (void)r;
+  }
+
+  void finish_flow(std::uint32_t id, double now, Result& r) {
+    FlowState& f = flows_[id];
+    close_limiter(f, now);
+    f.active = false;
+    f.remaining = 0;
+    for (std::uint32_t res : p_.path(f.path).resources) {
+      auto& v = res_[res].flows;
+      auto it = std::find(v.begin(), v.end(), id);
+      FFSIM_ASSERT(it != v.end(), "flow missing from its resource");
+      *it = v.back();
+      v.pop_back();
+      touch(res);
+    }
+    if (f.best_time > op_best_[f.op]) {
+      op_best_[f.op] = f.best_time;
+      r.ops[f.op].limiter = f.best_limiter;
+    }
+    if (--flows_left_[f.op] == 0) done_ops_.push_back(f.op);
+  }
+
+  void touch(std::uint32_t res) {
+    if (res_[res].touch_stamp != touch_gen_) {
+      res_[res].touch_stamp = touch_gen_;
+      touched_res_.push_back(res);
+    }
+  }
+
+  void close_limiter(FlowState& f, double now) {
+    const double d = now - f.limiter_since;
+    if (d > f.best_time) {
+      f.best_time = d;
+      f.best_limiter = f.limiter;
+    }
+    f.limiter_since = now;
+  }
+
+  void account(std::uint32_t res, double now) {
+    ResState& s = res_[res];
+    const double dt = now - s.t_mark;
+    if (dt > 0) {
+      usage_[res].bytes += s.load * dt;
+      if (s.saturated) usage_[res].saturated_time += dt;
+    }
+    s.t_mark = now;
+  }
+
+  // Weighted max-min (progressive filling) over the component of every touched resource.
+  void resolve(double now) {
+    if (touched_res_.empty() && touched_flows_.empty()) return;
+    const std::uint32_t mark = ++comp_gen_;
+    comp_res_.clear();
+    comp_flows_.clear();
+    // Breadth-first over resources and flows.
+    std::vector<std::uint32_t>& queue = touched_res_;
+    for (std::uint32_t res : queue) res_[res].comp_stamp = mark;
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const std::uint32_t res = queue[qi];
+      comp_res_.push_back(res);
+      for (std::uint32_t fid : res_[res].flows) {
+        FlowState& f = flows_[fid];
+        if (f.mark == mark) continue;
+        f.mark = mark;
+        comp_flows_.push_back(fid);
+        for (std::uint32_t r2 : p_.path(f.path).resources)
+          if (res_[r2].comp_stamp != mark) {
+            res_[r2].comp_stamp = mark;
+            queue.push_back(r2);
+          }
+      }
+    }
+    for (std::uint32_t fid : touched_flows_)
+      if (flows_[fid].active && flows_[fid].mark != mark) {
+        flows_[fid].mark = mark;
+        comp_flows_.push_back(fid);
+      }
+    touched_res_.clear();
+    touched_flows_.clear();
+    ++touch_gen_;
+
+    // Bring the component's flows and resources to `now` at their old rates.
+    for (std::uint32_t res : comp_res_) account(res, now);
+    for (std::uint32_t fid : comp_flows_) {
+      FlowState& f = flows_[fid];
+      f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.t_last));
+      f.t_last = now;
+      f.frozen = false;
+    }
+    // Progressive filling.
+    for (std::uint32_t res : comp_res_) {
+      ResState& s = res_[res];
+      s.cap_rem = p_.resource(res).capacity;
+      s.wsum = 0;
+      s.load = 0;
+      s.saturated = false;
+    }
+    for (std::uint32_t fid : comp_flows_)
+      for (std::uint32_t res : p_.path(flows_[fid].path).resources) res_[res].wsum += flows_[fid].weight;
+    std::size_t unfrozen = comp_flows_.size();
+    std::vector<double> new_rate(comp_flows_.size(), 0.0);
+    std::vector<std::uint32_t> new_lim(comp_flows_.size(), kLimitNone);
+    while (unfrozen > 0) {
+      double level = kInf;
+      for (std::uint32_t res : comp_res_) {
+        const ResState& s = res_[res];
+        if (s.wsum > 0) level = std::min(level, std::max(0.0, s.cap_rem) / s.wsum);
+      }
+      for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+        const FlowState& f = flows_[comp_flows_[k]];
+        if (!f.frozen) level = std::min(level, f.cap / f.weight);
+      }
+      FFSIM_ASSERT(std::isfinite(level), "unbounded flow rate in a schedule");
+      const double tol = level * 1e-12;
+      // Saturated resources at this level.
+      for (std::uint32_t res : comp_res_) {
+        ResState& s = res_[res];
+        if (s.wsum > 0 && std::max(0.0, s.cap_rem) / s.wsum <= level + tol) s.saturated = true;
+      }
+      std::size_t frozen_now = 0;
+      for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+        FlowState& f = flows_[comp_flows_[k]];
+        if (f.frozen) continue;
+        std::uint32_t lim = kLimitNone;
+        if (f.cap / f.weight <= level + tol) lim = kLimitRateCap;
+        for (std::uint32_t res : p_.path(f.path).resources)
+          if (res_[res].saturated && res_[res].wsum > 0) {
+            lim = res;
+            break;
+          }
+        if (lim == kLimitNone) continue;
+        f.frozen = true;
+        ++frozen_now;
+        new_rate[k] = lim == kLimitRateCap ? f.cap : f.weight * level;
+        new_lim[k] = lim;
+        for (std::uint32_t res : p_.path(f.path).resources) {
+          res_[res].cap_rem -= new_rate[k];
+          res_[res].wsum -= f.weight;
+        }
+      }
+      for (std::uint32_t res : comp_res_)
+        if (res_[res].wsum < 1e-12) res_[res].wsum = 0;
+      FFSIM_ASSERT(frozen_now > 0, "max-min filling made no progress");
+      unfrozen -= frozen_now;
+    }
+    // New rates, loads and end events.
+    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+      FlowState& f = flows_[comp_flows_[k]];
+      for (std::uint32_t res : p_.path(f.path).resources) res_[res].load += new_rate[k];
+    }
+    for (std::uint32_t res : comp_res_)
+      res_[res].saturated = res_[res].load >= p_.resource(res).capacity * (1 - 1e-9);
+    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+      FlowState& f = flows_[comp_flows_[k]];
+      if (new_lim[k] != f.limiter) {
+        close_limiter(f, now);
+        f.limiter = new_lim[k];
+      }
+      if (new_rate[k] != f.rate || f.version == 0) {
+        f.rate = new_rate[k];
+        ++f.version;
+        if (f.rate > 0) push(now + f.remaining / f.rate, 1, comp_flows_[k], f.version);
+      }
+    }
+  }
+
+  const sched::Schedule& s_;
+  const platform::Platform& p_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0;
+  std::vector<FlowState> flows_;
+  std::vector<ResState> res_;
+  std::vector<ResourceUse> usage_;
+  std::vector<std::uint32_t> preds_;
+  std::vector<std::uint32_t> flows_left_;
+  std::vector<double> op_best_;
+  std::vector<std::vector<platform::Flow>> pending_;
+  std::vector<sched::OpId> done_ops_;
+  std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_flows_;
+  std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
+  platform::Lowered lowered_;
+};
+
+}  // namespace
+
+Result FluidEngine::run(const sched::Schedule& s, const platform::Platform& p) { return Fluid(s, p).run(); }
+
+}  // namespace ffsim::eval

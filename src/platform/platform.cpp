@@ -1,0 +1,531 @@
+// The simulated machine: resources, paths, lowering.
+// SPDX-License-Identifier: Apache-2.0
+#include "platform/platform.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace ffsim::platform {
+
+using sched::Place;
+using sched::PlaceKind;
+
+const char* resource_kind_name(ResourceKind k) {
+  switch (k) {
+    case ResourceKind::GpuLink: return "gpu_link";
+    case ResourceKind::PciePort: return "pcie_port";
+    case ResourceKind::PcieDuplex: return "pcie_duplex";
+    case ResourceKind::Dram: return "dram";
+    case ResourceKind::SocketLink: return "socket_link";
+    case ResourceKind::Nic: return "nic";
+    case ResourceKind::Nvlink: return "nvlink";
+    case ResourceKind::Fabric: return "fabric";
+    case ResourceKind::GpuCompute: return "gpu_compute";
+    case ResourceKind::CpuReduce: return "cpu_reduce";
+    case ResourceKind::Disk: return "disk";
+  }
+  return "?";
+}
+
+std::uint64_t place_key(const Place& p) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(p.node)) << 32) |
+         (static_cast<std::uint64_t>(p.storage ? 1 : 0) << 31) | (static_cast<std::uint64_t>(p.kind) << 16) |
+         static_cast<std::uint16_t>(p.index);
+}
+
+namespace {
+std::string devices_on(const hw::NodeSpec& n, const std::string& port) {
+  // Devices at or below `port`, for labels: "gpu5+gpu6".
+  std::vector<std::string> names;
+  auto below = [&](const std::string& dev_port) {
+    const hw::PciePortSpec* q = n.port(dev_port);
+    for (std::size_t guard = 0; q && guard <= n.ports.size(); ++guard) {
+      if (q->name == port) return true;
+      if (q->kind == "root_port") return false;
+      q = n.port(q->parent);
+    }
+    return false;
+  };
+  for (const auto& g : n.gpus)
+    if (below(g.port)) names.push_back(g.name);
+  for (const auto& x : n.nics)
+    if (below(x.port)) names.push_back(x.name);
+  std::string r;
+  for (std::size_t i = 0; i < names.size(); ++i) r += (i ? "+" : "") + names[i];
+  return r;
+}
+}  // namespace
+
+Platform::NodeTemplate Platform::make_template(const hw::NodeSpec& n) {
+  NodeTemplate t;
+  t.spec = &n;
+  auto add = [&](std::string name, std::string label, ResourceKind kind, double cap) {
+    FFSIM_ASSERT(cap > 0 && std::isfinite(cap), "resource " + name + " without a positive capacity");
+    t.res.push_back(LocalResource{std::move(name), std::move(label), kind, cap});
+    return static_cast<int>(t.res.size()) - 1;
+  };
+  // PCIe ports and their tree.
+  for (std::size_t i = 0; i < n.ports.size(); ++i) {
+    const auto& p = n.ports[i];
+    const std::string devs = devices_on(n, p.name);
+    const std::string what = (p.kind == "switch" ? "PCIe switch " : "root port ") + p.name + " (" + devs + ")";
+    t.port_up.push_back(add(p.name + ".up", what + ", device->CPU", ResourceKind::PciePort, p.bandwidth.si()));
+    t.port_down.push_back(add(p.name + ".down", what + ", CPU->device", ResourceKind::PciePort, p.bandwidth.si()));
+    t.port_duplex.push_back(p.duplex_bandwidth ? add(p.name + ".duplex", what + ", both directions",
+                                                     ResourceKind::PcieDuplex, p.duplex_bandwidth->si())
+                                               : -1);
+  }
+  auto port_index = [&](const std::string& name) {
+    for (std::size_t i = 0; i < n.ports.size(); ++i)
+      if (n.ports[i].name == name) return static_cast<int>(i);
+    FFSIM_ASSERT(false, "unknown port " + name);
+    return -1;
+  };
+  auto socket_index = [&](const std::string& name) {
+    for (std::size_t i = 0; i < n.sockets.size(); ++i)
+      if (n.sockets[i].name == name) return static_cast<int>(i);
+    FFSIM_ASSERT(false, "unknown socket " + name);
+    return -1;
+  };
+  for (const auto& p : n.ports) {
+    t.port_parent.push_back(p.kind == "switch" ? port_index(p.parent) : -1);
+    t.port_socket.push_back(socket_index(n.socket_of_port(p.name).name));
+  }
+  // GPUs.
+  for (const auto& g : n.gpus) {
+    t.gpu_port.push_back(port_index(g.port));
+    t.gpu_up.push_back(add(g.name + ".pcie.up", "GPU " + g.name + " PCIe link, GPU->CPU", ResourceKind::GpuLink,
+                           g.gpu.pcie_bandwidth.si()));
+    t.gpu_down.push_back(add(g.name + ".pcie.down", "GPU " + g.name + " PCIe link, CPU->GPU", ResourceKind::GpuLink,
+                             g.gpu.pcie_bandwidth.si()));
+    t.compute.push_back(add(g.name + ".compute", "GPU " + g.name + " compute", ResourceKind::GpuCompute, 1.0));
+  }
+  // Sockets: DRAM, reducers, links between them.
+  const std::size_t S = n.sockets.size();
+  t.socket_link.assign(S, std::vector<int>(S, -1));
+  for (std::size_t s = 0; s < S; ++s) {
+    const auto& sk = n.sockets[s];
+    t.dram.push_back(add(sk.name + ".dram", "DRAM " + sk.name, ResourceKind::Dram, sk.dram_bandwidth.si()));
+    t.cpu_reduce.push_back(sk.cpu.reduce_bandwidth_per_core
+                               ? add(sk.name + ".reduce", "CPU " + sk.name + " reduce", ResourceKind::CpuReduce,
+                                     sk.cpu.reduce_bandwidth_per_core->si() * sk.cpu.cores)
+                               : -1);
+  }
+  for (std::size_t a = 0; a < S; ++a)
+    for (std::size_t b = 0; b < S; ++b)
+      if (a != b)
+        t.socket_link[a][b] = add(n.sockets[a].name + "-" + n.sockets[b].name,
+                                  "socket link " + n.sockets[a].name + "->" + n.sockets[b].name, ResourceKind::SocketLink,
+                                  n.socket_link_bandwidth.si());
+  // NICs.
+  for (std::size_t j = 0; j < n.nics.size(); ++j) {
+    const auto& x = n.nics[j];
+    t.nic_port.push_back(port_index(x.port));
+    const double cap = x.nic.effective_bandwidth.si() * x.nic.ports;
+    t.nic_tx.push_back(add(x.name + ".tx", "NIC " + x.name + " send", ResourceKind::Nic, cap));
+    t.nic_rx.push_back(add(x.name + ".rx", "NIC " + x.name + " receive", ResourceKind::Nic, cap));
+    if (n.role == "storage" || x.role != "storage") t.compute_nics.push_back(static_cast<int>(j));
+  }
+  // NVLink.
+  const std::size_t G = n.gpus.size();
+  t.nvlink.assign(G, std::vector<int>(G, -1));
+  if (n.nvlink.kind == "pairs") {
+    for (const auto& [a, b] : n.nvlink.pairs) {
+      const auto ua = static_cast<std::size_t>(a), ub = static_cast<std::size_t>(b);
+      t.nvlink[ua][ub] = add("nvl." + n.gpus[ua].name + "-" + n.gpus[ub].name,
+                             "NVLink " + n.gpus[ua].name + "->" + n.gpus[ub].name, ResourceKind::Nvlink,
+                             n.nvlink.bandwidth.si());
+      t.nvlink[ub][ua] = add("nvl." + n.gpus[ub].name + "-" + n.gpus[ua].name,
+                             "NVLink " + n.gpus[ub].name + "->" + n.gpus[ua].name, ResourceKind::Nvlink,
+                             n.nvlink.bandwidth.si());
+    }
+  } else if (n.nvlink.kind == "switch") {
+    for (const auto& g : n.gpus) {
+      t.nvswitch_tx.push_back(add(g.name + ".nvl.tx", "NVSwitch port " + g.name + " send", ResourceKind::Nvlink,
+                                  n.nvlink.bandwidth.si()));
+      t.nvswitch_rx.push_back(add(g.name + ".nvl.rx", "NVSwitch port " + g.name + " receive", ResourceKind::Nvlink,
+                                  n.nvlink.bandwidth.si()));
+    }
+  }
+  if (n.drives.count > 0) {
+    t.disk_read = add("disk.read", "drives read", ResourceKind::Disk, n.drives.read_bandwidth.si() * n.drives.count);
+    t.disk_write = add("disk.write", "drives write", ResourceKind::Disk, n.drives.write_bandwidth.si() * n.drives.count);
+  }
+  return t;
+}
+
+Platform::Platform(hw::ClusterSpec cluster, std::shared_ptr<const topo::Fabric> fabric, TrafficConfig traffic,
+                   PlatformOptions opts)
+    : cluster_(std::move(cluster)), fabric_(std::move(fabric)), traffic_(traffic), opts_(opts) {
+  gpu_t_ = make_template(cluster_.node);
+  nics_per_gpu_node_ = static_cast<int>(gpu_t_.compute_nics.size());
+  for (std::int64_t n = 0; n < cluster_.nodes; ++n)
+    for (const auto& r : gpu_t_.res) resources_.push_back(Resource{r.kind, r.capacity});
+  storage_base_ = static_cast<std::uint32_t>(resources_.size());
+  if (cluster_.storage) {
+    storage_t_ = make_template(cluster_.storage->node);
+    nics_per_storage_node_ = static_cast<int>(storage_t_.compute_nics.size());
+    for (int n = 0; n < cluster_.storage->count; ++n)
+      for (const auto& r : storage_t_.res) resources_.push_back(Resource{r.kind, r.capacity});
+  }
+  fabric_base_ = static_cast<std::uint32_t>(resources_.size());
+  if (fabric_) {
+    for (const auto& l : fabric_->links()) {
+      resources_.push_back(Resource{ResourceKind::Fabric, l.bandwidth.si()});
+      resources_.push_back(Resource{ResourceKind::Fabric, l.bandwidth.si()});
+    }
+  }
+}
+
+const Platform::NodeTemplate& Platform::tmpl(const Place& p) const { return p.storage ? storage_t_ : gpu_t_; }
+
+std::uint32_t Platform::base(const Place& p) const {
+  if (p.storage) {
+    FFSIM_ASSERT(cluster_.storage && p.node >= 0 && p.node < cluster_.storage->count,
+                 "storage node out of range: " + sched::place_name(p));
+    return storage_base_ + static_cast<std::uint32_t>(p.node) * static_cast<std::uint32_t>(storage_t_.res.size());
+  }
+  FFSIM_ASSERT(p.node >= 0 && p.node < cluster_.nodes, "GPU node out of range: " + sched::place_name(p));
+  return static_cast<std::uint32_t>(p.node) * static_cast<std::uint32_t>(gpu_t_.res.size());
+}
+
+std::string Platform::resource_name(std::uint32_t id) const {
+  if (id >= fabric_base_) {
+    const std::uint32_t l = (id - fabric_base_) / 2;
+    const auto& link = fabric_->links()[l];
+    auto vname = [&](int v) {
+      return fabric_->is_switch_vertex(v)
+                 ? fabric_->switches()[static_cast<std::size_t>(v) - fabric_->endpoints().size()].name
+                 : fabric_->endpoints()[static_cast<std::size_t>(v)].name;
+    };
+    return "f." + vname(link.lower) + "-" + vname(link.upper) + ((id - fabric_base_) % 2 == 0 ? ".up" : ".down");
+  }
+  const bool storage = id >= storage_base_;
+  const auto& t = storage ? storage_t_ : gpu_t_;
+  const std::uint32_t local = (id - (storage ? storage_base_ : 0)) % static_cast<std::uint32_t>(t.res.size());
+  const std::uint32_t node = (id - (storage ? storage_base_ : 0)) / static_cast<std::uint32_t>(t.res.size());
+  return (storage ? "s" : "n") + std::to_string(node) + "." + t.res[local].name;
+}
+
+std::string Platform::resource_label(std::uint32_t id) const {
+  if (id >= fabric_base_) {
+    const auto& link = fabric_->links()[(id - fabric_base_) / 2];
+    return std::string("fabric ") + topo::link_kind_name(link.kind) + " link " + resource_name(id).substr(2);
+  }
+  const bool storage = id >= storage_base_;
+  const auto& t = storage ? storage_t_ : gpu_t_;
+  const std::uint32_t local = (id - (storage ? storage_base_ : 0)) % static_cast<std::uint32_t>(t.res.size());
+  return t.res[local].label;
+}
+
+int Platform::socket_of(const Place& p) const {
+  const auto& t = tmpl(p);
+  switch (p.kind) {
+    case PlaceKind::Gpu: return t.port_socket[static_cast<std::size_t>(t.gpu_port[static_cast<std::size_t>(p.index)])];
+    case PlaceKind::Nic: return t.port_socket[static_cast<std::size_t>(t.nic_port[static_cast<std::size_t>(p.index)])];
+    case PlaceKind::Dram:
+    case PlaceKind::Cpu: return p.index;
+    case PlaceKind::Disk: return 0;
+  }
+  return 0;
+}
+
+void Platform::chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const {
+  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) {
+    p.resources.push_back(b + static_cast<std::uint32_t>(t.port_up[static_cast<std::size_t>(q)]));
+    if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
+      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
+  }
+}
+
+void Platform::chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const {
+  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) {
+    p.resources.push_back(b + static_cast<std::uint32_t>(t.port_down[static_cast<std::size_t>(q)]));
+    if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
+      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
+  }
+}
+
+void Platform::local_path(const Place& from, const Place& to, Path& p) const {
+  const NodeTemplate& t = tmpl(from);
+  const hw::NodeSpec& n = *t.spec;
+  const std::uint32_t b = base(from);
+  auto R = [&](int local) {
+    FFSIM_ASSERT(local >= 0, "missing resource");
+    p.resources.push_back(b + static_cast<std::uint32_t>(local));
+  };
+  auto idx = [](const Place& x) { return static_cast<std::size_t>(x.index); };
+  auto sock = [&](int a, int c) {
+    if (a != c) R(t.socket_link[static_cast<std::size_t>(a)][static_cast<std::size_t>(c)]);
+  };
+  auto device_port = [&](const Place& x) {
+    return x.kind == PlaceKind::Gpu ? t.gpu_port[idx(x)] : t.nic_port[idx(x)];
+  };
+  auto is_device = [](const Place& x) { return x.kind == PlaceKind::Gpu || x.kind == PlaceKind::Nic; };
+  const double pcie = n.pcie_latency.si();
+  if (from == to) return;
+
+  // Device <-> device (GPU<->GPU or GPU<->NIC) peer-to-peer.
+  if (is_device(from) && is_device(to)) {
+    FFSIM_ASSERT(from.kind == PlaceKind::Gpu || to.kind == PlaceKind::Gpu, "NIC to NIC inside a node");
+    if (from.kind == PlaceKind::Gpu && to.kind == PlaceKind::Gpu) {
+      const int nv = t.nvlink[idx(from)][idx(to)];
+      if (nv >= 0) {
+        R(nv);
+        p.latency += pcie;
+        return;
+      }
+      if (!t.nvswitch_tx.empty()) {
+        R(t.nvswitch_tx[idx(from)]);
+        R(t.nvswitch_rx[idx(to)]);
+        p.latency += pcie;
+        return;
+      }
+    }
+    // Up from the source to the lowest common port, down to the destination. Traffic between
+    // two devices below the same PCIe switch turns inside the switch; below the same root port
+    // (Fire-Flyer's GPU5/GPU6) it goes up into the root complex and back down.
+    std::vector<int> chain_a, chain_b;
+    for (int q = device_port(from); q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) chain_a.push_back(q);
+    for (int q = device_port(to); q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) chain_b.push_back(q);
+    int common = -1;
+    for (int q : chain_a)
+      if (std::find(chain_b.begin(), chain_b.end(), q) != chain_b.end()) {
+        common = q;
+        break;
+      }
+    if (from.kind == PlaceKind::Gpu) R(t.gpu_up[idx(from)]);
+    auto walk = [&](const std::vector<int>& chain, const std::vector<int>& up_or_down) {
+      for (int q : chain) {
+        const bool turn_inside = q == common && n.ports[static_cast<std::size_t>(q)].kind == "switch";
+        if (turn_inside) break;
+        R(up_or_down[static_cast<std::size_t>(q)]);
+        if (t.port_duplex[static_cast<std::size_t>(q)] >= 0) R(t.port_duplex[static_cast<std::size_t>(q)]);
+        if (q == common) break;
+      }
+    };
+    walk(chain_a, t.port_up);
+    if (common < 0) sock(socket_of(from), socket_of(to));
+    walk(chain_b, t.port_down);
+    if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
+    const bool nic_involved = from.kind == PlaceKind::Nic || to.kind == PlaceKind::Nic;
+    const double cap = nic_involved ? n.gpu_nic_p2p_bandwidth.si() : n.gpu_gpu_p2p_bandwidth.si();
+    if (cap > 0) p.rate_cap = std::min(p.rate_cap, cap);
+    p.latency += pcie;
+    return;
+  }
+  // Device -> host memory or cores.
+  if (is_device(from)) {
+    if (from.kind == PlaceKind::Gpu) R(t.gpu_up[idx(from)]);
+    chain_up(t, b, device_port(from), p);
+    sock(socket_of(from), socket_of(to));
+    if (to.kind == PlaceKind::Dram) R(t.dram[idx(to)]);
+    else FFSIM_ASSERT(false, "device to " + sched::place_name(to) + " is not a data path");
+    p.latency += pcie;
+    return;
+  }
+  // Host memory -> device.
+  if (is_device(to)) {
+    FFSIM_ASSERT(from.kind == PlaceKind::Dram, sched::place_name(from) + " to a device is not a data path");
+    R(t.dram[idx(from)]);
+    sock(socket_of(from), socket_of(to));
+    chain_down(t, b, device_port(to), p);
+    if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
+    p.latency += pcie;
+    return;
+  }
+  // Host-side places: DRAM, cores, drives.
+  if (from.kind == PlaceKind::Dram && to.kind == PlaceKind::Dram) {
+    R(t.dram[idx(from)]);
+    sock(from.index, to.index);
+    R(t.dram[idx(to)]);
+    return;
+  }
+  if (from.kind == PlaceKind::Dram && to.kind == PlaceKind::Cpu) {  // a reducer reads its input
+    R(t.dram[idx(from)]);
+    sock(from.index, to.index);
+    if (t.cpu_reduce[idx(to)] >= 0) R(t.cpu_reduce[idx(to)]);
+    return;
+  }
+  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Dram) {  // a reducer writes its output
+    sock(from.index, to.index);
+    R(t.dram[idx(to)]);
+    return;
+  }
+  if (from.kind == PlaceKind::Disk && to.kind == PlaceKind::Dram) {
+    R(t.disk_read);
+    R(t.dram[idx(to)]);
+    return;
+  }
+  if (from.kind == PlaceKind::Dram && to.kind == PlaceKind::Disk) {
+    R(t.dram[idx(from)]);
+    R(t.disk_write);
+    return;
+  }
+  FFSIM_ASSERT(false, sched::place_name(from) + " -> " + sched::place_name(to) + " is not a data path");
+}
+
+int Platform::nic_for(const Place& p) const {
+  const NodeTemplate& t = tmpl(p);
+  FFSIM_ASSERT(!t.compute_nics.empty(), "node " + sched::place_name(p) + " has no NIC for the fabric");
+  if (p.kind == PlaceKind::Nic) return p.index;
+  if (p.kind != PlaceKind::Gpu) {
+    const int s = socket_of(p);
+    for (int j : t.compute_nics)
+      if (t.port_socket[static_cast<std::size_t>(t.nic_port[static_cast<std::size_t>(j)])] == s) return j;
+    return t.compute_nics.front();
+  }
+  // The NIC nearest the GPU in the PCIe tree; GPUs that tie on one set of NICs spread over it.
+  auto chain = [&](int port) {
+    std::vector<int> c;
+    for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) c.push_back(q);
+    return c;
+  };
+  auto score = [&](int gpu, int nic) {
+    const auto a = chain(t.gpu_port[static_cast<std::size_t>(gpu)]);
+    const auto c = chain(t.nic_port[static_cast<std::size_t>(nic)]);
+    int shared = 0;
+    for (int q : a)
+      if (std::find(c.begin(), c.end(), q) != c.end()) ++shared;
+    const bool same_socket = t.port_socket[static_cast<std::size_t>(a.back())] == t.port_socket[static_cast<std::size_t>(c.back())];
+    return shared * 2 + (same_socket ? 1 : 0);
+  };
+  int best = -1;
+  std::vector<int> cands;
+  for (int j : t.compute_nics) {
+    const int s = score(p.index, j);
+    if (s > best) {
+      best = s;
+      cands = {j};
+    } else if (s == best) {
+      cands.push_back(j);
+    }
+  }
+  int rank = 0;  // position of this GPU among the GPUs that share its best NIC set
+  for (int g = 0; g < p.index; ++g) {
+    int gbest = -1;
+    std::vector<int> gc;
+    for (int j : t.compute_nics) {
+      const int s = score(g, j);
+      if (s > gbest) {
+        gbest = s;
+        gc = {j};
+      } else if (s == gbest) {
+        gc.push_back(j);
+      }
+    }
+    if (gc == cands) ++rank;
+  }
+  return cands[static_cast<std::size_t>(rank) % cands.size()];
+}
+
+int Platform::endpoint_of(const Place& nic) const {
+  FFSIM_ASSERT(nic.kind == PlaceKind::Nic, "endpoint_of a non-NIC place");
+  const NodeTemplate& t = tmpl(nic);
+  const auto it = std::find(t.compute_nics.begin(), t.compute_nics.end(), static_cast<int>(nic.index));
+  FFSIM_ASSERT(it != t.compute_nics.end(), "NIC " + sched::place_name(nic) + " is not attached to the fabric");
+  const int ordinal = static_cast<int>(it - t.compute_nics.begin());
+  if (!nic.storage) return nic.node * nics_per_gpu_node_ + ordinal;
+  return cluster_.nodes * nics_per_gpu_node_ + nic.node * nics_per_storage_node_ + ordinal;
+}
+
+Path Platform::compute_path(const Place& from, const Place& to) const {
+  Path p;
+  if (from.node == to.node && from.storage == to.storage) {
+    local_path(from, to, p);
+    return p;
+  }
+  FFSIM_ASSERT(fabric_ != nullptr, "inter-node transfer on a platform without a fabric");
+  // NICs: GPU-node sides choose by affinity; a storage node uses the NIC in the peer's zone.
+  int na = from.storage ? -1 : nic_for(from);
+  int nb = to.storage ? -1 : nic_for(to);
+  auto storage_nic = [&](const Place& storage_place, const Place& peer, int peer_nic) {
+    if (storage_place.kind == PlaceKind::Nic) return static_cast<int>(storage_place.index);
+    const int zone = peer_nic >= 0 ? fabric_->endpoints()[static_cast<std::size_t>(
+                                                              endpoint_of(Place::nic(peer.node, peer_nic)))].zone
+                                   : 0;
+    for (int j : storage_t_.compute_nics) {
+      Place cand = Place::nic(storage_place.node, j);
+      cand.storage = true;
+      if (fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(cand))].zone == zone) return j;
+    }
+    return storage_t_.compute_nics[static_cast<std::size_t>(peer.node) % storage_t_.compute_nics.size()];
+  };
+  if (from.storage) na = storage_nic(from, to, nb);
+  if (to.storage) nb = storage_nic(to, from, na);
+  Place nic_a = Place::nic(from.node, na);
+  nic_a.storage = from.storage;
+  Place nic_b = Place::nic(to.node, nb);
+  nic_b.storage = to.storage;
+  if (!(from == nic_a)) local_path(from, nic_a, p);
+  p.resources.push_back(base(nic_a) + static_cast<std::uint32_t>(tmpl(nic_a).nic_tx[static_cast<std::size_t>(na)]));
+  const auto hops = fabric_->route(endpoint_of(nic_a), endpoint_of(nic_b));
+  for (const auto& h : hops)
+    p.resources.push_back(fabric_base_ + static_cast<std::uint32_t>(h.link) * 2 + (h.up ? 0U : 1U));
+  p.latency += fabric_->route_latency(hops).si() + tmpl(nic_a).spec->nics[static_cast<std::size_t>(na)].nic.latency.si();
+  p.resources.push_back(base(nic_b) + static_cast<std::uint32_t>(tmpl(nic_b).nic_rx[static_cast<std::size_t>(nb)]));
+  if (!(to == nic_b)) local_path(nic_b, to, p);
+  return p;
+}
+
+template <class Make>
+std::uint32_t Platform::intern(std::uint64_t ka, std::uint64_t kb, Make&& make) const {
+  const auto key = std::make_pair(ka, kb);
+  if (auto it = path_index_.find(key); it != path_index_.end()) return it->second;
+  const auto id = static_cast<std::uint32_t>(paths_.size());
+  paths_.push_back(make());
+  path_index_.emplace(key, id);
+  return id;
+}
+
+std::uint32_t Platform::path_id(const Place& from, const Place& to) const {
+  return intern(place_key(from), place_key(to), [&] { return compute_path(from, to); });
+}
+
+std::uint32_t Platform::compute_resource(const Place& gpu) const {
+  FFSIM_ASSERT(gpu.kind == PlaceKind::Gpu, "compute on a non-GPU place");
+  return base(gpu) + static_cast<std::uint32_t>(tmpl(gpu).compute[static_cast<std::size_t>(gpu.index)]);
+}
+
+void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) const {
+  const sched::Op& o = s.op(id);
+  out.latency = 0;
+  out.flows.clear();
+  switch (o.kind) {
+    case sched::OpKind::Delay: out.latency = o.amount; return;
+    case sched::OpKind::Compute: {
+      // A compute op is a flow of `amount` GPU-seconds through the GPU's compute resource
+      // (capacity 1): alone it takes exactly `amount`; two at once share the GPU.
+      const Place& g = o.at;
+      // Keyed (gpu, all ones): no place pair has that second key.
+      const std::uint32_t pid = intern(place_key(g), ~std::uint64_t{0}, [&] {
+        Path p;
+        p.resources.push_back(compute_resource(g));
+        return p;
+      });
+      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other});
+      return;
+    }
+    case sched::OpKind::Transfer: {
+      const double w = traffic_.weight(o.cls);
+      const std::uint32_t pid = path_id(o.at, o.to);
+      out.latency = paths_[pid].latency + opts_.arbitration_latency / w;
+      if (o.amount > 0) out.flows.push_back(Flow{pid, o.amount, w, o.cls});
+      return;
+    }
+    case sched::OpKind::Reduce: {
+      // k reads of `amount` from the inputs into the cores, one write of `amount` to the output.
+      const double w = 1.0;
+      out.latency = opts_.arbitration_latency / w;
+      if (o.amount <= 0) return;
+      for (std::uint32_t i = o.inputs_begin; i < o.inputs_end; ++i)
+        out.flows.push_back(Flow{path_id(s.reduce_inputs()[i], o.at), o.amount, w, sched::TrafficClass::Other});
+      out.flows.push_back(Flow{path_id(o.at, o.to), o.amount, w, sched::TrafficClass::Other});
+      return;
+    }
+  }
+}
+
+}  // namespace ffsim::platform

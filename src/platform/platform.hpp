@@ -1,0 +1,161 @@
+// The simulated machine: every shared resource of the cluster (PCIe links and root ports, DRAM,
+// socket links, NICs, NVLink, fabric links, GPU compute, CPU reducers, drives), the path between
+// any two places, and the lowering of schedule operations into flows that both engines run.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/parse.hpp"
+#include "platform/traffic.hpp"
+#include "sched/schedule.hpp"
+#include "topo/fabric.hpp"
+
+namespace ffsim::platform {
+
+enum class ResourceKind {
+  GpuLink,     ///< a GPU's own PCIe link, one direction
+  PciePort,    ///< a root port (host bridge) or PCIe switch uplink, one direction
+  PcieDuplex,  ///< a root port's cap on both directions together
+  Dram,        ///< a socket's DRAM: every byte read or written
+  SocketLink,  ///< the link between two sockets, one direction
+  Nic,         ///< a NIC port, one direction
+  Nvlink,      ///< an NVLink bridge direction, or a GPU's NVSwitch port direction
+  Fabric,      ///< a fabric cable, one direction
+  GpuCompute,  ///< a GPU's SMs (capacity 1: work is measured in seconds alone)
+  CpuReduce,   ///< a socket's cores summing buffers (input bytes per second)
+  Disk,        ///< a storage node's drives (read or write)
+};
+[[nodiscard]] const char* resource_kind_name(ResourceKind k);
+
+/// A shared resource. Capacity is in bytes per second (GpuCompute: 1, work in seconds).
+struct Resource {
+  ResourceKind kind;
+  double capacity;
+};
+
+/// The resources a flow crosses (a resource may appear twice: it is then loaded twice), a cap on
+/// the flow's own rate (peer-to-peer limits), and the fixed latency before data moves.
+struct Path {
+  std::vector<std::uint32_t> resources;
+  double rate_cap = std::numeric_limits<double>::infinity();  ///< bytes per second
+  double latency = 0;                                         ///< seconds
+};
+
+/// One flow of a lowered operation.
+struct Flow {
+  std::uint32_t path = 0;  ///< Platform::path id
+  double amount = 0;       ///< bytes (GpuCompute: seconds)
+  double weight = 1;       ///< share weight of its traffic class
+  sched::TrafficClass cls = sched::TrafficClass::Other;
+};
+
+/// What an engine runs for one operation: wait `latency`, then run all flows concurrently;
+/// the operation ends when its last flow ends.
+struct Lowered {
+  double latency = 0;
+  std::vector<Flow> flows;
+};
+
+struct PlatformOptions {
+  /// Latency added to every flow of weight w as arbitration_latency / w: the SimGrid engine
+  /// realises class weights as route-latency penalties (CM02 shares in proportion to 1/latency),
+  /// and the analytic engine charges the same delay so that both agree exactly.
+  double arbitration_latency = 1e-12;
+};
+
+class Platform {
+public:
+  /// `fabric` may be null for single-node platforms (no NICs used).
+  Platform(hw::ClusterSpec cluster, std::shared_ptr<const topo::Fabric> fabric, TrafficConfig traffic,
+           PlatformOptions opts = {});
+
+  [[nodiscard]] std::size_t resource_count() const { return resources_.size(); }
+  [[nodiscard]] const Resource& resource(std::uint32_t id) const { return resources_[id]; }
+  /// "n3.cpu1.rp1.up", "f.z0.leaf3-z0.spine7.up", ...
+  [[nodiscard]] std::string resource_name(std::uint32_t id) const;
+  /// A reader's label: "root port cpu1.rp1 (gpu5+gpu6), GPU->CPU", "DRAM cpu1", "NIC nic0 send".
+  [[nodiscard]] std::string resource_label(std::uint32_t id) const;
+
+  /// The path id between two places (computed once, then cached).
+  [[nodiscard]] std::uint32_t path_id(const sched::Place& from, const sched::Place& to) const;
+  [[nodiscard]] const Path& path(std::uint32_t id) const { return paths_[id]; }
+  [[nodiscard]] std::size_t path_count() const { return paths_.size(); }
+  /// The resource a GPU computes on (for Compute ops).
+  [[nodiscard]] std::uint32_t compute_resource(const sched::Place& gpu) const;
+
+  /// Lowers an operation of `s` into flows (appends to out.flows).
+  void lower(const sched::Schedule& s, sched::OpId op, Lowered& out) const;
+
+  [[nodiscard]] const hw::ClusterSpec& cluster() const { return cluster_; }
+  [[nodiscard]] const topo::Fabric* fabric() const { return fabric_.get(); }
+  [[nodiscard]] const TrafficConfig& traffic() const { return traffic_; }
+  [[nodiscard]] const PlatformOptions& options() const { return opts_; }
+  /// The compute-NIC index a GPU (or, for Dram/Cpu places, a socket) uses for inter-node traffic.
+  [[nodiscard]] int nic_for(const sched::Place& p) const;
+  /// The fabric endpoint of a NIC (storage NICs are per zone).
+  [[nodiscard]] int endpoint_of(const sched::Place& nic) const;
+
+private:
+  struct LocalResource {
+    std::string name;   // within the node: "gpu3.pcie.up", "cpu1.rp1.up", "cpu0.dram"
+    std::string label;  // for reports
+    ResourceKind kind;
+    double capacity;
+  };
+  /// The resources of one node model and the indices of each part.
+  struct NodeTemplate {
+    const hw::NodeSpec* spec = nullptr;
+    std::vector<LocalResource> res;
+    std::vector<int> gpu_up, gpu_down, compute;
+    std::vector<int> port_up, port_down, port_duplex;     // by port index
+    std::vector<int> dram, cpu_reduce;                    // by socket
+    std::vector<std::vector<int>> socket_link;            // [from][to], -1 on the diagonal
+    std::vector<int> nic_tx, nic_rx;                      // by NIC
+    std::vector<std::vector<int>> nvlink;                 // [from gpu][to gpu] direction, -1 if none
+    std::vector<int> nvswitch_tx, nvswitch_rx;            // by GPU, for NVSwitch nodes
+    int disk_read = -1, disk_write = -1;
+    std::vector<int> gpu_port, nic_port;                  // index of the attach port
+    std::vector<int> port_parent;                         // parent port index, -1 for root ports
+    std::vector<int> port_socket;                         // socket index of each port's root
+    std::vector<int> compute_nics;                        // NIC indices usable for compute traffic
+  };
+  static NodeTemplate make_template(const hw::NodeSpec& spec);
+  [[nodiscard]] const NodeTemplate& tmpl(const sched::Place& p) const;
+  [[nodiscard]] std::uint32_t base(const sched::Place& p) const;
+  [[nodiscard]] Path compute_path(const sched::Place& from, const sched::Place& to) const;
+  /// Appends the node-local path between two places of the same node.
+  void local_path(const sched::Place& from, const sched::Place& to, Path& p) const;
+  // Chains between a device port and its socket (in the given direction).
+  void chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
+  void chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
+  [[nodiscard]] int socket_of(const sched::Place& p) const;
+
+  hw::ClusterSpec cluster_;
+  std::shared_ptr<const topo::Fabric> fabric_;
+  TrafficConfig traffic_;
+  PlatformOptions opts_;
+  NodeTemplate gpu_t_, storage_t_;
+  std::uint32_t storage_base_ = 0, fabric_base_ = 0;
+  std::vector<Resource> resources_;
+  int nics_per_gpu_node_ = 0, nics_per_storage_node_ = 0;
+  struct KeyHash {
+    std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const {
+      return static_cast<std::size_t>(k.first * 0x9E3779B97F4A7C15ULL ^ (k.second + 0x632BE59BD9B4E019ULL + (k.first << 6)));
+    }
+  };
+  template <class Make>
+  std::uint32_t intern(std::uint64_t ka, std::uint64_t kb, Make&& make) const;
+
+  mutable std::vector<Path> paths_;
+  mutable std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::uint32_t, KeyHash> path_index_;
+};
+
+/// Packs a place into 64 bits (node 32 | storage 1 | kind 3 | index 16).
+[[nodiscard]] std::uint64_t place_key(const sched::Place& p);
+
+}  // namespace ffsim::platform

@@ -1,0 +1,169 @@
+// The Schedule DAG.
+// SPDX-License-Identifier: Apache-2.0
+#include "sched/schedule.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/spell.hpp"
+
+namespace ffsim::sched {
+
+const char* class_name(TrafficClass c) {
+  switch (c) {
+    case TrafficClass::Other: return "other";
+    case TrafficClass::HFReduce: return "hfreduce";
+    case TrafficClass::NCCL: return "nccl";
+    case TrafficClass::Storage: return "storage";
+  }
+  return "?";
+}
+
+std::vector<std::string> class_names() { return {"hfreduce", "nccl", "other", "storage"}; }
+
+TrafficClass class_from_name(std::string_view n) {
+  for (int i = 0; i < kTrafficClasses; ++i) {
+    const auto c = static_cast<TrafficClass>(i);
+    if (n == class_name(c)) return c;
+  }
+  throw ValueError("unknown traffic class \"" + std::string(n) + "\"" + did_you_mean(n, class_names()) +
+                   "; valid: " + join(class_names()));
+}
+
+std::string place_name(const Place& p) {
+  std::string s = (p.storage ? "s" : "n") + std::to_string(p.node) + ".";
+  switch (p.kind) {
+    case PlaceKind::Gpu: return s + "gpu" + std::to_string(p.index);
+    case PlaceKind::Dram: return s + "cpu" + std::to_string(p.index) + ".dram";
+    case PlaceKind::Cpu: return s + "cpu" + std::to_string(p.index);
+    case PlaceKind::Nic: return s + "nic" + std::to_string(p.index);
+    case PlaceKind::Disk: return s + "disk";
+  }
+  return s + "?";
+}
+
+const char* op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::Compute: return "compute";
+    case OpKind::Transfer: return "transfer";
+    case OpKind::Reduce: return "reduce";
+    case OpKind::Delay: return "delay";
+  }
+  return "?";
+}
+
+namespace {
+void check_amount(double v, const char* what) {
+  FFSIM_ASSERT(v >= 0 && std::isfinite(v), std::string("negative or non-finite ") + what + " in a schedule op");
+}
+}  // namespace
+
+OpId Schedule::compute(Place gpu, Seconds alone, std::uint32_t tag) {
+  FFSIM_ASSERT(gpu.kind == PlaceKind::Gpu, "compute on a non-GPU place " + place_name(gpu));
+  check_amount(alone.si(), "compute time");
+  Op o;
+  o.kind = OpKind::Compute;
+  o.at = gpu;
+  o.to = gpu;
+  o.amount = alone.si();
+  o.tag = tag;
+  ops_.push_back(o);
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
+OpId Schedule::transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
+  check_amount(bytes.si(), "transfer size");
+  FFSIM_ASSERT(from.kind != PlaceKind::Cpu && to.kind != PlaceKind::Cpu,
+               "transfers move data between memories, GPUs, NICs and drives, not CPU cores");
+  Op o;
+  o.kind = OpKind::Transfer;
+  o.cls = cls;
+  o.at = from;
+  o.to = to;
+  o.amount = bytes.si();
+  o.tag = tag;
+  ops_.push_back(o);
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
+OpId Schedule::reduce(Place cpu, const std::vector<Place>& inputs, Place out, Bytes bytes_each, std::uint32_t tag) {
+  FFSIM_ASSERT(cpu.kind == PlaceKind::Cpu, "reduce on a non-CPU place " + place_name(cpu));
+  FFSIM_ASSERT(out.kind == PlaceKind::Dram, "reduce output must be host memory");
+  FFSIM_ASSERT(!inputs.empty(), "reduce without inputs");
+  check_amount(bytes_each.si(), "reduce size");
+  Op o;
+  o.kind = OpKind::Reduce;
+  o.at = cpu;
+  o.to = out;
+  o.amount = bytes_each.si();
+  o.tag = tag;
+  o.inputs_begin = static_cast<std::uint32_t>(inputs_.size());
+  for (const Place& p : inputs) {
+    FFSIM_ASSERT(p.kind == PlaceKind::Dram && p.node == cpu.node && p.storage == cpu.storage,
+                 "reduce inputs must be host memory of the reducing node");
+    inputs_.push_back(p);
+  }
+  o.inputs_end = static_cast<std::uint32_t>(inputs_.size());
+  ops_.push_back(o);
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
+OpId Schedule::delay(Seconds t, std::uint32_t tag) {
+  check_amount(t.si(), "delay");
+  Op o;
+  o.kind = OpKind::Delay;
+  o.amount = t.si();
+  o.tag = tag;
+  ops_.push_back(o);
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
+void Schedule::depend(OpId after, OpId before) {
+  FFSIM_ASSERT(after < ops_.size() && before < ops_.size() && after != before, "bad dependency");
+  edges_.emplace_back(after, before);
+}
+
+std::uint32_t Schedule::tag(std::string_view name) {
+  for (std::size_t i = 0; i < tags_.size(); ++i)
+    if (tags_[i] == name) return static_cast<std::uint32_t>(i);
+  tags_.emplace_back(name);
+  return static_cast<std::uint32_t>(tags_.size() - 1);
+}
+
+Schedule::Graph Schedule::graph() const {
+  Graph g;
+  const std::size_t n = ops_.size();
+  g.succ_begin.assign(n + 1, 0);
+  g.preds.assign(n, 0);
+  for (const auto& [after, before] : edges_) {
+    ++g.succ_begin[before + 1];
+    ++g.preds[after];
+  }
+  for (std::size_t i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
+  g.succ.resize(edges_.size());
+  std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
+  for (const auto& [after, before] : edges_) g.succ[fill[before]++] = after;
+  return g;
+}
+
+void Schedule::check_acyclic() const {
+  const Graph g = graph();
+  std::vector<std::uint32_t> preds = g.preds;
+  std::vector<OpId> ready;
+  for (OpId i = 0; i < ops_.size(); ++i)
+    if (preds[i] == 0) ready.push_back(i);
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const OpId i = ready.back();
+    ready.pop_back();
+    ++done;
+    for (std::uint32_t k = g.succ_begin[i]; k < g.succ_begin[i + 1]; ++k)
+      if (--preds[g.succ[k]] == 0) ready.push_back(g.succ[k]);
+  }
+  if (done != ops_.size())
+    throw SimulationError("the schedule's dependencies contain a cycle: " + std::to_string(ops_.size() - done) +
+                          " operations can never start");
+}
+
+}  // namespace ffsim::sched

@@ -1,0 +1,105 @@
+// The Schedule: one language for everything that costs time. A DAG of Compute, Transfer,
+// Reduce and Delay operations on named places; collectives and workloads emit it, the analytic
+// and the SimGrid evaluators consume it (design.md section 1).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/units.hpp"
+
+namespace ffsim::sched {
+
+/// Traffic classes, mapped by a scenario to InfiniBand service levels and virtual lanes.
+enum class TrafficClass : std::uint8_t { Other = 0, HFReduce = 1, NCCL = 2, Storage = 3 };
+inline constexpr int kTrafficClasses = 4;
+[[nodiscard]] const char* class_name(TrafficClass c);  ///< "other", "hfreduce", "nccl", "storage"
+/// Throws ValueError with the valid names for an unknown one.
+[[nodiscard]] TrafficClass class_from_name(std::string_view name);
+[[nodiscard]] std::vector<std::string> class_names();
+
+/// What a place is: a GPU's memory, a socket's DRAM, a socket's cores (the CPU reducer),
+/// a NIC, or a storage node's drives.
+enum class PlaceKind : std::uint8_t { Gpu, Dram, Cpu, Nic, Disk };
+
+/// A place in the cluster: (GPU node i | storage node i).(gpu g | cpu s DRAM | cpu s cores | nic j | drives).
+struct Place {
+  std::int32_t node = 0;
+  PlaceKind kind = PlaceKind::Gpu;
+  std::int16_t index = 0;  ///< GPU, socket or NIC index within the node
+  bool storage = false;    ///< a storage node rather than a GPU node
+
+  static Place gpu(int node, int g) { return {node, PlaceKind::Gpu, static_cast<std::int16_t>(g), false}; }
+  static Place dram(int node, int socket) { return {node, PlaceKind::Dram, static_cast<std::int16_t>(socket), false}; }
+  static Place cpu(int node, int socket) { return {node, PlaceKind::Cpu, static_cast<std::int16_t>(socket), false}; }
+  static Place nic(int node, int n) { return {node, PlaceKind::Nic, static_cast<std::int16_t>(n), false}; }
+  static Place storage_dram(int node) { return {node, PlaceKind::Dram, 0, true}; }
+  static Place storage_disk(int node) { return {node, PlaceKind::Disk, 0, true}; }
+  friend bool operator==(const Place&, const Place&) = default;
+};
+/// "n3.gpu5", "n3.cpu1.dram", "n3.cpu1", "n3.nic0", "s7.disk".
+[[nodiscard]] std::string place_name(const Place& p);
+
+enum class OpKind : std::uint8_t { Compute, Transfer, Reduce, Delay };
+[[nodiscard]] const char* op_kind_name(OpKind k);
+
+using OpId = std::uint32_t;
+
+/// One operation. Fields by kind:
+/// - Compute:  `at` = a GPU; `amount` = seconds the GPU would take alone (work / rate of its kind).
+/// - Transfer: `at` -> `to`; `amount` = bytes; `cls` = traffic class.
+/// - Reduce:   `at` = a CPU socket (Cpu place); sums `inputs` (Dram places, `amount` bytes each)
+///             into `to` (a Dram place): reads k x amount, writes amount.
+/// - Delay:    `amount` = seconds (a fixed overhead: a launch, a handshake).
+struct Op {
+  OpKind kind = OpKind::Delay;
+  TrafficClass cls = TrafficClass::Other;
+  Place at;
+  Place to;
+  double amount = 0;
+  std::uint32_t tag = 0;           ///< index into Schedule::tags() (what the op is, for reports)
+  std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs()
+  std::uint32_t inputs_end = 0;
+};
+
+/// A DAG of operations. Add operations, then dependencies (`after` waits for `before`).
+class Schedule {
+public:
+  OpId compute(Place gpu, Seconds alone, std::uint32_t tag = 0);
+  OpId transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
+  OpId reduce(Place cpu, const std::vector<Place>& inputs, Place out, Bytes bytes_each, std::uint32_t tag = 0);
+  OpId delay(Seconds t, std::uint32_t tag = 0);
+  /// `after` starts only once `before` has ended.
+  void depend(OpId after, OpId before);
+  /// Interns a tag string ("d2h", "reduce", "tree up", ...); 0 is "".
+  std::uint32_t tag(std::string_view name);
+
+  [[nodiscard]] std::size_t size() const { return ops_.size(); }
+  [[nodiscard]] const Op& op(OpId i) const { return ops_[i]; }
+  [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
+  [[nodiscard]] const std::vector<Place>& reduce_inputs() const { return inputs_; }
+  [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
+  /// Dependency edges (after, before), in insertion order.
+  [[nodiscard]] const std::vector<std::pair<OpId, OpId>>& edges() const { return edges_; }
+
+  /// Successor lists and predecessor counts in CSR form (rebuilt on demand).
+  struct Graph {
+    std::vector<std::uint32_t> succ_begin;  ///< size() + 1 offsets into succ
+    std::vector<OpId> succ;
+    std::vector<std::uint32_t> preds;       ///< number of predecessors per op
+  };
+  [[nodiscard]] Graph graph() const;
+  /// Throws SimulationError if the dependencies contain a cycle (the schedule could never finish).
+  void check_acyclic() const;
+
+private:
+  std::vector<Op> ops_;
+  std::vector<Place> inputs_;
+  std::vector<std::pair<OpId, OpId>> edges_;
+  std::vector<std::string> tags_{""};
+};
+
+}  // namespace ffsim::sched

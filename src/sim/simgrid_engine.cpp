@@ -1,0 +1,345 @@
+// The SimGrid engine.
+// SPDX-License-Identifier: Apache-2.0
+#include "sim/simgrid_engine.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <simgrid/kernel/routing/NetPoint.hpp>
+#include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/s4u.hpp>
+
+#include "core/error.hpp"
+
+namespace ffsim::sim {
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+using simgrid::kernel::routing::NetZoneImpl;
+using simgrid::kernel::routing::Route;
+
+namespace {
+
+// SimGrid's payloads are whole bytes: amounts are scaled (by a power of two, so that whole bytes
+// stay exact) and capacities with them. Compute work (GPU-seconds) is scaled further.
+constexpr double kByteScale = 1024.0;
+constexpr double kComputeScale = 1099511627776.0;  // 2^40 units per GPU-second
+// Timers: a comm of kTimerPayload bytes over a private FATPIPE link of bandwidth
+// kTimerPayload / duration takes exactly `duration` (Execs cannot start outside an actor).
+// Rate caps are FATPIPE links too: Comm::set_rate is not honoured by host-to-host comms in 3.32.
+constexpr double kTimerPayload = 1125899906842624.0;  // 2^50
+
+/// The root zone: every host belongs to one route, and its route to any peer is that route.
+class RouteZone final : public NetZoneImpl {
+public:
+  RouteZone() : NetZoneImpl("ffsim") {}
+  void get_local_route(const NetPoint* src, const NetPoint* /*dst*/, Route* into, double* latency) override {
+    const auto& r = routes_[route_of_vertex_.at(src->id())];
+    for (const sg4::Link* l : r.links) {
+      into->link_list_.push_back(l->get_impl());
+      if (latency) *latency += l->get_latency();
+    }
+  }
+  struct R {
+    std::vector<const sg4::Link*> links;
+  };
+  std::vector<R> routes_;
+  std::map<unsigned long, std::size_t> route_of_vertex_;
+};
+
+struct Shared {
+  const sched::Schedule* s = nullptr;
+  const platform::Platform* p = nullptr;
+  sched::Schedule::Graph g;
+  std::vector<std::uint32_t> preds;
+  std::vector<std::uint32_t> flows_left;
+  std::vector<double> start, end;
+  // route (path, weight) -> hosts
+  std::map<std::pair<std::uint32_t, double>, std::pair<sg4::Host*, sg4::Host*>> hosts;
+  std::map<std::uint32_t, double> cap_of_path;
+  std::map<double, std::pair<sg4::Host*, sg4::Host*>> timers;  // by duration
+  std::vector<sg4::ActivityPtr> alive;  // handles kept until the end of the run
+  std::vector<sched::OpId> ready;
+  platform::Lowered lowered;
+  std::vector<std::uint32_t> tag_op;    // activity slot -> op
+  std::vector<std::uint8_t> tag_kind;   // 0 timer, 1 flow
+};
+
+Shared* g_shared = nullptr;
+
+void start_flows(Shared& sh, sched::OpId op);
+
+void start_op(Shared& sh, sched::OpId op) {
+  sh.start[op] = sg4::Engine::get_clock();
+  sh.p->lower(*sh.s, op, sh.lowered);
+  if (sh.lowered.latency > 0) {
+    const auto& th = sh.timers.at(sh.lowered.latency);
+    sg4::CommPtr t = sg4::Comm::sendto_init();
+    t->set_payload_size(static_cast<std::uint64_t>(kTimerPayload));
+    const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
+    sh.tag_op.push_back(op);
+    sh.tag_kind.push_back(0);
+    t->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
+    sh.alive.push_back(t);
+    // Setting both ends starts the comm (vetoable_start).
+    t->set_source(th.first)->set_destination(th.second);
+    return;
+  }
+  start_flows(sh, op);
+}
+
+void op_done(Shared& sh, sched::OpId op) {
+  sh.end[op] = sg4::Engine::get_clock();
+  for (std::uint32_t j = sh.g.succ_begin[op]; j < sh.g.succ_begin[op + 1]; ++j)
+    if (--sh.preds[sh.g.succ[j]] == 0) sh.ready.push_back(sh.g.succ[j]);
+}
+
+void start_flows(Shared& sh, sched::OpId op) {
+  sh.p->lower(*sh.s, op, sh.lowered);
+  std::uint32_t n = 0;
+  for (const platform::Flow& f : sh.lowered.flows) {
+    const platform::Path& path = sh.p->path(f.path);
+    if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(path.rate_cap))) continue;
+    const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
+    const double scale = compute ? kComputeScale : kByteScale;
+    const auto& hp = sh.hosts.at({f.path, f.weight});
+    sg4::CommPtr c = sg4::Comm::sendto_init();
+    c->set_payload_size(static_cast<std::uint64_t>(std::llround(f.amount * scale)));
+    const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
+    sh.tag_op.push_back(op);
+    sh.tag_kind.push_back(1);
+    c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
+    sh.alive.push_back(c);
+    c->set_source(hp.first)->set_destination(hp.second);
+    ++n;
+  }
+  sh.flows_left[op] = n;
+  if (n == 0) op_done(sh, op);
+}
+
+void drain(Shared& sh) {
+  while (!sh.ready.empty()) {
+    const sched::OpId op = sh.ready.back();
+    sh.ready.pop_back();
+    start_op(sh, op);
+  }
+}
+
+void on_complete(const sg4::Activity& a) {
+  Shared& sh = *g_shared;
+  auto* d = a.get_data<void>();
+  if (!d) return;
+  const auto slot = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(d) - 1);
+  const sched::OpId op = sh.tag_op[slot];
+  if (std::getenv("FFSIM_SIMGRID_DEBUG"))
+    std::fprintf(stderr, "t=%.12g op %u %s done (%s)\n", sg4::Engine::get_clock(), op, sh.tag_kind[slot] ? "flow" : "timer",
+                 a.get_state_str());
+  if (sh.tag_kind[slot] == 0) {
+    start_flows(sh, op);
+  } else if (--sh.flows_left[op] == 0) {
+    op_done(sh, op);
+  }
+  drain(sh);
+}
+
+// Writes all of buf to fd.
+void write_all(int fd, const void* buf, std::size_t n) {
+  const char* p = static_cast<const char*>(buf);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) _exit(3);
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+bool read_all(int fd, void* buf, std::size_t n) {
+  char* p = static_cast<char*>(buf);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+// Runs in the child process.
+void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd) {
+  std::vector<std::string> args{"ffsim",
+                                "--cfg=network/model:CM02",
+                                "--cfg=network/crosstraffic:0",
+                                "--cfg=network/TCP-gamma:0",
+                                "--cfg=maxmin/precision:1e-12",
+                                "--cfg=surf/precision:1e-15",
+                                "--log=root.thresh:critical"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  sg4::Engine engine(&argc, argv.data());
+
+  Shared sh;
+  sh.s = &s;
+  sh.p = &p;
+  sh.g = s.graph();
+  sh.preds = sh.g.preds;
+  sh.flows_left.assign(s.size(), 0);
+  sh.start.assign(s.size(), -1);
+  sh.end.assign(s.size(), -1);
+
+  // Every (path, weight) the schedule uses, and every resource on those paths.
+  std::map<std::pair<std::uint32_t, double>, bool> used;
+  std::vector<double> latencies;
+  for (sched::OpId i = 0; i < s.size(); ++i) {
+    p.lower(s, i, sh.lowered);
+    if (sh.lowered.latency > 0) latencies.push_back(sh.lowered.latency);
+    for (const auto& f : sh.lowered.flows) used[{f.path, f.weight}] = s.op(i).kind == sched::OpKind::Compute;
+  }
+  std::sort(latencies.begin(), latencies.end());
+  latencies.erase(std::unique(latencies.begin(), latencies.end()), latencies.end());
+  auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
+  sg4::NetZone* iz = zone->get_iface();
+  std::map<std::uint32_t, sg4::Link*> links;
+  std::map<double, sg4::Link*> penalty;
+  for (std::size_t t = 0; t < latencies.size(); ++t) {
+    sg4::Host* a = iz->create_host("t" + std::to_string(t) + "a", 1.0)->seal();
+    sg4::Host* b = iz->create_host("t" + std::to_string(t) + "b", 1.0)->seal();
+    RouteZone::R timer_route;
+    timer_route.links.push_back(iz->create_link("timer" + std::to_string(t), kTimerPayload / latencies[t])
+                                    ->set_latency(0)
+                                    ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                    ->seal());
+    zone->route_of_vertex_[a->get_netpoint()->id()] = zone->routes_.size();
+    zone->routes_.push_back(std::move(timer_route));
+    sh.timers[latencies[t]] = {a, b};
+  }
+  std::size_t k = 0;
+  for (const auto& [key, compute] : used) {
+    const platform::Path& path = p.path(key.first);
+    const double scale = compute ? kComputeScale : kByteScale;
+    RouteZone::R route;
+    for (std::uint32_t res : path.resources) {
+      auto it = links.find(res);
+      if (it == links.end()) {
+        sg4::Link* l = iz->create_link("r" + std::to_string(res), p.resource(res).capacity * scale)
+                           ->set_latency(0)
+                           ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
+                           ->seal();
+        it = links.emplace(res, l).first;
+      }
+      route.links.push_back(it->second);
+    }
+    if (std::isfinite(path.rate_cap))
+      route.links.push_back(iz->create_link("cap" + std::to_string(k), path.rate_cap * scale)
+                                ->set_latency(0)
+                                ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                ->seal());
+    if (!compute) {
+      auto pit = penalty.find(key.second);
+      if (pit == penalty.end()) {
+        sg4::Link* l = iz->create_link("penalty" + std::to_string(penalty.size()), 1e30)
+                           ->set_latency(p.options().arbitration_latency / key.second)
+                           ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                           ->seal();
+        pit = penalty.emplace(key.second, l).first;
+      }
+      route.links.push_back(pit->second);
+    }
+    sg4::Host* a = iz->create_host("h" + std::to_string(k) + "a", 1.0)->seal();
+    sg4::Host* b = iz->create_host("h" + std::to_string(k) + "b", 1.0)->seal();
+    zone->route_of_vertex_[a->get_netpoint()->id()] = zone->routes_.size();
+    zone->route_of_vertex_[b->get_netpoint()->id()] = zone->routes_.size();
+    zone->routes_.push_back(std::move(route));
+    sh.hosts[key] = {a, b};
+    ++k;
+  }
+  iz->seal();
+
+  g_shared = &sh;
+  sg4::Activity::on_completion_cb(on_complete);
+  for (sched::OpId i = 0; i < s.size(); ++i)
+    if (sh.preds[i] == 0) sh.ready.push_back(i);
+  // Start in OpId order (the ready list is a stack).
+  std::reverse(sh.ready.begin(), sh.ready.end());
+  drain(sh);
+  engine.run();
+
+  const std::uint64_t n = s.size();
+  write_all(out_fd, &n, sizeof n);
+  write_all(out_fd, sh.start.data(), n * sizeof(double));
+  write_all(out_fd, sh.end.data(), n * sizeof(double));
+  const double clock = sg4::Engine::get_clock();
+  write_all(out_fd, &clock, sizeof clock);
+}
+
+}  // namespace
+
+eval::Result SimGridEngine::run(const sched::Schedule& s, const platform::Platform& p) {
+  s.check_acyclic();
+  if (const char* nf = std::getenv("FFSIM_SIMGRID_NO_FORK"); nf && *nf == '1') {
+    // Debugging aid: simulate in this process (only once per process).
+    int fds0[2];
+    if (::pipe(fds0) != 0) throw SimulationError("pipe");
+    simulate(s, p, fds0[1]);
+  }
+  int fds[2];
+  if (::pipe(fds) != 0) throw SimulationError(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) throw SimulationError(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::close(fds[0]);
+    try {
+      simulate(s, p, fds[1]);
+    } catch (const std::exception& e) {
+      const std::string msg = std::string("simgrid engine: ") + e.what() + "\n";
+      write_all(2, msg.data(), msg.size());
+      _exit(2);
+    }
+    ::close(fds[1]);
+    _exit(0);
+  }
+  ::close(fds[1]);
+  eval::Result r;
+  r.engine = "simgrid";
+  std::uint64_t n = 0;
+  bool ok = read_all(fds[0], &n, sizeof n) && n == s.size();
+  std::vector<double> start(s.size()), end(s.size());
+  double clock = 0;
+  if (ok) ok = read_all(fds[0], start.data(), n * sizeof(double)) && read_all(fds[0], end.data(), n * sizeof(double)) &&
+               read_all(fds[0], &clock, sizeof clock);
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw SimulationError("the SimGrid replay failed (child exit status " + std::to_string(status) + ")");
+  r.ops.resize(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (end[i] < 0) throw SimulationError("operation " + std::to_string(i) + " never finished in SimGrid");
+    r.ops[i].start = start[i];
+    r.ops[i].end = end[i];
+    r.makespan = std::max(r.makespan, end[i]);
+  }
+  (void)clock;
+  return r;
+}
+
+void register_simgrid_engine(eval::EngineRegistry& r) {
+  if (!r.find("simgrid"))
+    r.add("simgrid", "flow-level replay on SimGrid 3.32 (CM02, max-min sharing), in a child process",
+          [] { return std::make_unique<SimGridEngine>(); });
+}
+
+}  // namespace ffsim::sim

@@ -1,0 +1,132 @@
+// Tests of the platform (paths, lowering) and the two engines on the Fire-Flyer node and fabric.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "eval/engine.hpp"
+#include "plan/scenario.hpp"
+#include "sim/simgrid_engine.hpp"
+
+using namespace ffsim;
+using namespace ffsim::literals;
+using sched::Place;
+using sched::TrafficClass;
+
+namespace {
+
+const config::Catalog& catalog() {
+  static const config::Catalog c =
+      config::Catalog::load(FFSIM_MODELS_DIR, {"cpu", "gpu", "nic", "node", "switch"});
+  return c;
+}
+
+// A small Fire-Flyer: 8 nodes on a two-layer tree, plus 2 storage nodes.
+plan::ScenarioSpec small_ff(bool isolation = false) {
+  std::string traffic = isolation ? R"(, "traffic": {"isolation": true,
+      "service_levels": {"hfreduce": 1, "nccl": 2, "storage": 3, "other": 0},
+      "virtual_lanes": [{"service_levels": [0], "weight": 1}, {"service_levels": [1, 2], "weight": 4},
+                        {"service_levels": [3], "weight": 1}]})"
+                                  : "";
+  const std::string text = R"({"name": "small", "cluster": {"node": "fire_flyer_pcie", "nodes": 8,
+      "storage": {"node": "fire_flyer_storage", "count": 2}},
+      "fabric": {"topology": "two_layer", "switch": "qm8700"})" + traffic + "}";
+  return plan::parse_scenario(config::Document::parse(text, "small.json", false), catalog());
+}
+
+eval::Result run(const char* engine, const sched::Schedule& s, const platform::Platform& p) {
+  static bool registered = [] {
+    sim::register_simgrid_engine(eval::engines());
+    return true;
+  }();
+  (void)registered;
+  return eval::engines().get(engine).factory()->run(s, p);
+}
+
+// Both engines, and their agreement to 1e-6 relative on every op's end.
+std::pair<eval::Result, eval::Result> both(const sched::Schedule& s, const platform::Platform& p) {
+  auto a = run("analytic", s, p);
+  auto b = run("simgrid", s, p);
+  REQUIRE(a.ops.size() == b.ops.size());
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    CAPTURE(i);
+    CHECK(b.ops[i].end == doctest::Approx(a.ops[i].end).epsilon(1e-6));
+  }
+  return {std::move(a), std::move(b)};
+}
+
+constexpr double kS = 184.0 * 1048576.0;  // 184 MiB
+constexpr double kEps = 1e-12;            // arbitration latency of weight-1 flows
+
+}  // namespace
+
+TEST_CASE("platform: one GPU's D2H runs at its PCIe rate, in both engines") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule s;
+  s.transfer(Place::gpu(0, 0), Place::dram(0, 0), Bytes(kS), TrafficClass::Other);
+  const auto [a, b] = both(s, *p);
+  // gpu0 -> cpu0.dram: GPU link 27 GB/s, root port 37.5 GB/s, DRAM 160 GB/s -> 27 GB/s;
+  // latency: one PCIe traversal 1 us + arbitration 1e-12 s.
+  CHECK(a.makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12));
+  CHECK(p->resource_label(a.ops[0].limiter) == "GPU gpu0 PCIe link, GPU->CPU");
+}
+
+TEST_CASE("platform: all 8 GPUs' D2H at once: GPU5 and GPU6 share their root port") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule s;
+  for (int g = 0; g < 8; ++g) s.transfer(Place::gpu(0, g), Place::dram(0, g < 4 ? 0 : 1), Bytes(kS), TrafficClass::Other);
+  const auto [a, b] = both(s, *p);
+  // GPU5 and GPU6 share cpu1.rp1 (37.5 GB/s per direction and both directions together): 18.75 GB/s each.
+  // The others run at their own 27 GB/s. DRAM cpu0 carries 4 x 27 = 108 <= 160; cpu1 27 + 37.5 + 27 = 91.5.
+  for (int g = 0; g < 8; ++g) {
+    CAPTURE(g);
+    const double rate = (g == 5 || g == 6) ? 37.5e9 / 2 : 27e9;
+    CHECK(a.ops[static_cast<std::size_t>(g)].end == doctest::Approx(1e-6 + kEps + kS / rate).epsilon(1e-12));
+  }
+  CHECK(p->resource_label(a.ops[5].limiter).rfind("root port cpu1.rp1 (gpu5+gpu6)", 0) == 0);
+}
+
+TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s; node to node runs at the HDR rate") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule s;
+  const auto p2p = s.transfer(Place::gpu(0, 7), Place::gpu(1, 7), Bytes(kS), TrafficClass::Other);
+  const auto net = s.transfer(Place::dram(2, 1), Place::dram(3, 1), Bytes(kS), TrafficClass::Other);
+  const auto [a, b] = both(s, *p);
+  // GPUDirect gpu7 -> remote gpu7: capped by Rome's GPU<->NIC peer-to-peer at 9 GiB/s.
+  const double lat = p->path(p->path_id(Place::gpu(0, 7), Place::gpu(1, 7))).latency;
+  CHECK(a.ops[p2p].end == doctest::Approx(lat + kEps + kS / (9.0 * 1073741824.0)).epsilon(1e-12));
+  CHECK(a.ops[p2p].limiter == eval::kLimitRateCap);
+  // DRAM to remote DRAM: the NIC's 24 GB/s payload rate binds (fabric links 25 GB/s).
+  const double lat2 = p->path(p->path_id(Place::dram(2, 1), Place::dram(3, 1))).latency;
+  CHECK(a.ops[net].end == doctest::Approx(lat2 + kEps + kS / 24e9).epsilon(1e-12));
+  CHECK(p->resource_label(a.ops[net].limiter) == "NIC nic0 send");
+}
+
+TEST_CASE("platform: weighted classes share 4:1 and the survivor takes the whole link; 1:1 without isolation") {
+  for (bool iso : {true, false}) {
+    CAPTURE(iso);
+    const auto sc = small_ff(iso);
+    const auto p = plan::make_platform(sc);
+    sched::Schedule s;
+    // Two flows from node 0's DRAM to node 1's DRAM through the same NIC: hfreduce (weight 4) and storage
+    // (weight 1), 1 GB each. While both run, hfreduce gets 4/5 of 24 GB/s = 19.2 GB/s and storage 4.8 GB/s.
+    const double X = 1e9, B = 24e9;
+    const auto hf = s.transfer(Place::dram(0, 1), Place::dram(1, 1), Bytes(X), TrafficClass::HFReduce);
+    const auto st = s.transfer(Place::dram(0, 1), Place::dram(1, 1), Bytes(X), TrafficClass::Storage);
+    const auto [a, b] = both(s, *p);
+    const double lat = p->path(p->path_id(Place::dram(0, 1), Place::dram(1, 1))).latency;
+    if (iso) {
+      // hfreduce ends after X / (0.8 B); storage then has X - 0.2 B * X/(0.8 B) = 0.75 X left at full B.
+      const double t1 = X / (0.8 * B);
+      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps / 4 + t1).epsilon(1e-9));
+      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + t1 + 0.75 * X / B).epsilon(1e-9));
+    } else {
+      // Equal shares: both end together after 2X / B.
+      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9));
+      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9));
+    }
+  }
+}
