@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "hw/parse.hpp"
+#include "sim/simgrid_engine.hpp"
 
 #ifndef FFSIM_DEFAULT_MODELS_DIR
 #define FFSIM_DEFAULT_MODELS_DIR "models"
@@ -45,6 +46,7 @@ void register_kinds(Context& ctx) {
 int run(int argc, char** argv) {
   Context ctx;
   register_kinds(ctx);
+  sim::register_simgrid_engine(eval::engines());
   CLI::App app{"ffsim: what-if simulator and capacity planner for GPU training clusters", "ffsim"};
   app.set_version_flag("--version", std::string("ffsim ") + version());
   app.require_subcommand(1);
@@ -55,6 +57,7 @@ int run(int argc, char** argv) {
   setup_models(app, ctx);
   setup_check(app, ctx);
   setup_summary(app, ctx);
+  setup_net(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -265,7 +265,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
   };
   auto is_device = [](const Place& x) { return x.kind == PlaceKind::Gpu || x.kind == PlaceKind::Nic; };
   const double pcie = n.pcie_latency.si();
-  if (from == to) return;
+  if (from == to && from.kind != PlaceKind::Dram) return;  // nothing moves (a DRAM copy still reads and writes)
 
   // Device <-> device (GPU<->GPU or GPU<->NIC) peer-to-peer.
   if (is_device(from) && is_device(to)) {
@@ -313,6 +313,26 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     const bool nic_involved = from.kind == PlaceKind::Nic || to.kind == PlaceKind::Nic;
     const double cap = nic_involved ? n.gpu_nic_p2p_bandwidth.si() : n.gpu_gpu_p2p_bandwidth.si();
     if (cap > 0) p.rate_cap = std::min(p.rate_cap, cap);
+    p.latency += pcie;
+    return;
+  }
+  // Drives <-> NIC (storage serving reads, absorbing writes): staged through DRAM in one
+  // pipelined flow, so DRAM is loaded twice (the drive's DMA and the NIC's).
+  if (from.kind == PlaceKind::Disk && to.kind == PlaceKind::Nic) {
+    R(t.disk_read);
+    R(t.dram[0]);
+    R(t.dram[0]);
+    sock(0, socket_of(to));
+    chain_down(t, b, device_port(to), p);
+    p.latency += pcie;
+    return;
+  }
+  if (from.kind == PlaceKind::Nic && to.kind == PlaceKind::Disk) {
+    chain_up(t, b, device_port(from), p);
+    sock(socket_of(from), 0);
+    R(t.dram[0]);
+    R(t.dram[0]);
+    R(t.disk_write);
     p.latency += pcie;
     return;
   }

@@ -130,3 +130,93 @@ TEST_CASE("platform: weighted classes share 4:1 and the survivor takes the whole
     }
   }
 }
+
+TEST_CASE("engines: a DAG of compute, delays, reduces and transfers agrees in both engines") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule s;
+  // Chain: compute 2 ms on gpu0 -> D2H 64 MiB -> CPU reduce of 2 inputs -> H2D to gpu1; in parallel a
+  // delay of 1 ms then a node-to-node transfer. Nothing shares a resource, so each op is its closed form.
+  const double M = 64.0 * 1048576.0;
+  const auto c = s.compute(Place::gpu(0, 0), Seconds(2e-3));
+  const auto d = s.transfer(Place::gpu(0, 0), Place::dram(0, 0), Bytes(M), TrafficClass::HFReduce);
+  const auto r = s.reduce(Place::cpu(0, 0), {Place::dram(0, 0), Place::dram(0, 1)}, Place::dram(0, 1), Bytes(M));
+  const auto h = s.transfer(Place::dram(0, 1), Place::gpu(0, 5), Bytes(M), TrafficClass::HFReduce);
+  s.depend(d, c);
+  s.depend(r, d);
+  s.depend(h, r);
+  const auto w = s.delay(Seconds(1e-3));
+  const auto n = s.transfer(Place::dram(4, 1), Place::dram(5, 1), Bytes(M), TrafficClass::Other);
+  s.depend(n, w);
+  const auto zero = s.transfer(Place::dram(6, 0), Place::dram(7, 0), Bytes(0), TrafficClass::Other);
+  const auto [a, b] = both(s, *p);
+  // compute: exactly 2 ms alone.
+  CHECK(a.ops[c].end == doctest::Approx(2e-3).epsilon(1e-12));
+  // D2H: 1 us + eps + M / 27 GB/s after the compute.
+  const double t_d = 2e-3 + 1e-6 + kEps + M / 27e9;
+  CHECK(a.ops[d].end == doctest::Approx(t_d).epsilon(1e-12));
+  // Reduce on cpu0's cores of two inputs into cpu1 DRAM (epyc_7502 has no reduce rate in the catalog, so
+  // only memory and links bind). Flows: read cpu0 DRAM -> cpu0 cores (cpu0 DRAM 160 GB/s); read cpu1 DRAM ->
+  // cpu0 cores (cpu1 DRAM, socket link cpu1->cpu0 100 GB/s); write cpu0 cores -> cpu1 DRAM (socket link
+  // cpu0->cpu1, cpu1 DRAM). cpu1 DRAM carries two flows: max-min gives each 80 GB/s, the first flow 160.
+  // The op ends with its slowest flows: M / 80 GB/s.
+  const double t_r = t_d + kEps + M / 80e9;
+  CHECK(a.ops[r].end == doctest::Approx(t_r).epsilon(1e-12));
+  // H2D to gpu5 on cpu1's shared root port, alone: 27 GB/s.
+  CHECK(a.ops[h].end == doctest::Approx(t_r + 1e-6 + kEps + M / 27e9).epsilon(1e-12));
+  // Delay then a 24 GB/s node-to-node transfer.
+  const double lat = p->path(p->path_id(Place::dram(4, 1), Place::dram(5, 1))).latency;
+  CHECK(a.ops[n].end == doctest::Approx(1e-3 + lat + kEps + M / 24e9).epsilon(1e-12));
+  // A zero-byte transfer costs its latency only.
+  const double lat0 = p->path(p->path_id(Place::dram(6, 0), Place::dram(7, 0))).latency;
+  CHECK(a.ops[zero].end == doctest::Approx(lat0 + kEps).epsilon(1e-12));
+}
+
+TEST_CASE("engines: an empty schedule, a cycle, and determinism") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule empty;
+  CHECK(run("analytic", empty, *p).makespan == 0.0);
+  CHECK(run("simgrid", empty, *p).makespan == 0.0);
+  sched::Schedule cyc;
+  const auto x = cyc.delay(Seconds(1e-3));
+  const auto y = cyc.delay(Seconds(1e-3));
+  cyc.depend(x, y);
+  cyc.depend(y, x);
+  CHECK_THROWS_AS((void)run("analytic", cyc, *p), SimulationError);
+  CHECK_THROWS_AS((void)run("simgrid", cyc, *p), SimulationError);
+  // Contended: 8 D2H at once, twice; bit-identical results.
+  sched::Schedule s;
+  for (int g = 0; g < 8; ++g) s.transfer(Place::gpu(0, g), Place::dram(0, 1), Bytes(kS), TrafficClass::Other);
+  const auto r1 = run("analytic", s, *p), r2 = run("analytic", s, *p);
+  const auto s1 = run("simgrid", s, *p), s2 = run("simgrid", s, *p);
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(r1.ops[i].end == r2.ops[i].end);
+    CHECK(s1.ops[i].end == s2.ops[i].end);
+    CHECK(s1.ops[i].end == doctest::Approx(r1.ops[i].end).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("platform: traffic section errors") {
+  auto parse = [](const std::string& traffic) {
+    const std::string text = R"({"name": "t", "cluster": {"node": "fire_flyer_pcie", "nodes": 2},
+        "fabric": {"topology": "two_layer", "switch": "qm8700"}, "traffic": )" + traffic + "}";
+    return plan::parse_scenario(config::Document::parse(text, "t.json", false), catalog());
+  };
+  CHECK_NOTHROW(parse(R"({"isolation": false})"));
+  CHECK_THROWS_WITH_AS(parse(R"({"isolation": true})"),
+                       "t.json:/traffic: missing required key \"virtual_lanes\" (isolation needs lanes with arbitration weights)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse(R"({"isolation": true, "service_levels": {"hfreduce": 1, "nccl": 1, "other": 0, "storage": 2},
+      "virtual_lanes": [{"service_levels": [0, 1], "weight": 1}]})"),
+                       "t.json:/traffic/virtual_lanes: no virtual lane carries service level 2 (traffic class \"storage\")",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse(R"({"isolation": true, "service_levels": {"hfreduse": 1},
+      "virtual_lanes": [{"service_levels": [0, 1], "weight": 1}]})"),
+                       "t.json:/traffic/service_levels: unknown traffic class \"hfreduse\" (did you mean \"hfreduce\"?); "
+                       "valid: hfreduce, nccl, other, storage",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(parse(R"({"isolation": true, "service_levels": {"hfreduce": 1, "nccl": 1, "other": 0, "storage": 0},
+      "virtual_lanes": [{"service_levels": [0, 1], "weight": 0}]})"),
+                       "t.json:/traffic/virtual_lanes/0/weight: expected an integer in [1, 255], got number 0", ConfigError);
+}

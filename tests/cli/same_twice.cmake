@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs ffsim twice with the same arguments (| separated) and fails unless the outputs are identical.
+string(REPLACE "|" ";" args "${ARGS}")
+execute_process(COMMAND ${FFSIM} --models models ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc1 OUTPUT_VARIABLE o1)
+execute_process(COMMAND ${FFSIM} --models models ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc2 OUTPUT_VARIABLE o2)
+if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "exit codes ${rc1} ${rc2}")
+endif()
+if(NOT o1 STREQUAL o2)
+  message(FATAL_ERROR "outputs differ\n--- first\n${o1}--- second\n${o2}")
+endif()
+string(LENGTH "${o1}" n)
+if(n LESS 100)
+  message(FATAL_ERROR "suspiciously short output: ${o1}")
+endif()
