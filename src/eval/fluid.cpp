@@ -133,8 +133,11 @@ private:
   void start_op(sched::OpId op, double now, Result& r) {
     r.ops[op].start = now;
     p_.lower(s_, op, lowered_);
+    // Flows start after the op's latency plus their arbitration delay (one value per op).
+    double delay = 0;
+    for (const auto& f : lowered_.flows) delay = std::max(delay, f.start_delay);
     pending_[op] = lowered_.flows;
-    push(now + lowered_.latency, 0, op, 0);
+    push(now + lowered_.latency + delay, 0, op, 0);
   }
 
   void begin_flows(sched::OpId op, double now, Result& r) {

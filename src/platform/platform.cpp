@@ -525,24 +525,23 @@ void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) con
         p.resources.push_back(compute_resource(g));
         return p;
       });
-      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other});
+      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other, 0.0});
       return;
     }
     case sched::OpKind::Transfer: {
       const double w = traffic_.weight(o.cls);
       const std::uint32_t pid = path_id(o.at, o.to);
-      out.latency = paths_[pid].latency + opts_.arbitration_latency / w;
-      if (o.amount > 0) out.flows.push_back(Flow{pid, o.amount, w, o.cls});
+      out.latency = paths_[pid].latency;
+      // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
+      out.flows.push_back(Flow{pid, o.amount, w, o.cls, opts_.arbitration_latency / w});
       return;
     }
     case sched::OpKind::Reduce: {
       // k reads of `amount` from the inputs into the cores, one write of `amount` to the output.
-      const double w = 1.0;
-      out.latency = opts_.arbitration_latency / w;
-      if (o.amount <= 0) return;
+      const double w = 1.0, d = opts_.arbitration_latency / w;
       for (std::uint32_t i = o.inputs_begin; i < o.inputs_end; ++i)
-        out.flows.push_back(Flow{path_id(s.reduce_inputs()[i], o.at), o.amount, w, sched::TrafficClass::Other});
-      out.flows.push_back(Flow{path_id(o.at, o.to), o.amount, w, sched::TrafficClass::Other});
+        out.flows.push_back(Flow{path_id(s.reduce_inputs()[i], o.at), o.amount, w, sched::TrafficClass::Other, d});
+      out.flows.push_back(Flow{path_id(o.at, o.to), o.amount, w, sched::TrafficClass::Other, d});
       return;
     }
   }

@@ -52,10 +52,14 @@ struct Flow {
   double amount = 0;       ///< bytes (GpuCompute: seconds)
   double weight = 1;       ///< share weight of its traffic class
   sched::TrafficClass cls = sched::TrafficClass::Other;
+  /// Arbitration delay before the flow shares bandwidth: options().arbitration_latency / weight for
+  /// transfers and reductions (the SimGrid engine's penalty link), 0 for compute.
+  double start_delay = 0;
 };
 
-/// What an engine runs for one operation: wait `latency`, then run all flows concurrently;
-/// the operation ends when its last flow ends.
+/// What an engine runs for one operation: wait `latency` (the physical latency of its path or
+/// its fixed delay), then run all flows concurrently (each after its start_delay); the operation
+/// ends when its last flow ends.
 struct Lowered {
   double latency = 0;
   std::vector<Flow> flows;

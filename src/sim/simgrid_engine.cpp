@@ -78,21 +78,51 @@ struct Shared {
 Shared* g_shared = nullptr;
 
 void start_flows(Shared& sh, sched::OpId op);
+void op_done(Shared& sh, sched::OpId op);
+
+// Ops whose flows all move nothing still cost their latency and arbitration delay: a timer.
+bool moves_data(const Shared& sh, const platform::Lowered& low) {
+  for (const auto& f : low.flows) {
+    const platform::Path& path = sh.p->path(f.path);
+    if (f.amount > 0 && !(path.resources.empty() && !std::isfinite(path.rate_cap))) return true;
+  }
+  return false;
+}
+
+void start_timer(Shared& sh, sched::OpId op, double duration, std::uint8_t kind) {
+  const auto& th = sh.timers.at(duration);
+  sg4::CommPtr t = sg4::Comm::sendto_init();
+  t->set_payload_size(static_cast<std::uint64_t>(kTimerPayload));
+  const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
+  sh.tag_op.push_back(op);
+  sh.tag_kind.push_back(kind);
+  t->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
+  sh.alive.push_back(t);
+  // Setting both ends starts the comm (vetoable_start).
+  t->set_source(th.first)->set_destination(th.second);
+}
+
+// The single timer an op needs before (kind 0) or instead of (kind 2) its flows; 0 if none.
+double timer_of(const Shared& sh, const platform::Lowered& low, bool& instead) {
+  instead = !moves_data(sh, low);
+  if (!instead) return low.latency;
+  double d = 0;
+  for (const auto& f : low.flows) d = std::max(d, f.start_delay);
+  return low.latency + d;
+}
 
 void start_op(Shared& sh, sched::OpId op) {
   sh.start[op] = sg4::Engine::get_clock();
-  sh.p->lower(*sh.s, op, sh.lowered);
-  if (sh.lowered.latency > 0) {
-    const auto& th = sh.timers.at(sh.lowered.latency);
-    sg4::CommPtr t = sg4::Comm::sendto_init();
-    t->set_payload_size(static_cast<std::uint64_t>(kTimerPayload));
-    const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
-    sh.tag_op.push_back(op);
-    sh.tag_kind.push_back(0);
-    t->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
-    sh.alive.push_back(t);
-    // Setting both ends starts the comm (vetoable_start).
-    t->set_source(th.first)->set_destination(th.second);
+  platform::Lowered low;
+  sh.p->lower(*sh.s, op, low);
+  bool instead = false;
+  const double t = timer_of(sh, low, instead);
+  if (t > 0) {
+    start_timer(sh, op, t, instead ? 2 : 0);
+    return;
+  }
+  if (instead) {
+    op_done(sh, op);
     return;
   }
   start_flows(sh, op);
@@ -105,26 +135,33 @@ void op_done(Shared& sh, sched::OpId op) {
 }
 
 void start_flows(Shared& sh, sched::OpId op) {
-  sh.p->lower(*sh.s, op, sh.lowered);
-  std::uint32_t n = 0;
-  for (const platform::Flow& f : sh.lowered.flows) {
+  platform::Lowered low;  // local: callbacks during start() may lower other ops
+  sh.p->lower(*sh.s, op, low);
+  std::vector<const platform::Flow*> todo;
+  for (const platform::Flow& f : low.flows) {
     const platform::Path& path = sh.p->path(f.path);
     if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(path.rate_cap))) continue;
-    const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
-    const double scale = compute ? kComputeScale : kByteScale;
-    const auto& hp = sh.hosts.at({f.path, f.weight});
+    todo.push_back(&f);
+  }
+  // Count first: a comm may complete (and call back) while it is being started.
+  sh.flows_left[op] = static_cast<std::uint32_t>(todo.size());
+  if (todo.empty()) {
+    op_done(sh, op);
+    return;
+  }
+  const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
+  const double scale = compute ? kComputeScale : kByteScale;
+  for (const platform::Flow* f : todo) {
+    const auto& hp = sh.hosts.at({f->path, f->weight});
     sg4::CommPtr c = sg4::Comm::sendto_init();
-    c->set_payload_size(static_cast<std::uint64_t>(std::llround(f.amount * scale)));
+    c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale)));
     const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
     sh.tag_op.push_back(op);
     sh.tag_kind.push_back(1);
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
     sh.alive.push_back(c);
     c->set_source(hp.first)->set_destination(hp.second);
-    ++n;
   }
-  sh.flows_left[op] = n;
-  if (n == 0) op_done(sh, op);
 }
 
 void drain(Shared& sh) {
@@ -146,6 +183,8 @@ void on_complete(const sg4::Activity& a) {
                  a.get_state_str());
   if (sh.tag_kind[slot] == 0) {
     start_flows(sh, op);
+  } else if (sh.tag_kind[slot] == 2) {
+    op_done(sh, op);
   } else if (--sh.flows_left[op] == 0) {
     op_done(sh, op);
   }
@@ -204,7 +243,9 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   std::vector<double> latencies;
   for (sched::OpId i = 0; i < s.size(); ++i) {
     p.lower(s, i, sh.lowered);
-    if (sh.lowered.latency > 0) latencies.push_back(sh.lowered.latency);
+    bool instead = false;
+    const double t = timer_of(sh, sh.lowered, instead);
+    if (t > 0) latencies.push_back(t);
     for (const auto& f : sh.lowered.flows) used[{f.path, f.weight}] = s.op(i).kind == sched::OpKind::Compute;
   }
   std::sort(latencies.begin(), latencies.end());

@@ -88,7 +88,7 @@ TEST_CASE("platform: all 8 GPUs' D2H at once: GPU5 and GPU6 share their root por
   CHECK(p->resource_label(a.ops[5].limiter).rfind("root port cpu1.rp1 (gpu5+gpu6)", 0) == 0);
 }
 
-TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s; node to node runs at the HDR rate") {
+TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s, node to node runs at the HDR rate") {
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
   sched::Schedule s;
@@ -105,7 +105,7 @@ TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s; node to node 
   CHECK(p->resource_label(a.ops[net].limiter) == "NIC nic0 send");
 }
 
-TEST_CASE("platform: weighted classes share 4:1 and the survivor takes the whole link; 1:1 without isolation") {
+TEST_CASE("platform: weighted classes share 4:1 and the survivor takes the whole link, 1:1 without isolation") {
   for (bool iso : {true, false}) {
     CAPTURE(iso);
     const auto sc = small_ff(iso);
