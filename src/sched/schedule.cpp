@@ -119,6 +119,59 @@ OpId Schedule::delay(Seconds t, std::uint32_t tag) {
   return static_cast<OpId>(ops_.size() - 1);
 }
 
+BufferId Schedule::buffer(Place at, Bytes size, std::string name) {
+  FFSIM_ASSERT(size.si() >= 0, "negative buffer size");
+  buffers_.push_back(Buffer{at, size.si(), std::move(name)});
+  return static_cast<BufferId>(buffers_.size() - 1);
+}
+
+std::uint32_t Schedule::add_refs(const std::vector<DataRef>& r) {
+  const auto b = static_cast<std::uint32_t>(refs_.size());
+  for (const DataRef& d : r) {
+    FFSIM_ASSERT(d.buffer < buffers_.size(), "data ref to an unknown buffer");
+    refs_.push_back(d);
+  }
+  return b;
+}
+
+OpId Schedule::transfer(DataRef from, DataRef to, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
+  const OpId id = transfer(buffers_.at(from.buffer).place, buffers_.at(to.buffer).place, bytes, cls, tag);
+  ops_[id].data_begin = add_refs({from, to});
+  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  return id;
+}
+
+OpId Schedule::reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag) {
+  std::vector<Place> places;
+  for (const DataRef& d : inputs) places.push_back(buffers_.at(d.buffer).place);
+  const OpId id = reduce(cpu, places, buffers_.at(out.buffer).place, bytes, tag);
+  std::vector<DataRef> all = inputs;
+  all.push_back(out);
+  ops_[id].data_begin = add_refs(all);
+  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  return id;
+}
+
+OpId Schedule::gpu_reduce(Place gpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, Seconds alone,
+                          std::uint32_t tag) {
+  const OpId id = compute(gpu, alone, tag);
+  for (const DataRef& d : inputs)
+    FFSIM_ASSERT(buffers_.at(d.buffer).place == gpu, "GPU reduce inputs must be in the GPU's memory");
+  FFSIM_ASSERT(buffers_.at(out.buffer).place == gpu, "GPU reduce output must be in the GPU's memory");
+  std::vector<DataRef> all = inputs;
+  all.push_back(out);
+  ops_[id].data_begin = add_refs(all);
+  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  ops_[id].to.index = gpu.index;
+  data_amount_[id] = bytes.si();
+  return id;
+}
+
+double Schedule::data_bytes(OpId id) const {
+  auto it = data_amount_.find(id);
+  return it == data_amount_.end() ? ops_[id].amount : it->second;
+}
+
 void Schedule::depend(OpId after, OpId before) {
   FFSIM_ASSERT(after < ops_.size() && before < ops_.size() && after != before, "bad dependency");
   edges_.emplace_back(after, before);

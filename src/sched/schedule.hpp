@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -47,12 +48,27 @@ enum class OpKind : std::uint8_t { Compute, Transfer, Reduce, Delay };
 [[nodiscard]] const char* op_kind_name(OpKind k);
 
 using OpId = std::uint32_t;
+using BufferId = std::uint32_t;
+
+/// A named buffer at a place, for the data-movement check (bytes; elements are elem_size bytes).
+struct Buffer {
+  Place place;
+  double bytes = 0;
+  std::string name;
+};
+
+/// A byte offset into a buffer.
+struct DataRef {
+  BufferId buffer = 0;
+  double offset = 0;
+};
 
 /// One operation. Fields by kind:
 /// - Compute:  `at` = a GPU; `amount` = seconds the GPU would take alone (work / rate of its kind).
 /// - Transfer: `at` -> `to`; `amount` = bytes; `cls` = traffic class.
 /// - Reduce:   `at` = a CPU socket (Cpu place); sums `inputs` (Dram places, `amount` bytes each)
 ///             into `to` (a Dram place): reads k x amount, writes amount.
+///             A Compute op may carry reduce data semantics too (a GPU reduce kernel).
 /// - Delay:    `amount` = seconds (a fixed overhead: a launch, a handshake).
 struct Op {
   OpKind kind = OpKind::Delay;
@@ -63,6 +79,10 @@ struct Op {
   std::uint32_t tag = 0;           ///< index into Schedule::tags() (what the op is, for reports)
   std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs()
   std::uint32_t inputs_end = 0;
+  /// Data semantics (optional): refs [data_begin, data_end) in Schedule::refs(). Transfer: source,
+  /// destination. Reduce and GPU reduce: inputs..., output. amount bytes each.
+  std::uint32_t data_begin = 0;
+  std::uint32_t data_end = 0;
 };
 
 /// A DAG of operations. Add operations, then dependencies (`after` waits for `before`).
@@ -72,6 +92,19 @@ public:
   OpId transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
   OpId reduce(Place cpu, const std::vector<Place>& inputs, Place out, Bytes bytes_each, std::uint32_t tag = 0);
   OpId delay(Seconds t, std::uint32_t tag = 0);
+
+  // ---- the same operations with data semantics (for the data-movement check)
+  BufferId buffer(Place at, Bytes size, std::string name);
+  OpId transfer(DataRef from, DataRef to, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
+  /// CPU reduce: out = sum of inputs (elementwise, `bytes` each), on `cpu`'s cores.
+  OpId reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag = 0);
+  /// GPU reduce kernel: out = sum of inputs on `gpu`, taking `alone` seconds of the GPU.
+  OpId gpu_reduce(Place gpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, Seconds alone,
+                  std::uint32_t tag = 0);
+  [[nodiscard]] const std::vector<Buffer>& buffers() const { return buffers_; }
+  [[nodiscard]] const std::vector<DataRef>& refs() const { return refs_; }
+  /// Bytes each data ref of op `id` covers (a GPU reduce's amount is its time, not its bytes).
+  [[nodiscard]] double data_bytes(OpId id) const;
   /// `after` starts only once `before` has ended.
   void depend(OpId after, OpId before);
   /// Interns a tag string ("d2h", "reduce", "tree up", ...); 0 is "".
@@ -96,8 +129,13 @@ public:
   void check_acyclic() const;
 
 private:
+  std::uint32_t add_refs(const std::vector<DataRef>& r);
+
   std::vector<Op> ops_;
   std::vector<Place> inputs_;
+  std::vector<Buffer> buffers_;
+  std::vector<DataRef> refs_;
+  std::unordered_map<OpId, double> data_amount_;
   std::vector<std::pair<OpId, OpId>> edges_;
   std::vector<std::string> tags_{""};
 };
