@@ -139,7 +139,9 @@ void Pipeline::allreduce(DType dtype, std::span<const DevicePtr<const std::byte>
     issue_h2d_through(chunks - 1);
     for (std::size_t c = chunks - std::min(depth_, chunks); c < chunks; ++c) wait_h2d(c);
   } catch (...) {
-    // Never return with copies still writing into or reading from the caller's or our buffers.
+    // Never return with copies or tree threads still writing into or reading from the caller's or
+    // our buffers.
+    if (inter_node_ != nullptr) inter_node_->quiesce();
     for (auto& stream : d2h_) stream->synchronize();
     for (auto& stream : h2d_) stream->synchronize();
     throw;

@@ -127,10 +127,13 @@ class TreeAllreduce::Worker {
     thread_.join();
   }
 
+  void wake() { cv_.notify_all(); }
+
   void enqueue(Ticket ticket, std::byte* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
     {
       std::lock_guard lock(mutex_);
       items_.push_back(Item{ticket, data, count, dtype, fingerprint, 0});
+      open_.push_back(ticket);
     }
     cv_.notify_one();
   }
@@ -277,6 +280,19 @@ class TreeAllreduce::Worker {
     return pending;
   }
 
+  // Drops every slice and queued half and hands the halves back with error, so that no caller
+  // waits for them and none of their buffers is touched again.
+  void abandon(std::deque<Slice>& active, const std::exception_ptr& error) {
+    active.clear();  // cancels what is still posted
+    std::deque<Ticket> open;
+    {
+      std::lock_guard lock(mutex_);
+      items_.clear();
+      open.swap(open_);
+    }
+    for (Ticket ticket : open) owner_.finish_half(ticket, error);
+  }
+
   void run() {
     std::deque<Slice> active;
     auto last_progress = Clock::now();
@@ -287,11 +303,30 @@ class TreeAllreduce::Worker {
           std::unique_lock lock(mutex_);
           if (active.empty()) {
             cv_.wait(lock, [this] {
-              return stop_ || std::any_of(items_.begin(), items_.end(), [](const Item& i) { return i.next < i.count; });
+              return stop_ || owner_.failed_.load() ||
+                     std::any_of(items_.begin(), items_.end(), [](const Item& i) { return i.next < i.count; });
             });
-            if (stop_) return;
             last_progress = Clock::now();  // an idle tree starts its clock with new work
           }
+          if (stop_) {
+            lock.unlock();
+            abandon(active, std::make_exception_ptr(KernelError(
+                                __FILE__, __LINE__, "the tree allreduce was destroyed while the operation ran")));
+            return;
+          }
+        }
+        if (owner_.failed_.load()) {
+          // the other tree failed: give up too, with its error
+          std::exception_ptr failure;
+          {
+            std::lock_guard lock(owner_.mutex_);
+            failure = owner_.failure_;
+          }
+          abandon(active, failure);
+          return;
+        }
+        {
+          std::lock_guard lock(mutex_);
           while (active.size() < static_cast<std::size_t>(owner_.options_.window)) {
             Slice slice;
             if (!next_slice(slice)) break;
@@ -302,7 +337,13 @@ class TreeAllreduce::Worker {
         bool moved = false;
         for (Slice& slice : active) moved = advance(slice) || moved;
         while (!active.empty() && active.front().step == Step::Done) {
-          if (active.front().last) owner_.finish_half(active.front().ticket, nullptr);
+          if (active.front().last) {
+            {
+              std::lock_guard lock(mutex_);
+              open_.pop_front();
+            }
+            owner_.finish_half(active.front().ticket, nullptr);
+          }
           active.pop_front();
           moved = true;
         }
@@ -323,9 +364,7 @@ class TreeAllreduce::Worker {
     } catch (...) {
       const std::exception_ptr error = std::current_exception();
       owner_.fail(error);
-      active.clear();  // cancels what is still posted
-      std::lock_guard lock(mutex_);
-      items_.clear();
+      abandon(active, error);
     }
   }
 
@@ -337,6 +376,7 @@ class TreeAllreduce::Worker {
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Item> items_;
+  std::deque<Ticket> open_;  // tickets whose half this tree holds, in order
   bool stop_ = false;
   std::thread thread_;
 };
@@ -397,13 +437,11 @@ TreeAllreduce::Ticket TreeAllreduce::submit(void* data, std::size_t count, DType
 
 bool TreeAllreduce::done(Ticket ticket) {
   std::lock_guard lock(mutex_);
+  if (ticket >= next_ticket_) FFSIM_KERNEL_THROW(KernelError, "unknown tree ticket ", ticket);
   auto job = jobs_.find(ticket);
-  if (job == jobs_.end()) {
-    if (ticket >= next_ticket_) FFSIM_KERNEL_THROW(KernelError, "unknown tree ticket ", ticket);
-    return true;
-  }
-  if (job->second.error) std::rethrow_exception(job->second.error);
-  return false;
+  if (job == jobs_.end()) return true;
+  if (job->second.halves_left > 0) return false;
+  std::rethrow_exception(job->second.error);
 }
 
 void TreeAllreduce::wait(Ticket ticket) {
@@ -411,26 +449,32 @@ void TreeAllreduce::wait(Ticket ticket) {
   if (ticket >= next_ticket_) FFSIM_KERNEL_THROW(KernelError, "unknown tree ticket ", ticket);
   done_cv_.wait(lock, [&] {
     auto job = jobs_.find(ticket);
-    return job == jobs_.end() || job->second.error;
+    return job == jobs_.end() || job->second.halves_left == 0;
   });
   auto job = jobs_.find(ticket);
   if (job != jobs_.end()) std::rethrow_exception(job->second.error);
+}
+
+void TreeAllreduce::quiesce() {
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] {
+    return std::all_of(jobs_.begin(), jobs_.end(), [](const auto& job) { return job.second.halves_left == 0; });
+  });
 }
 
 void TreeAllreduce::allreduce(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
   wait(submit(data, count, dtype, fingerprint));
 }
 
+// A half is handed back: done (error null) or abandoned after a failure. A job whose halves are
+// all back is erased when it succeeded and kept, with its error, when it failed.
 void TreeAllreduce::finish_half(Ticket ticket, std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
     auto job = jobs_.find(ticket);
     if (job == jobs_.end()) return;
-    if (error) {
-      if (!job->second.error) job->second.error = error;
-    } else if (--job->second.halves_left == 0 && !job->second.error) {
-      jobs_.erase(job);
-    }
+    if (error && !job->second.error) job->second.error = error;
+    if (--job->second.halves_left == 0 && !job->second.error) jobs_.erase(job);
   }
   done_cv_.notify_all();
 }
@@ -439,9 +483,10 @@ void TreeAllreduce::fail(std::exception_ptr error) {
   {
     std::lock_guard lock(mutex_);
     if (!failure_) failure_ = error;
-    for (auto& [ticket, job] : jobs_) {
-      if (!job.error) job.error = failure_;
-    }
+    failed_.store(true);
+  }
+  for (auto& worker : workers_) {
+    if (worker) worker->wake();
   }
   done_cv_.notify_all();
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -75,10 +76,14 @@ class TreeAllreduce {
   /// ranks. fingerprint (e.g. a hash of a tensor name) goes into the message tags when the tag
   /// space allows, so ranks reducing different things never exchange data silently.
   Ticket submit(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
-  /// True when the operation has completed; throws its error if it failed.
+  /// True when the operation has completed; throws its error if it failed (by then neither
+  /// tree thread touches its data any more).
   bool done(Ticket ticket);
-  /// Blocks until the operation has completed; throws its error if it failed.
+  /// Blocks until the operation has completed; throws its error if it failed (by then neither
+  /// tree thread touches its data any more).
   void wait(Ticket ticket);
+  /// Blocks until no operation is in flight (each has completed or been abandoned after a failure).
+  void quiesce();
   /// submit + wait.
   void allreduce(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
 
@@ -93,7 +98,7 @@ class TreeAllreduce {
 
   class Worker;
   struct Job {
-    int halves_left = 2;
+    int halves_left = 2;  // halves still held by a tree thread (running, or queued)
     std::exception_ptr error;
   };
 
@@ -118,6 +123,7 @@ class TreeAllreduce {
   Ticket next_ticket_ = 1;
   std::map<Ticket, Job> jobs_;
   std::exception_ptr failure_;
+  std::atomic<bool> failed_{false};
   std::array<std::unique_ptr<Worker>, 2> workers_;
 };
 
