@@ -23,14 +23,17 @@ class MpiRequest final : public Request {
   MpiRequest& operator=(const MpiRequest&) = delete;
   ~MpiRequest() override {
     if (request_ == MPI_REQUEST_NULL) return;
-    // Abandoned (the operation failed or timed out): cancel a receive, release a send.
+    // Abandoned (the operation failed or timed out). Never block here: a receive whose transfer
+    // from a dead peer had begun cannot finish cancelling (MPI_Wait would hang, as seen with
+    // OpenMPI 4.1's shared-memory single-copy path), so cancel, test once, else just free it.
     auto lock = transport_.lock_if_serialized();
     if (receive_) {
       (void)MPI_Cancel(&request_);
-      (void)MPI_Wait(&request_, MPI_STATUS_IGNORE);
-    } else {
-      (void)MPI_Request_free(&request_);
+      int flag = 0;
+      (void)MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+      if (flag != 0) return;
     }
+    (void)MPI_Request_free(&request_);
   }
   bool test() override {
     if (request_ == MPI_REQUEST_NULL) return true;

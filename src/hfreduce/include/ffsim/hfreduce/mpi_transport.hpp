@@ -33,6 +33,8 @@ namespace ffsim::hfreduce {
 /// MPI must be initialised with at least MPI_THREAD_SERIALIZED: the double binary tree calls MPI
 /// from two threads. Below MPI_THREAD_MULTIPLE (or when serialize is true) every MPI call of this
 /// transport holds one mutex; OpenMPI 4.1 built with thread support provides MPI_THREAD_MULTIPLE.
+/// A request destroyed before completion (after a timeout) is cancelled or freed without waiting:
+/// after such a failure the communicator is not to be used for hfreduce again.
 class MpiTransport final : public Transport {
  public:
   explicit MpiTransport(MPI_Comm comm = MPI_COMM_WORLD, bool serialize = false);
