@@ -317,6 +317,28 @@ Timing measure(const Options& o, Ranks& ranks, const std::function<void()>& run)
   return summarize(samples);
 }
 
+/// Runs `point` and `bound` alternately, repetition by repetition (single rank), so that both see
+/// the same machine: on a shared machine bandwidth drifts by 2x within minutes.
+std::pair<Timing, Timing> measure_interleaved(const Options& o, const std::function<void()>& point,
+                                              const std::function<void()>& bound) {
+  point();
+  bound();
+  auto time = [](const std::function<void()>& run) {
+    const auto start = Clock::now();
+    run();
+    return seconds_since(start);
+  };
+  const double first = time(point) + time(bound);
+  const int reps = std::clamp(static_cast<int>(2 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
+  std::vector<double> point_samples;
+  std::vector<double> bound_samples;
+  for (int r = 0; r < reps; ++r) {
+    bound_samples.push_back(time(bound));
+    point_samples.push_back(time(point));
+  }
+  return {summarize(point_samples), summarize(bound_samples)};
+}
+
 struct BoundRef {
   std::string name;    // what was measured, e.g. "memcpy_bw" or "mpi_allreduce"
   std::string metric;  // which rate of the point it is compared with: "traffic_Bps" or "algbw_Bps"
@@ -382,59 +404,86 @@ class Arena {
   HostBuffer buffer_;
 };
 
-/// STREAM-copy-like bandwidth with `threads` threads: dst = src over `bytes`, counted as bytes read
-/// plus bytes written (2 x bytes). The best of three copies: the vector kernel with ordinary stores,
-/// with streaming stores, and glibc memcpy split over the threads. Cached per (threads, bytes).
-double copy_bound(const Options& o, Ranks& ranks, Arena& arena, int threads, std::size_t bytes, bool print) {
-  static std::map<std::pair<int, std::size_t>, double> cache;
-  const auto key = std::make_pair(threads, bytes);
-  if (auto found = cache.find(key); found != cache.end()) return found->second;
-  std::byte* src = arena.at(0);
-  std::byte* dst = arena.at(bytes);
-  double best = 0;
-  SingleRank local;
-  for (const char* kind : {"kernel_regular", "kernel_nt", "memcpy"}) {
-    Timing t;
-    if (std::strcmp(kind, "memcpy") == 0) {
-      ThreadPool pool(threads);
-      const std::size_t share = (bytes / static_cast<std::size_t>(threads) + 63) / 64 * 64;
-      t = measure(o, local, [&] {
-        pool.run(threads, [&](int part) {
-          const std::size_t begin = std::min(bytes, share * static_cast<std::size_t>(part));
-          const std::size_t end = std::min(bytes, begin + share);
-          std::memcpy(dst + begin, src + begin, end - begin);
-        });
-      });
-    } else {
-      const StorePolicy stores = std::strcmp(kind, "kernel_nt") == 0 ? StorePolicy::NonTemporal : StorePolicy::Regular;
-      Reducer copier(ReducerOptions{threads, best_isa(), stores, 0, 64 * KiB});
-      const void* in[] = {src};
-      t = measure(o, local, [&] { copier.sum(DType::F32, dst, in, bytes / 4); });
+/// A STREAM-copy-like copy with `threads` threads: dst = src over `bytes`, counted as bytes read
+/// plus bytes written (2 x bytes). Three copies compete once per (threads, bytes): the vector
+/// kernel with ordinary stores, with streaming stores, and glibc memcpy split over the threads;
+/// the fastest is kept and re-run beside every point it bounds (measure_interleaved).
+class CopyBound {
+ public:
+  CopyBound(const Options& o, Arena& arena, int threads, std::size_t bytes, bool print)
+      : bytes_(bytes), src_(arena.at(0)), dst_(arena.at(bytes)), pool_(threads) {
+    for (StorePolicy stores : {StorePolicy::Regular, StorePolicy::NonTemporal}) {
+      copiers_.push_back(std::make_unique<Reducer>(ReducerOptions{threads, best_isa(), stores, 0, 64 * KiB}));
     }
-    Point p;
-    p.stage = "copy";
-    p.variant = kind;
-    p.threads = threads;
-    p.bytes = bytes;
-    p.traffic_bytes = 2.0 * static_cast<double>(bytes);
-    p.time = t;
-    best = std::max(best, p.traffic_rate());
-    if (print) record(std::move(p));
+    const char* names[] = {"kernel_regular", "kernel_nt", "memcpy"};
+    double best = 0;
+    SingleRank local;
+    for (int variant = 0; variant < 3; ++variant) {
+      Point p;
+      p.stage = "copy";
+      p.variant = names[variant];
+      p.threads = threads;
+      p.bytes = bytes;
+      p.traffic_bytes = 2.0 * static_cast<double>(bytes);
+      p.time = measure(o, local, [&] { run(variant); });
+      if (p.traffic_rate() > best) {
+        best = p.traffic_rate();
+        variant_ = variant;
+      }
+      if (print) record(std::move(p));
+    }
   }
-  (void)ranks;
-  cache[key] = best;
-  return best;
+  void run() { run(variant_); }
+  double traffic() const { return 2.0 * static_cast<double>(bytes_); }
+
+ private:
+  void run(int variant) {
+    if (variant < 2) {
+      const void* in[] = {src_};
+      copiers_[static_cast<std::size_t>(variant)]->sum(DType::F32, dst_, in, bytes_ / 4);
+      return;
+    }
+    const auto threads = static_cast<std::size_t>(pool_.size());
+    const std::size_t share = (bytes_ / threads + 63) / 64 * 64;
+    pool_.run(pool_.size(), [&](int part) {
+      const std::size_t begin = std::min(bytes_, share * static_cast<std::size_t>(part));
+      const std::size_t end = std::min(bytes_, begin + share);
+      std::memcpy(dst_ + begin, src_ + begin, end - begin);
+    });
+  }
+  std::size_t bytes_;
+  std::byte* src_;
+  std::byte* dst_;
+  ThreadPool pool_;
+  std::vector<std::unique_ptr<Reducer>> copiers_;
+  int variant_ = 0;
+};
+
+CopyBound& copy_bound(const Options& o, Arena& arena, int threads, std::size_t bytes, bool print) {
+  static std::map<std::pair<int, std::size_t>, std::unique_ptr<CopyBound>> cache;
+  auto& slot = cache[{threads, bytes}];
+  if (!slot) slot = std::make_unique<CopyBound>(o, arena, threads, bytes, print);
+  return *slot;
+}
+
+/// Measures `point` interleaved with the copy bound and records it with that bound.
+void record_with_copy(const Options& o, Point p, CopyBound& copy, const std::function<void()>& run,
+                      const std::string& bound_name) {
+  auto [point_time, copy_time] = measure_interleaved(o, run, [&] { copy.run(); });
+  p.time = point_time;
+  p.bounds.insert(p.bounds.begin(), BoundRef{bound_name, "traffic_Bps", copy.traffic() / copy_time.median});
+  record(std::move(p));
 }
 
 // ---------------------------------------------------------------- stages
 
-void reduce_stage(const Options& o, Ranks& ranks, Arena& arena) {
+void reduce_stage(const Options& o, Arena& arena) {
   for (int threads : o.threads) {
     for (int k : o.ks) {
       for (std::size_t bytes : o.sizes()) {
         // the copy bound with the same threads over the same footprint ((k + 1) x bytes)
         const std::size_t copy_bytes = (static_cast<std::size_t>(k) + 1) * bytes / 2 / 64 * 64;
-        const double bound = copy_bound(o, ranks, arena, threads, copy_bytes, o.has("copy"));
+        CopyBound& copy = copy_bound(o, arena, threads, copy_bytes, o.has("copy"));
         if (!o.has("reduce")) continue;
         for (Isa isa : o.isas) {
           for (DType dtype : o.dtypes) {
@@ -444,7 +493,6 @@ void reduce_stage(const Options& o, Ranks& ranks, Arena& arena) {
               for (int j = 0; j < k; ++j) in.push_back(arena.at(static_cast<std::size_t>(j) * bytes));
               void* out = arena.at(static_cast<std::size_t>(k) * bytes);
               const std::size_t count = bytes / dtype_size(dtype);
-              SingleRank local;
               Point p;
               p.stage = "reduce";
               p.variant = std::string(isa_name(isa));
@@ -454,9 +502,7 @@ void reduce_stage(const Options& o, Ranks& ranks, Arena& arena) {
               p.threads = threads;
               p.bytes = bytes;
               p.traffic_bytes = static_cast<double>((static_cast<std::size_t>(k) + 1) * bytes);
-              p.time = measure(o, local, [&] { reducer.sum(dtype, out, in, count); });
-              p.bounds.push_back({"memcpy_bw", "traffic_Bps", bound});
-              record(std::move(p));
+              record_with_copy(o, std::move(p), copy, [&] { reducer.sum(dtype, out, in, count); }, "memcpy_bw");
             }
           }
         }
@@ -477,7 +523,7 @@ struct LinkBounds {
 };
 
 // Plain copies of one device: D2H, H2D and both at once (two streams), S bytes each way.
-LinkBounds copy_stages(const Options& o, Ranks& ranks, Arena& arena, std::size_t bytes) {
+LinkBounds copy_stages(const Options& o, Arena& arena, std::size_t bytes) {
   auto backend = make_backend(o, 1);
   DeviceBuffer device_a = backend->allocate_device(0, bytes);
   DeviceBuffer device_b = backend->allocate_device(0, bytes);
@@ -491,7 +537,6 @@ LinkBounds copy_stages(const Options& o, Ranks& ranks, Arena& arena, std::size_t
   auto up = backend->create_stream(0);
   SingleRank local;
   LinkBounds link;
-  const double host_copy = o.backend == "host" ? copy_bound(o, ranks, arena, 1, bytes, false) : 0;
   auto stage = [&](const char* name, const std::function<void()>& run, double traffic) {
     Point p;
     p.stage = name;
@@ -499,9 +544,14 @@ LinkBounds copy_stages(const Options& o, Ranks& ranks, Arena& arena, std::size_t
     p.devices = 1;
     p.bytes = bytes;
     p.traffic_bytes = traffic;
-    p.time = measure(o, local, run);
-    // host backend: a copy thread runs memcpy; its bound is the 1-thread host copy
-    if (o.backend == "host") p.bounds.push_back({"memcpy_bw_1thread", "traffic_Bps", host_copy});
+    if (o.backend == "host") {
+      // a host stream is a thread running memcpy: its bound is the 1-thread host copy
+      auto [point_time, copy_time] = measure_interleaved(o, run, [&] { copy_bound(o, arena, 1, bytes, false).run(); });
+      p.time = point_time;
+      p.bounds.push_back({"memcpy_bw_1thread", "traffic_Bps", 2.0 * static_cast<double>(bytes) / copy_time.median});
+    } else {
+      p.time = measure(o, local, run);
+    }
     const double rate = p.traffic_rate();
     record(std::move(p));
     return rate;
@@ -584,20 +634,31 @@ void pipeline_stage(const Options& o, Ranks& ranks, Arena& arena, const LinkBoun
     p.chunk_bytes = chunk;
     p.bytes = bytes;
     p.traffic_bytes = pipeline_traffic(devices, bytes) * ranks.size() + (tree ? tree_traffic(ranks.size(), bytes) : 0);
-    p.time = measure(o, ranks, [&] { pipeline.allreduce(DType::F32, src, dst, bytes / 4); });
+    const auto run = [&] { pipeline.allreduce(DType::F32, src, dst, bytes / 4); };
+    if (o.backend == "host" && ranks.size() == 1) {
+      // copy bandwidth with every CPU over the pipeline's footprint (its traffic / 2; DRAM-sized
+      // beyond 512 MiB), run beside the pipeline
+      const auto footprint = std::min({static_cast<std::size_t>(p.traffic_bytes / 2), arena.bytes() / 2, 512 * MiB}) / 64 * 64;
+      record_with_copy(o, std::move(p), copy_bound(o, arena, usable_cpu_count(), footprint, false), run,
+                       "host_memory_traffic");
+      continue;
+    }
+    p.time = measure(o, ranks, run);
     if (o.backend == "cuda" && link_for_size != nullptr && tree == nullptr) {
       // D devices share one PCIe link: D x S down and D x S up. algbw can be at most
       // min(D2H, H2D) / D, and bidirectional / (2 D) when both directions run at once.
       const double d = devices;
       const double bound = std::min(std::min(link_for_size->d2h, link_for_size->h2d) / d, link_for_size->bidirectional / (2 * d));
       p.bounds.push_back({devices == 1 ? "min_d2h_h2d" : "bidir_over_2x_devices", "algbw_Bps", bound});
-    } else if (o.backend == "host") {
-      // copy bandwidth with every CPU over the pipeline's own footprint (its traffic / 2), as far
-      // as the arena allows
-      const auto footprint = static_cast<std::size_t>(p.traffic_bytes / 2) / 64 * 64;
-      const double copy = copy_bound(o, ranks, arena, usable_cpu_count(), std::min(footprint, arena.bytes() / 2), false);
-      p.bounds.push_back({"host_memory_traffic", "traffic_Bps", copy});
+    } else if (o.backend == "host" && ranks.rank() == 0) {
+      // several ranks: the leader measures the copy bound right after (the others wait)
+      const auto footprint = std::min({static_cast<std::size_t>(p.traffic_bytes / 2), arena.bytes() / 2, 512 * MiB}) / 64 * 64;
+      CopyBound& copy = copy_bound(o, arena, usable_cpu_count(), footprint, false);
+      SingleRank local;
+      p.bounds.push_back({"host_memory_traffic", "traffic_Bps", copy.traffic() / measure(o, local, [&] { copy.run(); }).median});
     }
+    ranks.barrier();
+    if (ranks.rank() != 0) continue;
     record(std::move(p));
   }
 }
@@ -620,13 +681,28 @@ void internode_stage(const Options& o, MpiRanks& ranks, MpiTransport& transport,
       FFSIM_KERNEL_THROW(KernelError, "tree allreduce differs from MPI_Allreduce at ", bytes, " bytes");
     }
     std::memset(data.data(), 0, bytes);  // zeros stay zeros over repetitions
-    const Timing mpi = measure(o, ranks, [&] {
-      FFSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_FLOAT, MPI_SUM, transport.comm()));
-    });
-    const Timing ours = measure(o, ranks, [&] { tree.allreduce(values, count, DType::F32); });
-    const auto footprint = static_cast<std::size_t>(tree_traffic(ranks.size(), bytes) / 2) / 64 * 64;
-    const double copy =
-        ranks.rank() == 0 ? copy_bound(o, ranks, arena, usable_cpu_count(), std::min(footprint, arena.bytes() / 2), false) : 0;
+    // MPI_Allreduce and the tree alternate in pairs of repetitions, so both see the same machine
+    std::vector<double> mpi_samples;
+    std::vector<double> our_samples;
+    for (int round = 0; round < 3; ++round) {
+      const Timing m = measure(o, ranks, [&] {
+        FFSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_FLOAT, MPI_SUM, transport.comm()));
+      });
+      const Timing t = measure(o, ranks, [&] { tree.allreduce(values, count, DType::F32); });
+      mpi_samples.insert(mpi_samples.end(), m.samples.begin(), m.samples.end());
+      our_samples.insert(our_samples.end(), t.samples.begin(), t.samples.end());
+    }
+    const Timing mpi = summarize(mpi_samples);
+    const Timing ours = summarize(our_samples);
+    double copy = 0;
+    if (ranks.rank() == 0) {
+      const auto footprint =
+          std::min({static_cast<std::size_t>(tree_traffic(ranks.size(), bytes) / 2), arena.bytes() / 2, 512 * MiB}) / 64 * 64;
+      CopyBound& bound = copy_bound(o, arena, usable_cpu_count(), footprint, false);
+      SingleRank local;
+      copy = bound.traffic() / measure(o, local, [&] { bound.run(); }).median;
+    }
+    ranks.barrier();
     for (const bool is_mpi : {true, false}) {
       Point p;
       p.stage = is_mpi ? "mpi_allreduce" : "internode";
@@ -774,7 +850,7 @@ int run(int argc, char** argv) {
 
   // single-node stages: the leader measures, the other ranks sleep in a barrier
   if (leader) {
-    if (o.has("copy") || o.has("reduce")) reduce_stage(o, *ranks, arena);
+    if (o.has("copy") || o.has("reduce")) reduce_stage(o, arena);
     std::map<std::size_t, LinkBounds> links;
     const bool link_stages = o.has("d2h") || o.has("h2d") || o.has("pipeline");
     std::string why;
@@ -782,7 +858,7 @@ int run(int argc, char** argv) {
       std::printf("note: cuda backend stages skipped: %s\n", why.c_str());
     } else if (link_stages) {
       for (std::size_t bytes : o.sizes()) {
-        if (o.has("d2h") || o.has("h2d")) links[bytes] = copy_stages(o, *ranks, arena, bytes);
+        if (o.has("d2h") || o.has("h2d")) links[bytes] = copy_stages(o, arena, bytes);
         if (!o.has("pipeline")) continue;
         SingleRank local;
         for (int devices : o.devices) {
