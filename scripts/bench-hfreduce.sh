@@ -7,14 +7,15 @@
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
-build=${BUILD_DIR:-$root/build-hf}
+# Paths relative to the repository root, so that the commands recorded in the JSON are too.
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-hf}
 machine=${MACHINE:-$(hostname -s)}
 date=$(date -u +%Y-%m-%d)
-out_dir=$root/models/measured
+out_dir=models/measured
 mkdir -p "$out_dir"
 
-cmake -S "$root" -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target hfreduce-bench
 
 bench=$build/hfreduce-bench

@@ -7,9 +7,9 @@
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 
-out=${OUT:-$PWD/out-device}
-mkdir -p "$out"
+out=${OUT:-$PWD/build-device/out}
 build=build-device
+mkdir -p "$out"
 machine=${MACHINE:-h200-16c}
 date=$(date -u +%Y-%m-%d)
 jobs=$(nproc)

@@ -846,7 +846,8 @@ int run(int argc, char** argv) {
   }
   int k_max = 1;
   for (int k : o.ks) k_max = std::max(k_max, k);
-  Arena arena((static_cast<std::size_t>(k_max) + 1) * o.max_bytes);
+  // only the leader measures copies and reduces; the other ranks need no arena
+  Arena arena(leader ? (static_cast<std::size_t>(k_max) + 1) * o.max_bytes : 64);
 
   // single-node stages: the leader measures, the other ranks sleep in a barrier
   if (leader) {
