@@ -141,6 +141,7 @@ class HostBackend final : public CopyBackend {
   }
   DeviceBuffer allocate_device(int device, std::size_t bytes) override {
     check_device(device);
+    if (bytes == 0) return DeviceBuffer();  // nothing to own (a null buffer would never be released)
     HostBuffer host = HostBuffer::allocate(bytes);
     auto* owner = new HostBuffer(std::move(host));
     return DeviceBuffer(device, owner->data(), bytes, [owner](std::byte*) { delete owner; });
