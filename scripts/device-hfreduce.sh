@@ -31,7 +31,7 @@ tail -15 "$out/ctest.txt" | tee -a "$log"
 
 bench=$build/hfreduce-bench
 step cpu reduce vs copy bound
-timeout 150 "$bench" --stages copy,reduce --min-bytes 1MiB --max-bytes 256MiB --threads 1,8,"$jobs" \
+timeout 150 "$bench" --stages copy,reduce --min-bytes 1MiB --max-bytes 256MiB --threads 1,"$jobs" \
   --budget 0.1 --machine "$machine" --out "$out/$machine-$date-cpu.json" >"$out/bench-cpu.txt" 2>&1
 tail -3 "$out/bench-cpu.txt" | tee -a "$log"
 
