@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs hfreduce-bench on this machine: the single-node stages, then the inter-node and whole
+# allreduce stages under mpirun at 2 and 4 ranks. Writes models/measured/<machine>-<date>.json
+# (single node) and <machine>-<date>-np<N>.json (MPI runs).
+# Usage: scripts/bench-hfreduce.sh [extra hfreduce-bench flags for the single-node run]
+# Environment: MACHINE (default: short hostname), BUILD_DIR (default: build-hf), JOBS (default 2).
+# SPDX-License-Identifier: Apache-2.0
+set -euo pipefail
+
+# Paths relative to the repository root, so that the commands recorded in the JSON are too.
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-hf}
+machine=${MACHINE:-$(hostname -s)}
+date=$(date -u +%Y-%m-%d)
+out_dir=models/measured
+mkdir -p "$out_dir"
+
+cmake -S . -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$build" -j"${JOBS:-2}" --target hfreduce-bench
+
+bench=$build/hfreduce-bench
+"$bench" --machine "$machine" --out "$out_dir/$machine-$date.json" "$@"
+
+if command -v mpirun >/dev/null 2>&1; then
+  for np in 2 4; do
+    mpirun --oversubscribe --allow-run-as-root -np "$np" "$bench" --stages internode,allreduce \
+      --min-bytes 64KiB --max-bytes 64MiB --devices 2 --chunks 4MiB \
+      --machine "$machine" --out "$out_dir/$machine-$date-np$np.json"
+  done
+else
+  echo "bench-hfreduce: no mpirun; inter-node stages skipped" >&2
+fi

@@ -1,0 +1,178 @@
+// Host backend: devices emulated by host buffers, each stream a copy thread with an in-order queue.
+// SPDX-License-Identifier: Apache-2.0
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "ffsim/hfreduce/backend.hpp"
+#include "ffsim/hfreduce/error.hpp"
+
+namespace ffsim::hfreduce {
+namespace {
+
+// One recorded point: done once the stream reached it.
+struct Marker {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  void complete() {
+    {
+      std::lock_guard lock(mutex);
+      done = true;
+    }
+    cv.notify_all();
+  }
+  void wait() {
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [this] { return done; });
+  }
+};
+
+class HostEvent final : public Event {
+ public:
+  bool query() override {
+    const std::shared_ptr<Marker> marker = current();
+    if (!marker) return true;
+    std::lock_guard lock(marker->mutex);
+    return marker->done;
+  }
+  void synchronize() override {
+    const std::shared_ptr<Marker> marker = current();
+    if (marker) marker->wait();
+  }
+  std::shared_ptr<Marker> rearm() {
+    auto marker = std::make_shared<Marker>();
+    std::lock_guard lock(mutex_);
+    marker_ = marker;
+    return marker;
+  }
+  std::shared_ptr<Marker> current() {
+    std::lock_guard lock(mutex_);
+    return marker_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::shared_ptr<Marker> marker_;
+};
+
+HostEvent& host_event(Event& event) {
+  auto* host = dynamic_cast<HostEvent*>(&event);
+  if (host == nullptr) FFSIM_KERNEL_THROW(KernelError, "an event of another backend was used on a host stream");
+  return *host;
+}
+
+class HostStream final : public Stream {
+ public:
+  explicit HostStream(int device) : device_(device), worker_([this] { run(); }) {}
+  ~HostStream() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  int device() const noexcept override { return device_; }
+  void copy_d2h(HostPtr<std::byte> dst, DevicePtr<const std::byte> src, std::size_t bytes) override {
+    enqueue([d = dst.get(), s = src.get(), bytes] { copy(d, s, bytes); });
+  }
+  void copy_h2d(DevicePtr<std::byte> dst, HostPtr<const std::byte> src, std::size_t bytes) override {
+    enqueue([d = dst.get(), s = src.get(), bytes] { copy(d, s, bytes); });
+  }
+  void record(Event& event) override {
+    enqueue([marker = host_event(event).rearm()] { marker->complete(); });
+  }
+  void wait(Event& event) override {
+    std::shared_ptr<Marker> marker = host_event(event).current();
+    if (marker) enqueue([marker] { marker->wait(); });
+  }
+  void synchronize() override {
+    auto marker = std::make_shared<Marker>();
+    enqueue([marker] { marker->complete(); });
+    marker->wait();
+  }
+
+ private:
+  static void copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+  void enqueue(std::function<void()> work) {
+    {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(std::move(work));
+    }
+    cv_.notify_one();
+  }
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and drained
+      std::function<void()> work = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      work();
+      lock.lock();
+    }
+  }
+
+  int device_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::thread worker_;
+};
+
+class HostBackend final : public CopyBackend {
+ public:
+  explicit HostBackend(int devices) : devices_(devices) {
+    FFSIM_KERNEL_CHECK(devices >= 1, "the host backend needs at least 1 device, got ", devices);
+  }
+  std::string_view name() const noexcept override { return "host"; }
+  int device_count() const noexcept override { return devices_; }
+  std::string describe_device(int device) const override {
+    check_device(device);
+    return "host-emulated device " + std::to_string(device);
+  }
+  DeviceBuffer allocate_device(int device, std::size_t bytes) override {
+    check_device(device);
+    if (bytes == 0) return DeviceBuffer();  // nothing to own (a null buffer would never be released)
+    HostBuffer host = HostBuffer::allocate(bytes);
+    auto* owner = new HostBuffer(std::move(host));
+    return DeviceBuffer(device, owner->data(), bytes, [owner](std::byte*) { delete owner; });
+  }
+  HostBuffer allocate_pinned(std::size_t bytes) override { return HostBuffer::allocate(bytes, Placement::Interleave); }
+  std::unique_ptr<Stream> create_stream(int device) override {
+    check_device(device);
+    return std::make_unique<HostStream>(device);
+  }
+  std::unique_ptr<Event> create_event(int device) override {
+    check_device(device);
+    return std::make_unique<HostEvent>();
+  }
+  void upload(DevicePtr<std::byte> dst, const void* src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst.get(), src, bytes);
+  }
+  void download(void* dst, DevicePtr<const std::byte> src, std::size_t bytes) override {
+    if (bytes > 0) std::memcpy(dst, src.get(), bytes);
+  }
+
+ private:
+  void check_device(int device) const {
+    if (device < 0 || device >= devices_) {
+      FFSIM_KERNEL_THROW(KernelError, "device ", device, " out of range: the host backend has ", devices_, " devices");
+    }
+  }
+  int devices_;
+};
+
+}  // namespace
+
+std::unique_ptr<CopyBackend> make_host_backend(int devices) { return std::make_unique<HostBackend>(devices); }
+
+}  // namespace ffsim::hfreduce

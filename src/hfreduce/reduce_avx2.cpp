@@ -1,0 +1,134 @@
+// AVX2 reduce kernels: 8 fp32 lanes, 4 vectors per step, scalar head/tail, optional streaming stores.
+// SPDX-License-Identifier: Apache-2.0
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "reduce_kernels.hpp"
+
+// Compiled for every target; only called after isa_supported(Isa::Avx2) (see reduce.cpp).
+#define FFSIM_AVX2 __attribute__((target("avx2,f16c")))
+#define FFSIM_AVX2_INLINE FFSIM_AVX2 __attribute__((always_inline)) inline
+
+namespace ffsim::hfreduce::detail {
+namespace {
+
+constexpr int kLanes = 8;
+
+struct F32 {
+  static constexpr DType kType = DType::F32;
+  using Storage = float;
+  FFSIM_AVX2_INLINE static __m256 load(const float* p) { return _mm256_loadu_ps(p); }
+  FFSIM_AVX2_INLINE static void store(float* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  FFSIM_AVX2_INLINE static void stream(float* p, __m256 v) { _mm256_stream_ps(p, v); }
+};
+
+// bf16 <-> fp32 by shifting; rounding as float_to_bf16 (RNE, NaN quieted) on 32-bit integer lanes.
+struct Bf16 {
+  static constexpr DType kType = DType::BF16;
+  using Storage = std::uint16_t;
+  FFSIM_AVX2_INLINE static __m128i narrow(__m256 v) {
+    const __m256i bits = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(bits, 16);
+    const __m256i bias = _mm256_add_epi32(_mm256_and_si256(high, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7FFF));
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
+    const __m256i quiet = _mm256_or_si256(high, _mm256_set1_epi32(0x40));
+    const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    const __m256i result = _mm256_blendv_epi8(rounded, quiet, nan);
+    // every lane is in [0, 0xFFFF], so the saturating pack is exact
+    return _mm_packus_epi32(_mm256_castsi256_si128(result), _mm256_extracti128_si256(result, 1));
+  }
+  FFSIM_AVX2_INLINE static __m256 load(const std::uint16_t* p) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  FFSIM_AVX2_INLINE static void store(std::uint16_t* p, __m256 v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(v));
+  }
+  FFSIM_AVX2_INLINE static void stream(std::uint16_t* p, __m256 v) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), narrow(v));
+  }
+};
+
+// fp16 via F16C (exact widening, RNE narrowing).
+struct F16 {
+  static constexpr DType kType = DType::F16;
+  using Storage = std::uint16_t;
+  static constexpr int kRound = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  FFSIM_AVX2_INLINE static __m256 load(const std::uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  FFSIM_AVX2_INLINE static void store(std::uint16_t* p, __m256 v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, kRound));
+  }
+  FFSIM_AVX2_INLINE static void stream(std::uint16_t* p, __m256 v) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, kRound));
+  }
+};
+
+template <class V>
+FFSIM_AVX2 void sum_avx2(void* out_bytes, const void* const* in_bytes, int k, std::size_t count, bool nontemporal) {
+  using S = typename V::Storage;
+  S* out = static_cast<S*>(out_bytes);
+  const S* const* in = reinterpret_cast<const S* const*>(in_bytes);
+  std::size_t i = 0;
+  const auto address = reinterpret_cast<std::uintptr_t>(out);
+  if (nontemporal && address % sizeof(S) != 0) nontemporal = false;  // cannot reach a 64-byte boundary
+  if (nontemporal) {
+    const std::size_t head = std::min(count, (64 - address % 64) % 64 / sizeof(S));
+    sum_elements<V::kType>(out, in, k, 0, head);
+    i = head;
+  }
+  for (; i + 4 * kLanes <= count; i += 4 * kLanes) {
+    __m256 a0 = V::load(in[0] + i);
+    __m256 a1 = V::load(in[0] + i + kLanes);
+    __m256 a2 = V::load(in[0] + i + 2 * kLanes);
+    __m256 a3 = V::load(in[0] + i + 3 * kLanes);
+    for (int j = 1; j < k; ++j) {
+      const S* p = in[j] + i;
+      a0 = _mm256_add_ps(a0, V::load(p));
+      a1 = _mm256_add_ps(a1, V::load(p + kLanes));
+      a2 = _mm256_add_ps(a2, V::load(p + 2 * kLanes));
+      a3 = _mm256_add_ps(a3, V::load(p + 3 * kLanes));
+    }
+    if (nontemporal) {
+      V::stream(out + i, a0);
+      V::stream(out + i + kLanes, a1);
+      V::stream(out + i + 2 * kLanes, a2);
+      V::stream(out + i + 3 * kLanes, a3);
+    } else {
+      V::store(out + i, a0);
+      V::store(out + i + kLanes, a1);
+      V::store(out + i + 2 * kLanes, a2);
+      V::store(out + i + 3 * kLanes, a3);
+    }
+  }
+  for (; i + kLanes <= count; i += kLanes) {
+    __m256 acc = V::load(in[0] + i);
+    for (int j = 1; j < k; ++j) acc = _mm256_add_ps(acc, V::load(in[j] + i));
+    if (nontemporal) {
+      V::stream(out + i, acc);
+    } else {
+      V::store(out + i, acc);
+    }
+  }
+  sum_elements<V::kType>(out, in, k, i, count);
+  if (nontemporal) _mm_sfence();
+}
+
+}  // namespace
+
+ReduceKernel avx2_kernel(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::F32:
+      return &sum_avx2<F32>;
+    case DType::BF16:
+      return &sum_avx2<Bf16>;
+    case DType::F16:
+      return &sum_avx2<F16>;
+  }
+  return nullptr;
+}
+
+}  // namespace ffsim::hfreduce::detail

@@ -1,0 +1,559 @@
+// TreeAllreduce: one worker thread per tree drives a window of slices through up, down and done.
+// SPDX-License-Identifier: Apache-2.0
+#include "ffsim/hfreduce/tree.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <vector>
+
+#include "ffsim/hfreduce/error.hpp"
+#include "ffsim/hfreduce/memory.hpp"
+#include "ffsim/hfreduce/reduce.hpp"
+#include "hash.hpp"
+
+namespace ffsim::hfreduce {
+namespace {
+
+// NCCL 2.4 ncclGetBtree: rank 0 is the root with one child; a rank's lowest set bit gives its
+// level; the parent sets the next bit up (or clears this one when that is out of range).
+TreeLinks binary_tree(int ranks, int rank) {
+  TreeLinks links;
+  if (ranks <= 1) return links;
+  int bit = 1;
+  while (bit < ranks && (bit & rank) == 0) bit <<= 1;
+  if (rank == 0) {
+    links.children[1] = bit >> 1;  // the root has a single (second) child
+    return links;
+  }
+  int up = (rank ^ bit) | (bit << 1);
+  if (up >= ranks) up = rank ^ bit;
+  links.parent = up;
+  int low = bit >> 1;
+  if (low == 0) return links;  // odd ranks are leaves
+  links.children[0] = rank - low;
+  int second = rank + low;
+  while (second >= ranks) {
+    low >>= 1;
+    second = low == 0 ? -1 : rank + low;
+  }
+  links.children[1] = second;
+  return links;
+}
+
+TreeLinks map_links(const TreeLinks& links, auto&& map) {
+  TreeLinks mapped;
+  mapped.parent = links.parent < 0 ? -1 : map(links.parent);
+  for (std::size_t c = 0; c < 2; ++c) mapped.children[c] = links.children[c] < 0 ? -1 : map(links.children[c]);
+  return mapped;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// Waits with a growing pause: yields first (low latency), then sleeps up to 200 us, so that
+// oversubscribed ranks (more ranks than cores) leave the cores to the ranks that can progress.
+class Backoff {
+ public:
+  void reset() noexcept { idle_ = 0; }
+  void pause() {
+    ++idle_;
+    if (idle_ < 200) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(std::min(200, (idle_ - 199) * 5)));
+    }
+  }
+
+ private:
+  int idle_ = 0;
+};
+
+constexpr int kChannelBits = 3;
+constexpr int kFingerprintBits = 8;
+constexpr int kMetaUp = 4;
+constexpr int kMetaDown = 5;
+
+// What one rank tells its parent (and the root tells everyone) in check_consistent.
+struct Verdict {
+  std::int32_t agree = 1;
+  std::int32_t rank_a = -1;
+  std::int32_t rank_b = -1;
+  std::int32_t reserved = 0;
+  std::uint64_t hash_a = 0;
+  std::uint64_t hash_b = 0;
+  char text_a[112] = {};
+  char text_b[112] = {};
+};
+
+void copy_text(char (&out)[112], std::string_view text) {
+  const std::size_t n = std::min(text.size(), sizeof(out) - 1);
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+}  // namespace
+
+std::array<TreeLinks, 2> double_binary_tree(int ranks, int rank) {
+  FFSIM_KERNEL_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, "rank ", rank, " of ", ranks);
+  std::array<TreeLinks, 2> trees;
+  trees[0] = binary_tree(ranks, rank);
+  if (ranks % 2 == 1) {
+    const int shifted = (rank - 1 + ranks) % ranks;
+    trees[1] = map_links(binary_tree(ranks, shifted), [ranks](int r) { return (r + 1) % ranks; });
+  } else {
+    trees[1] = map_links(binary_tree(ranks, ranks - 1 - rank), [ranks](int r) { return ranks - 1 - r; });
+  }
+  return trees;
+}
+
+// One tree: its half of every job, cut into slices, a window of them in flight.
+class TreeAllreduce::Worker {
+ public:
+  Worker(TreeAllreduce& owner, int tree)
+      : owner_(owner), tree_(tree), links_(owner.links_[static_cast<std::size_t>(tree)]) {
+    const auto window = static_cast<std::size_t>(owner_.options_.window);
+    buffers_ = HostBuffer::allocate(window * 2 * owner_.options_.slice_bytes);
+    thread_ = std::thread([this] { run(); });
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  ~Worker() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  void wake() { cv_.notify_all(); }
+
+  void enqueue(Ticket ticket, std::byte* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
+    {
+      std::lock_guard lock(mutex_);
+      items_.push_back(Item{ticket, data, count, dtype, fingerprint, 0});
+      open_.push_back(ticket);
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  struct Item {
+    Ticket ticket;
+    std::byte* data;
+    std::size_t count;
+    DType dtype;
+    std::uint32_t fingerprint;
+    std::size_t next;  // first element not yet in a slice
+  };
+  enum class Step { Children, Up, Down, Broadcast, Done };
+  struct Slice {
+    Ticket ticket = 0;
+    bool last = false;  // last slice of its item
+    std::byte* data = nullptr;
+    std::size_t count = 0;
+    DType dtype = DType::F32;
+    std::uint32_t fingerprint = 0;
+    std::uint64_t sequence = 0;
+    Step step = Step::Children;
+    std::array<std::unique_ptr<Request>, 2> from_child;
+    std::unique_ptr<Request> to_parent;
+    std::unique_ptr<Request> from_parent;
+    std::array<std::unique_ptr<Request>, 2> to_child;
+    std::size_t bytes() const noexcept { return count * dtype_size(dtype); }
+  };
+
+  std::byte* child_buffer(std::uint64_t sequence, std::size_t child) const noexcept {
+    const std::size_t slot = sequence % static_cast<std::uint64_t>(owner_.options_.window);
+    return buffers_.data() + (slot * 2 + child) * owner_.options_.slice_bytes;
+  }
+  int up_channel() const noexcept { return tree_ * 2; }
+  int down_channel() const noexcept { return tree_ * 2 + 1; }
+
+  // Takes the next slice of the front item; false when there is none. Called with mutex_ held.
+  bool next_slice(Slice& slice) {
+    while (!items_.empty() && items_.front().next >= items_.front().count) items_.pop_front();
+    if (items_.empty()) return false;
+    Item& item = items_.front();
+    const std::size_t per_slice = std::max<std::size_t>(1, owner_.options_.slice_bytes / dtype_size(item.dtype));
+    slice.ticket = item.ticket;
+    slice.dtype = item.dtype;
+    slice.fingerprint = item.fingerprint;
+    slice.count = std::min(per_slice, item.count - item.next);
+    slice.data = item.data + item.next * dtype_size(item.dtype);
+    item.next += slice.count;
+    slice.last = item.next == item.count;
+    slice.sequence = sequence_++;
+    return true;
+  }
+
+  void activate(Slice& slice) {
+    Transport& transport = owner_.transport_;
+    for (std::size_t c = 0; c < 2; ++c) {
+      if (links_.children[c] < 0) continue;
+      slice.from_child[c] = transport.irecv(links_.children[c], owner_.tag(slice.sequence, slice.fingerprint, up_channel()),
+                                            child_buffer(slice.sequence, c), slice.bytes());
+    }
+  }
+
+  void broadcast(Slice& slice) {
+    for (std::size_t c = 0; c < 2; ++c) {
+      if (links_.children[c] < 0) continue;
+      slice.to_child[c] = owner_.transport_.isend(
+          links_.children[c], owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+    }
+    slice.step = Step::Broadcast;
+  }
+
+  static bool complete(std::unique_ptr<Request>& request) { return !request || request->test(); }
+
+  // Moves a slice as far as its messages allow; true when it moved at all.
+  bool advance(Slice& slice) {
+    bool moved = false;
+    while (true) {
+      switch (slice.step) {
+        case Step::Children: {
+          if (!complete(slice.from_child[0]) || !complete(slice.from_child[1])) return moved;
+          const void* inputs[3] = {slice.data, nullptr, nullptr};
+          std::size_t k = 1;
+          for (std::size_t c = 0; c < 2; ++c) {
+            if (links_.children[c] >= 0) inputs[k++] = child_buffer(slice.sequence, c);
+          }
+          if (k > 1) reduce_sum(owner_.isa_, slice.dtype, slice.data, std::span<const void* const>(inputs, k), slice.count);
+          if (links_.parent < 0) {
+            broadcast(slice);
+          } else {
+            slice.to_parent = owner_.transport_.isend(
+                links_.parent, owner_.tag(slice.sequence, slice.fingerprint, up_channel()), slice.data, slice.bytes());
+            slice.step = Step::Up;
+          }
+          break;
+        }
+        case Step::Up:
+          if (!complete(slice.to_parent)) return moved;
+          // The partial sum has left; the final sum from the parent may now overwrite it.
+          slice.from_parent = owner_.transport_.irecv(
+              links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+          slice.step = Step::Down;
+          break;
+        case Step::Down:
+          if (!complete(slice.from_parent)) return moved;
+          broadcast(slice);
+          break;
+        case Step::Broadcast:
+          if (!complete(slice.to_child[0]) || !complete(slice.to_child[1])) return moved;
+          slice.step = Step::Done;
+          break;
+        case Step::Done:
+          return moved;
+      }
+      moved = true;
+    }
+  }
+
+  std::string waiting_for(const Slice& slice) const {
+    auto peer = [&](const char* role, int rank, const char* what) {
+      return detail::concat(what, " ", role, " rank ", rank);
+    };
+    std::string pending;
+    switch (slice.step) {
+      case Step::Children:
+        for (std::size_t c = 0; c < 2; ++c) {
+          if (slice.from_child[c] && !pending.empty()) pending += " and ";
+          if (slice.from_child[c]) pending += peer("child", links_.children[c], "the partial sum of");
+        }
+        break;
+      case Step::Up:
+        pending = peer("parent", links_.parent, "delivery of the partial sum to");
+        break;
+      case Step::Down:
+        pending = peer("parent", links_.parent, "the final sum from");
+        break;
+      case Step::Broadcast:
+        pending = "delivery of the final sum to the children";
+        break;
+      case Step::Done:
+        pending = "nothing";
+        break;
+    }
+    return pending;
+  }
+
+  // Drops every slice and queued half and hands the halves back with error, so that no caller
+  // waits for them and none of their buffers is touched again.
+  void abandon(std::deque<Slice>& active, const std::exception_ptr& error) {
+    active.clear();  // cancels what is still posted
+    std::deque<Ticket> open;
+    {
+      std::lock_guard lock(mutex_);
+      items_.clear();
+      open.swap(open_);
+    }
+    for (Ticket ticket : open) owner_.finish_half(ticket, error);
+  }
+
+  void run() {
+    std::deque<Slice> active;
+    auto last_progress = Clock::now();
+    Backoff backoff;
+    try {
+      while (true) {
+        {
+          std::unique_lock lock(mutex_);
+          if (active.empty()) {
+            cv_.wait(lock, [this] {
+              return stop_ || owner_.failed_.load() ||
+                     std::any_of(items_.begin(), items_.end(), [](const Item& i) { return i.next < i.count; });
+            });
+            last_progress = Clock::now();  // an idle tree starts its clock with new work
+          }
+          if (stop_) {
+            lock.unlock();
+            abandon(active, std::make_exception_ptr(KernelError(
+                                __FILE__, __LINE__, "the tree allreduce was destroyed while the operation ran")));
+            return;
+          }
+        }
+        if (owner_.failed_.load()) {
+          // the other tree failed: give up too, with its error
+          std::exception_ptr failure;
+          {
+            std::lock_guard lock(owner_.mutex_);
+            failure = owner_.failure_;
+          }
+          abandon(active, failure);
+          return;
+        }
+        {
+          std::lock_guard lock(mutex_);
+          while (active.size() < static_cast<std::size_t>(owner_.options_.window)) {
+            Slice slice;
+            if (!next_slice(slice)) break;
+            active.push_back(std::move(slice));
+            activate(active.back());
+          }
+        }
+        bool moved = false;
+        for (Slice& slice : active) moved = advance(slice) || moved;
+        while (!active.empty() && active.front().step == Step::Done) {
+          if (active.front().last) {
+            {
+              std::lock_guard lock(mutex_);
+              open_.pop_front();
+            }
+            owner_.finish_half(active.front().ticket, nullptr);
+          }
+          active.pop_front();
+          moved = true;
+        }
+        if (moved) {
+          last_progress = Clock::now();
+          backoff.reset();
+          continue;
+        }
+        if (active.empty()) continue;
+        if (Clock::now() - last_progress > owner_.options_.timeout) {
+          const Slice& stuck = active.front();
+          FFSIM_KERNEL_THROW(TimeoutError, "rank ", owner_.rank_, " of ", owner_.size_, ", tree ", tree_,
+                             ": no progress for ", owner_.options_.timeout.count(), " ms; slice ", stuck.sequence,
+                             " of operation ", stuck.ticket, " waits for ", waiting_for(stuck));
+        }
+        backoff.pause();
+      }
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      owner_.fail(error);
+      abandon(active, error);
+    }
+  }
+
+  TreeAllreduce& owner_;
+  int tree_;
+  TreeLinks links_;
+  HostBuffer buffers_;
+  std::uint64_t sequence_ = 0;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Item> items_;
+  std::deque<Ticket> open_;  // tickets whose half this tree holds, in order
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
+    : transport_(transport),
+      options_(options),
+      isa_(options.isa ? *options.isa : default_isa()),
+      rank_(transport.rank()),
+      size_(transport.size()),
+      links_(double_binary_tree(transport.size(), transport.rank())) {
+  FFSIM_KERNEL_CHECK(options_.window >= 1, "tree window must be >= 1, got ", options_.window);
+  FFSIM_KERNEL_CHECK(options_.slice_bytes >= 64, "tree slices must be >= 64 bytes, got ", options_.slice_bytes);
+  FFSIM_KERNEL_CHECK(options_.timeout.count() > 0, "tree timeout must be positive, got ", options_.timeout.count(), " ms");
+  // Tag = sequence | fingerprint | channel, or sequence | channel when the tag space is small.
+  const auto tags = static_cast<std::uint64_t>(transport_.max_tag()) + 1;
+  use_fingerprint_ = (tags >> (kChannelBits + kFingerprintBits)) >= 1024;
+  sequence_space_ = tags >> (kChannelBits + (use_fingerprint_ ? kFingerprintBits : 0));
+  FFSIM_KERNEL_CHECK(sequence_space_ > static_cast<std::uint64_t>(options_.window) + 1,
+                     "transport tag space (max tag ", transport_.max_tag(), ") too small for a window of ",
+                     options_.window);
+  if (size_ > 1) {
+    for (int tree = 0; tree < 2; ++tree) workers_[static_cast<std::size_t>(tree)] = std::make_unique<Worker>(*this, tree);
+  }
+}
+
+TreeAllreduce::~TreeAllreduce() {
+  for (auto& worker : workers_) worker.reset();
+}
+
+std::int64_t TreeAllreduce::tag(std::uint64_t sequence, std::uint32_t fingerprint, int channel) const noexcept {
+  std::uint64_t tag = sequence % sequence_space_;
+  if (use_fingerprint_) tag = (tag << kFingerprintBits) | (fingerprint & ((1u << kFingerprintBits) - 1u));
+  return static_cast<std::int64_t>((tag << kChannelBits) | static_cast<std::uint64_t>(channel));
+}
+
+TreeAllreduce::Ticket TreeAllreduce::submit(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
+  if (count > 0 && data == nullptr) FFSIM_KERNEL_THROW(KernelError, "tree allreduce of ", count, " elements at null");
+  std::lock_guard lock(mutex_);
+  if (failure_) std::rethrow_exception(failure_);
+  const Ticket ticket = next_ticket_++;
+  const std::size_t first_half = count / 2;
+  const std::array<std::size_t, 2> halves{first_half, count - first_half};
+  if (size_ == 1) return ticket;  // the sum over one rank is the data itself
+  Job& job = jobs_[ticket];
+  auto* bytes = static_cast<std::byte*>(data);
+  for (std::size_t tree = 0; tree < 2; ++tree) {
+    if (halves[tree] == 0) {
+      --job.halves_left;
+      continue;
+    }
+    std::byte* begin = bytes + (tree == 0 ? 0 : first_half * dtype_size(dtype));
+    workers_[tree]->enqueue(ticket, begin, halves[tree], dtype, fingerprint);
+  }
+  if (job.halves_left == 0) jobs_.erase(ticket);
+  return ticket;
+}
+
+bool TreeAllreduce::done(Ticket ticket) {
+  std::lock_guard lock(mutex_);
+  if (ticket >= next_ticket_) FFSIM_KERNEL_THROW(KernelError, "unknown tree ticket ", ticket);
+  auto job = jobs_.find(ticket);
+  if (job == jobs_.end()) return true;
+  if (job->second.halves_left > 0) return false;
+  std::rethrow_exception(job->second.error);
+}
+
+void TreeAllreduce::wait(Ticket ticket) {
+  std::unique_lock lock(mutex_);
+  if (ticket >= next_ticket_) FFSIM_KERNEL_THROW(KernelError, "unknown tree ticket ", ticket);
+  done_cv_.wait(lock, [&] {
+    auto job = jobs_.find(ticket);
+    return job == jobs_.end() || job->second.halves_left == 0;
+  });
+  auto job = jobs_.find(ticket);
+  if (job != jobs_.end()) std::rethrow_exception(job->second.error);
+}
+
+void TreeAllreduce::quiesce() {
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] {
+    return std::all_of(jobs_.begin(), jobs_.end(), [](const auto& job) { return job.second.halves_left == 0; });
+  });
+}
+
+void TreeAllreduce::allreduce(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
+  wait(submit(data, count, dtype, fingerprint));
+}
+
+// A half is handed back: done (error null) or abandoned after a failure. A job whose halves are
+// all back is erased when it succeeded and kept, with its error, when it failed.
+void TreeAllreduce::finish_half(Ticket ticket, std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    auto job = jobs_.find(ticket);
+    if (job == jobs_.end()) return;
+    if (error && !job->second.error) job->second.error = error;
+    if (--job->second.halves_left == 0 && !job->second.error) jobs_.erase(job);
+  }
+  done_cv_.notify_all();
+}
+
+void TreeAllreduce::fail(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!failure_) failure_ = error;
+    failed_.store(true);
+  }
+  for (auto& worker : workers_) {
+    if (worker) worker->wake();
+  }
+  done_cv_.notify_all();
+}
+
+void TreeAllreduce::check_consistent(std::string_view description) {
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) std::rethrow_exception(failure_);
+  }
+  if (size_ == 1) return;
+  const TreeLinks& tree = links_[0];
+  const std::uint64_t sequence = meta_sequence_++;
+  const auto deadline_after = [this] { return Clock::now() + options_.timeout; };
+  auto wait_for = [&](Request& request, const char* what, int peer) {
+    const auto deadline = deadline_after();
+    Backoff backoff;
+    while (!request.test()) {
+      if (Clock::now() > deadline) {
+        FFSIM_KERNEL_THROW(TimeoutError, "rank ", rank_, " of ", size_, ": no ", what, " from rank ", peer, " within ",
+                           options_.timeout.count(), " ms (consistency check ", sequence, ": ", description, ")");
+      }
+      backoff.pause();
+    }
+  };
+
+  Verdict mine;
+  mine.rank_a = rank_;
+  mine.hash_a = detail::fnv1a(description);
+  copy_text(mine.text_a, description);
+  std::array<Verdict, 2> from_children;
+  std::array<std::unique_ptr<Request>, 2> receives;
+  for (std::size_t c = 0; c < 2; ++c) {
+    if (tree.children[c] >= 0) {
+      receives[c] = transport_.irecv(tree.children[c], tag(sequence, 0, kMetaUp), &from_children[c], sizeof(Verdict));
+    }
+  }
+  for (std::size_t c = 0; c < 2; ++c) {
+    if (!receives[c]) continue;
+    wait_for(*receives[c], "description", tree.children[c]);
+    const Verdict& child = from_children[c];
+    if (mine.agree == 0) continue;
+    if (child.agree == 0) {
+      mine = child;
+    } else if (child.hash_a != mine.hash_a) {
+      mine.agree = 0;
+      mine.rank_b = child.rank_a;
+      mine.hash_b = child.hash_a;
+      std::memcpy(mine.text_b, child.text_a, sizeof(mine.text_b));
+    }
+  }
+  if (tree.parent >= 0) {
+    auto send = transport_.isend(tree.parent, tag(sequence, 0, kMetaUp), &mine, sizeof(Verdict));
+    wait_for(*send, "delivery of the description", tree.parent);
+    auto receive = transport_.irecv(tree.parent, tag(sequence, 0, kMetaDown), &mine, sizeof(Verdict));
+    wait_for(*receive, "verdict", tree.parent);
+  }
+  std::array<std::unique_ptr<Request>, 2> sends;
+  for (std::size_t c = 0; c < 2; ++c) {
+    if (tree.children[c] >= 0) sends[c] = transport_.isend(tree.children[c], tag(sequence, 0, kMetaDown), &mine, sizeof(Verdict));
+  }
+  for (std::size_t c = 0; c < 2; ++c) {
+    if (sends[c]) wait_for(*sends[c], "delivery of the verdict", tree.children[c]);
+  }
+  if (mine.agree == 0) {
+    FFSIM_KERNEL_THROW(MismatchError, "ranks disagree: rank ", mine.rank_a, " has ", mine.text_a, ", rank ", mine.rank_b,
+                       " has ", mine.text_b);
+  }
+}
+
+}  // namespace ffsim::hfreduce

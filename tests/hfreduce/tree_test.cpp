@@ -1,0 +1,261 @@
+// Tests of the double binary tree: its shape, loopback allreduce for 1..8 ranks, timeouts, mismatches.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ffsim/hfreduce/error.hpp"
+#include "ffsim/hfreduce/transport.hpp"
+#include "ffsim/hfreduce/tree.hpp"
+#include "test_util.hpp"
+
+using namespace ffsim::hfreduce;
+using namespace std::chrono_literals;
+
+namespace {
+
+int depth_of(const std::vector<TreeLinks>& tree, int rank) {
+  int depth = 0;
+  for (int r = rank; tree[static_cast<std::size_t>(r)].parent >= 0; r = tree[static_cast<std::size_t>(r)].parent) {
+    ++depth;
+    REQUIRE(depth <= static_cast<int>(tree.size()));  // no cycle
+  }
+  return depth;
+}
+
+// Fails every isend after `budget` of them by throwing inside the rank: the rank dies mid-allreduce
+// and stops answering.
+class DyingTransport final : public Transport {
+ public:
+  DyingTransport(Transport& inner, int budget) : inner_(inner), budget_(budget) {}
+  int rank() const noexcept override { return inner_.rank(); }
+  int size() const noexcept override { return inner_.size(); }
+  std::string_view name() const noexcept override { return "dying"; }
+  std::int64_t max_tag() const noexcept override { return inner_.max_tag(); }
+  std::unique_ptr<Request> isend(int peer, std::int64_t tag, const void* data, std::size_t bytes) override {
+    if (budget_.fetch_sub(1) <= 0) throw std::runtime_error("rank died");
+    return inner_.isend(peer, tag, data, bytes);
+  }
+  std::unique_ptr<Request> irecv(int peer, std::int64_t tag, void* data, std::size_t bytes) override {
+    return inner_.irecv(peer, tag, data, bytes);
+  }
+
+ private:
+  Transport& inner_;
+  std::atomic<int> budget_;
+};
+
+}  // namespace
+
+TEST_CASE("tree: n = 14 matches the tree drawn in NCCL's ncclGetBtree comment") {
+  // NCCL src/graph/trees.cc draws, for 14 ranks: 0 -> 8; 8 -> 4, 12; 4 -> 2, 6; 12 -> 10, 13;
+  // 2 -> 1, 3; 6 -> 5, 7; 10 -> 9, 11; odd ranks are leaves.
+  const int n = 14;
+  auto links = [&](int r) { return double_binary_tree(n, r)[0]; };
+  CHECK(links(0).parent == -1);
+  CHECK(links(0).children == std::array<int, 2>{-1, 8});
+  CHECK(links(8).parent == 0);
+  CHECK(links(8).children == std::array<int, 2>{4, 12});
+  CHECK(links(12).children == std::array<int, 2>{10, 13});
+  CHECK(links(13).parent == 12);
+  CHECK(links(10).children == std::array<int, 2>{9, 11});
+  CHECK(links(6).children == std::array<int, 2>{5, 7});
+  for (int r = 1; r < n; r += 2) CHECK(links(r).children == std::array<int, 2>{-1, -1});
+}
+
+TEST_CASE("tree: both trees span all ranks consistently for n = 1..64") {
+  for (int n = 1; n <= 64; ++n) {
+    std::array<std::vector<TreeLinks>, 2> trees;
+    for (int r = 0; r < n; ++r) {
+      const auto both = double_binary_tree(n, r);
+      for (std::size_t t = 0; t < 2; ++t) trees[t].push_back(both[t]);
+    }
+    int interior_in_both = 0;
+    for (std::size_t t = 0; t < 2; ++t) {
+      const auto& tree = trees[t];
+      int roots = 0;
+      int max_depth = 0;
+      for (int r = 0; r < n; ++r) {
+        const TreeLinks& links = tree[static_cast<std::size_t>(r)];
+        if (links.parent < 0) ++roots;
+        if (links.parent >= 0) {
+          // my parent lists me as a child
+          const auto& siblings = tree[static_cast<std::size_t>(links.parent)].children;
+          CHECK((siblings[0] == r || siblings[1] == r));
+        }
+        for (int child : links.children) {
+          if (child >= 0) CHECK(tree[static_cast<std::size_t>(child)].parent == r);
+        }
+        max_depth = std::max(max_depth, depth_of(tree, r));  // reaches a root without cycles
+      }
+      CHECK(roots == 1);
+      // a balanced in-order tree over n ranks plus the root's single-child link: depth <= ceil(log2 n) + 1
+      int log2n = 0;
+      while ((1 << log2n) < n) ++log2n;
+      INFO("n=", n, " tree=", t);
+      CHECK(max_depth <= log2n + 1);
+    }
+    for (int r = 0; r < n; ++r) {
+      auto interior = [&](std::size_t t) {
+        const auto& c = trees[t][static_cast<std::size_t>(r)].children;
+        return c[0] >= 0 || c[1] >= 0;
+      };
+      if (interior(0) && interior(1)) ++interior_in_both;
+    }
+    // NCCL's point: a rank forwards (is interior) in at most one tree, so its links carry each
+    // byte once; the mirror (even n) achieves it for all ranks, the shift (odd n) for all but one.
+    INFO("n=", n);
+    CHECK(interior_in_both <= (n % 2 == 0 ? 0 : 1));
+  }
+}
+
+TEST_CASE("tree: loopback allreduce gives every rank the exact sum for 1..8 ranks and sizes 0..large") {
+  // Integer-valued inputs: pattern(rank, i) in [-8, 8]; the sum over <= 8 ranks is exact in every
+  // dtype, so each rank must hold exactly pattern_sum(ranks, i).
+  const std::size_t sizes[] = {0, 1, 2, 3, 5, 17, 127, 1000, 4097, 100003};
+  for (int ranks = 1; ranks <= 8; ++ranks) {
+    LoopbackHub hub(ranks);
+    // small slices and window: many slices per tree, so the pipelining is exercised
+    TreeOptions options;
+    options.slice_bytes = 1024;
+    options.window = 3;
+    options.timeout = 20s;
+    test::run_ranks(ranks, [&](int rank) {
+      auto transport = hub.connect(rank);
+      TreeAllreduce tree(*transport, options);
+      for (DType dtype : test::kAllDtypes) {
+        for (std::size_t count : sizes) {
+          auto data = test::pattern_buffer(dtype, rank, count);
+          tree.allreduce(data.data(), count, dtype);
+          INFO("ranks=", ranks, " rank=", rank, " ", dtype_name(dtype), " count=", count);
+          REQUIRE(test::first_wrong(dtype, data.data(), count, ranks) == count);
+        }
+      }
+    });
+  }
+}
+
+TEST_CASE("tree: several operations in flight at once complete in order with exact sums") {
+  const int ranks = 5;
+  LoopbackHub hub(ranks);
+  TreeOptions options;
+  options.slice_bytes = 4096;
+  options.timeout = 20s;
+  test::run_ranks(ranks, [&](int rank) {
+    auto transport = hub.connect(rank);
+    TreeAllreduce tree(*transport, options);
+    std::vector<std::vector<std::byte>> buffers;
+    std::vector<TreeAllreduce::Ticket> tickets;
+    for (std::size_t op = 0; op < 6; ++op) {
+      const std::size_t count = 3000 + 1001 * op;
+      buffers.push_back(test::pattern_buffer(DType::F32, rank, count));
+      tickets.push_back(tree.submit(buffers.back().data(), count, DType::F32, static_cast<std::uint32_t>(op)));
+    }
+    for (std::size_t op = 0; op < 6; ++op) {
+      tree.wait(tickets[op]);
+      const std::size_t count = 3000 + 1001 * op;
+      CHECK(test::first_wrong(DType::F32, buffers[op].data(), count, ranks) == count);
+    }
+  });
+}
+
+TEST_CASE("tree: a rank that dies mid-allreduce makes every other rank time out in time") {
+  // Rank 2 of 4 sends 3 messages and then dies. Every other rank waits, directly or through a
+  // neighbour, on data that never comes; each must throw TimeoutError no later than about one
+  // timeout after its last progress: allow the timeout plus 2 s of scheduling slack.
+  const int ranks = 4;
+  const auto timeout = 500ms;
+  LoopbackHub hub(ranks);
+  std::vector<std::string> outcome(ranks);
+  std::vector<double> seconds(ranks, 0.0);
+  test::run_ranks(ranks, [&](int rank) {
+    auto inner = hub.connect(rank);
+    DyingTransport dying(*inner, rank == 2 ? 3 : 1 << 30);
+    TreeOptions options;
+    options.slice_bytes = 1024;
+    options.timeout = timeout;
+    TreeAllreduce tree(dying, options);
+    auto data = test::pattern_buffer(DType::F32, rank, 100000);
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      tree.allreduce(data.data(), 100000, DType::F32);
+      outcome[static_cast<std::size_t>(rank)] = "completed";
+    } catch (const TimeoutError& e) {
+      outcome[static_cast<std::size_t>(rank)] = "timeout";
+      MESSAGE("rank ", rank, ": ", e.message());
+    } catch (const std::exception& e) {
+      outcome[static_cast<std::size_t>(rank)] = std::string("error: ") + e.what();
+    }
+    seconds[static_cast<std::size_t>(rank)] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  CHECK(outcome[2] == "error: rank died");
+  for (int rank : {0, 1, 3}) {
+    INFO("rank ", rank, " took ", seconds[static_cast<std::size_t>(rank)], " s");
+    CHECK(outcome[static_cast<std::size_t>(rank)] == "timeout");
+    CHECK(seconds[static_cast<std::size_t>(rank)] < 0.5 + 2.0);
+  }
+}
+
+TEST_CASE("tree: a rank that never joins makes the others time out and the tree stays broken") {
+  const int ranks = 3;
+  LoopbackHub hub(ranks);
+  std::vector<std::string> outcome(ranks);
+  test::run_ranks(ranks, [&](int rank) {
+    if (rank == 1) return;  // stops answering before it starts
+    auto transport = hub.connect(rank);
+    TreeOptions options;
+    options.timeout = 300ms;
+    TreeAllreduce tree(*transport, options);
+    std::vector<float> data(64, 1.0f);
+    CHECK_THROWS_AS(tree.allreduce(data.data(), data.size(), DType::F32), TimeoutError);
+    // broken for good: the next operation fails at once with the same error
+    CHECK_THROWS_AS(tree.submit(data.data(), data.size(), DType::F32), TimeoutError);
+    outcome[static_cast<std::size_t>(rank)] = "ok";
+  });
+  CHECK(outcome[0] == "ok");
+  CHECK(outcome[2] == "ok");
+}
+
+TEST_CASE("tree: check_consistent names the two ranks that differ on every rank") {
+  const int ranks = 5;
+  LoopbackHub hub(ranks);
+  std::vector<std::string> messages(ranks);
+  test::run_ranks(ranks, [&](int rank) {
+    auto transport = hub.connect(rank);
+    TreeAllreduce tree(*transport, TreeOptions{});
+    tree.check_consistent("tensor 'w': 10 x fp32");  // all agree: no error
+    try {
+      tree.check_consistent(rank == 3 ? "tensor 'w': 12 x fp32" : "tensor 'w': 10 x fp32");
+      messages[static_cast<std::size_t>(rank)] = "no error";
+    } catch (const MismatchError& e) {
+      messages[static_cast<std::size_t>(rank)] = e.message();
+    }
+  });
+  // Tree 0 for 5 ranks: 0 -> 4 -> 2 -> (1, 3); rank 3's parent (2) finds it first; every rank gets the
+  // root's verdict, so all five messages are the same and name rank 3.
+  for (int rank = 0; rank < ranks; ++rank) {
+    INFO("rank ", rank);
+    CHECK(messages[static_cast<std::size_t>(rank)] == messages[0]);
+  }
+  CHECK(messages[0].find("rank 3 has tensor 'w': 12 x fp32") != std::string::npos);
+  CHECK(messages[0].find("has tensor 'w': 10 x fp32") != std::string::npos);
+}
+
+TEST_CASE("tree: ranks with different sizes get errors and no hang") {
+  const int ranks = 3;
+  LoopbackHub hub(ranks);
+  test::run_ranks(ranks, [&](int rank) {
+    auto transport = hub.connect(rank);
+    TreeOptions options;
+    options.timeout = 500ms;
+    TreeAllreduce tree(*transport, options);
+    const std::size_t count = rank == 1 ? 90 : 100;
+    std::vector<float> data(count, 1.0f);
+    CHECK_THROWS_AS(tree.allreduce(data.data(), count, DType::F32), KernelError);
+  });
+}
