@@ -8,6 +8,7 @@
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
+#include "calib/measurement.hpp"
 #include "plan/scenario.hpp"
 
 namespace ffsim::cli {
@@ -23,11 +24,12 @@ bool same_file(const std::string& a, const std::string& b) {
 
 int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
   // Sort the arguments into catalog entries (they carry "kind") and scenarios.
-  std::vector<std::string> models, scenarios;
+  std::vector<std::string> models, scenarios, measurements;
   for (const auto& f : files) {
     const config::Document d = config::Document::load(f, false);
     const config::Reader r = d.root();
-    (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
+    if (calib::is_measurement(r)) measurements.push_back(f);
+    else (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
   }
   int failures = 0;
   auto report = [&](const std::string& what) {
@@ -54,6 +56,10 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
       ctx.kinds.get(kind).factory(*cat.find(kind, name), cat);
       report(models[i] + "  (" + kind + " " + name + ")");
     }
+  }
+  for (const auto& f : measurements) {
+    const calib::MeasurementFile m = calib::load_measurement(f);
+    report(f + "  (measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date + ")");
   }
   for (const auto& f : scenarios) {
     const plan::ScenarioSpec s = plan::load_scenario(f, ctx.catalog());

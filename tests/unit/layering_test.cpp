@@ -31,7 +31,12 @@ struct SourceFile {
   std::string content;
 };
 
-std::string layer_of(const std::string& rel) { return rel.substr(0, rel.find('/')); }
+// The layer of a path under src/ or of an include; hfreduce's public headers are included as
+// "ffsim/hfreduce/...".
+std::string layer_of(const std::string& rel) {
+  if (rel.rfind("ffsim/hfreduce/", 0) == 0) return "hfreduce";
+  return rel.substr(0, rel.find('/'));
+}
 
 int rank_of(const std::string& layer) {
   auto it = std::find(kLayers.begin(), kLayers.end(), layer);

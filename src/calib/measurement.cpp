@@ -1,0 +1,131 @@
+// Measurement files written by hfreduce-bench.
+// SPDX-License-Identifier: Apache-2.0
+#include "calib/measurement.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace ffsim::calib {
+
+using config::Reader;
+
+bool is_measurement(const Reader& root) {
+  return root.is_object() && root.has("schema");
+}
+
+namespace {
+
+std::string num(double v) {
+  std::ostringstream ss;
+  ss.precision(6);
+  ss << v;
+  return ss.str();
+}
+
+double non_negative(const Reader& r, std::string_view key) {
+  Reader c = r.child(key, "a non-negative number");
+  const double v = c.as_number();
+  if (v < 0) c.fail("expected a non-negative number, got " + c.describe());
+  return v;
+}
+
+double positive(const Reader& r, std::string_view key) {
+  Reader c = r.child(key, "a positive number");
+  const double v = c.as_number();
+  if (v <= 0) c.fail("expected a positive number, got " + c.describe());
+  return v;
+}
+
+void check_rate(const Reader& p, std::string_view key, double value, double bytes, double median) {
+  if (bytes <= 0) return;
+  const double expect = bytes / median;
+  if (std::fabs(value - expect) > 1e-4 * expect)
+    p.fail_at(key, "inconsistent with the point's size and time: " + num(value) + " B/s, but " + num(bytes) + " B / " +
+                       num(median) + " s = " + num(expect) + " B/s (check the units: rates are bytes per second)");
+}
+
+Point parse_point(const Reader& p) {
+  Point x;
+  x.pointer = p.pointer();
+  x.stage = p.choice("stage", {"allreduce", "bidir", "copy", "d2h", "h2d", "internode", "mpi_allreduce", "pipeline", "reduce"});
+  x.backend = p.choice("backend", {"cpu", "cuda", "host", "mpi"});
+  x.variant = p.string("variant");
+  x.dtype = p.choice("dtype", {"bf16", "fp16", "fp32"});
+  x.store = p.string_or("store", "");
+  x.k = static_cast<int>(p.integer("k", 0, 1024));
+  x.devices = static_cast<int>(p.integer("devices", 0, 1024));
+  x.ranks = static_cast<int>(p.integer("ranks", 1, 1 << 20));
+  x.threads = static_cast<int>(p.integer("threads", 0, 1 << 16));
+  x.chunk_bytes = non_negative(p, "chunk_bytes");
+  x.bytes = non_negative(p, "bytes");
+  x.traffic_bytes = non_negative(p, "traffic_bytes");
+  Reader t = p.child("time_s", "an object with min, median, max, reps, samples (seconds)");
+  x.time_min = positive(t, "min");
+  x.time_median = positive(t, "median");
+  x.time_max = positive(t, "max");
+  x.reps = static_cast<int>(t.integer("reps", 1, 1 << 30));
+  if (!(x.time_min <= x.time_median && x.time_median <= x.time_max))
+    t.fail("expected min <= median <= max, got " + num(x.time_min) + ", " + num(x.time_median) + ", " + num(x.time_max));
+  for (const Reader& s : t.child("samples", "an array of times in seconds").elements("samples")) {
+    const double v = s.as_number();
+    if (v <= 0) s.fail("expected a positive time in seconds, got " + s.describe());
+  }
+  t.finish();
+  x.algbw_Bps = non_negative(p, "algbw_Bps");
+  x.traffic_Bps = non_negative(p, "traffic_Bps");
+  check_rate(p, "algbw_Bps", x.algbw_Bps, x.bytes, x.time_median);
+  check_rate(p, "traffic_Bps", x.traffic_Bps, x.traffic_bytes, x.time_median);
+  for (const Reader& b : p.child("bounds", "an array of bounds").elements("bounds")) {
+    Bound bd;
+    bd.name = b.string("name");
+    bd.metric = b.choice("metric", {"algbw_Bps", "traffic_Bps"});
+    bd.value_Bps = positive(b, "value_Bps");
+    bd.ratio = non_negative(b, "ratio");
+    const double metric = bd.metric == "algbw_Bps" ? x.algbw_Bps : x.traffic_Bps;
+    if (std::fabs(bd.ratio - metric / bd.value_Bps) > 1e-3 * (metric / bd.value_Bps) + 1e-9)
+      b.fail_at("ratio", "inconsistent: " + num(bd.ratio) + ", but " + bd.metric + " / value_Bps = " +
+                             num(metric / bd.value_Bps));
+    b.finish();
+    x.bounds.push_back(bd);
+  }
+  p.finish();
+  return x;
+}
+
+}  // namespace
+
+MeasurementFile parse_measurement(const config::Document& doc) {
+  const Reader r = doc.root();
+  if (!r.is_object()) r.fail("expected a measurement object, got " + r.describe());
+  MeasurementFile m;
+  m.file = doc.file();
+  Reader schema = r.child("schema", std::string("\"") + kMeasurementSchema + "\"");
+  if (schema.as_string() != kMeasurementSchema)
+    schema.fail("unknown measurement schema \"" + schema.as_string() + "\"; this ffsim reads \"" + kMeasurementSchema + "\"");
+  m.date = r.string("date");
+  m.command = r.string("command");
+  Reader mach = r.child("machine", "the measured machine");
+  m.machine.name = mach.string("name");
+  m.machine.cpu_model = mach.string("cpu_model");
+  m.machine.usable_cpus = static_cast<int>(mach.integer("usable_cpus", 1, 1 << 20));
+  m.machine.numa_nodes = static_cast<int>(mach.integer("numa_nodes", 1, 1024));
+  m.machine.isa = mach.strings("isa");
+  for (const Reader& g : mach.child("gpus", "an array of GPU names").elements("GPUs"))
+    m.machine.gpus.push_back(g.is_string() ? g.as_string() : g.describe());
+  m.machine.memory_bytes = positive(mach, "memory_bytes");
+  mach.allow({"hostname", "kernel", "cpu_features", "mpi", "compiler"});
+  mach.finish();
+  const auto pts = r.child("points", "an array of measured points").elements("points");
+  if (pts.empty()) r.fail_at("points", "expected at least one measured point");
+  for (const Reader& p : pts) m.points.push_back(parse_point(p));
+  r.finish();
+  return m;
+}
+
+MeasurementFile load_measurement(const std::string& path) {
+  return parse_measurement(config::Document::load(path, false));
+}
+
+}  // namespace ffsim::calib

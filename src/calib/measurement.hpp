@@ -1,0 +1,65 @@
+// Measurement files written by hfreduce-bench (schema "ffsim.hfreduce-bench/1"), parsed and checked.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/reader.hpp"
+
+namespace ffsim::calib {
+
+inline constexpr const char* kMeasurementSchema = "ffsim.hfreduce-bench/1";
+
+struct MeasuredMachine {
+  std::string name;
+  std::string cpu_model;
+  int usable_cpus = 0;
+  int numa_nodes = 0;
+  std::vector<std::string> isa;
+  std::vector<std::string> gpus;
+  double memory_bytes = 0;
+};
+
+struct Bound {
+  std::string name;
+  std::string metric;  ///< "traffic_Bps" or "algbw_Bps"
+  double value_Bps = 0;
+  double ratio = 0;
+};
+
+/// One measured configuration.
+struct Point {
+  std::string stage;    ///< copy, reduce, d2h, h2d, bidir, pipeline, mpi_allreduce, internode, allreduce
+  std::string backend;  ///< cpu, host, cuda, mpi
+  std::string variant;
+  std::string dtype;
+  std::string store;
+  int k = 0, devices = 0, ranks = 0, threads = 0;
+  double chunk_bytes = 0;
+  double bytes = 0;          ///< tensor size S
+  double traffic_bytes = 0;  ///< bytes read + written (copies: bytes over the link)
+  double time_min = 0, time_median = 0, time_max = 0;
+  int reps = 0;
+  double algbw_Bps = 0, traffic_Bps = 0;
+  std::vector<Bound> bounds;
+  std::string pointer;  ///< JSON pointer of the point, for messages
+};
+
+struct MeasurementFile {
+  std::string file;
+  std::string date;
+  std::string command;
+  MeasuredMachine machine;
+  std::vector<Point> points;
+};
+
+/// True if the document is a measurement file (it declares the schema).
+[[nodiscard]] bool is_measurement(const config::Reader& root);
+/// Parses and checks a measurement file: unknown keys, missing fields, negative or non-finite
+/// times, times out of order (min <= median <= max), rates inconsistent with bytes and time
+/// (algbw_Bps must equal bytes / median within 1e-4), unknown stages. Errors are ConfigErrors.
+[[nodiscard]] MeasurementFile parse_measurement(const config::Document& doc);
+[[nodiscard]] MeasurementFile load_measurement(const std::string& path);
+
+}  // namespace ffsim::calib
