@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "coll/collective.hpp"
 #include "hw/parse.hpp"
 #include "sim/simgrid_engine.hpp"
 
@@ -41,6 +42,8 @@ void register_kinds(Context& ctx) {
   });
   ctx.kinds.add(hw::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
+  ctx.kinds.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
+                [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
 }
 
 int run(int argc, char** argv) {

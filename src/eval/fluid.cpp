@@ -144,13 +144,13 @@ private:
     auto& fl = pending_[op];
     for (const platform::Flow& f : fl) {
       const platform::Path& path = p_.path(f.path);
-      if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(path.rate_cap))) continue;
+      if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(f.rate_cap))) continue;
       FlowState st;
       st.op = op;
       st.path = f.path;
       st.remaining = f.amount;
       st.weight = f.weight;
-      st.cap = path.rate_cap;
+      st.cap = f.rate_cap;
       st.t_last = now;
       st.active = true;
       st.limiter_since = now;

@@ -32,7 +32,7 @@ struct Ctx {
 
 std::string limiter_name(const platform::Platform& p, std::uint32_t lim) {
   if (lim == eval::kLimitNone) return "-";
-  if (lim == eval::kLimitRateCap) return "per-flow cap (peer-to-peer)";
+  if (lim == eval::kLimitRateCap) return "per-flow cap (GPU peer-to-peer)";
   return p.resource_label(lim);
 }
 

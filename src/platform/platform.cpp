@@ -25,6 +25,7 @@ const char* resource_kind_name(ResourceKind k) {
     case ResourceKind::GpuCompute: return "gpu_compute";
     case ResourceKind::CpuReduce: return "cpu_reduce";
     case ResourceKind::Disk: return "disk";
+    case ResourceKind::PeerToPeer: return "peer_to_peer";
   }
   return "?";
 }
@@ -148,6 +149,14 @@ Platform::NodeTemplate Platform::make_template(const hw::NodeSpec& n) {
       t.nvswitch_rx.push_back(add(g.name + ".nvl.rx", "NVSwitch port " + g.name + " receive", ResourceKind::Nvlink,
                                   n.nvlink.bandwidth.si()));
     }
+  }
+  // Rome has no chained write: all GPU<->NIC peer-to-peer traffic of a node shares one cap per
+  // direction (arXiv 2408.14158 Sec. III-A), whichever GPU or NIC takes part.
+  if (!n.gpus.empty() && !n.nics.empty() && n.gpu_nic_p2p_bandwidth.si() > 0) {
+    t.p2p_to_nic = add("p2p.gpu-nic", "GPU->NIC peer-to-peer (root complex)", ResourceKind::PeerToPeer,
+                       n.gpu_nic_p2p_bandwidth.si());
+    t.p2p_from_nic = add("p2p.nic-gpu", "NIC->GPU peer-to-peer (root complex)", ResourceKind::PeerToPeer,
+                         n.gpu_nic_p2p_bandwidth.si());
   }
   if (n.drives.count > 0) {
     t.disk_read = add("disk.read", "drives read", ResourceKind::Disk, n.drives.read_bandwidth.si() * n.drives.count);
@@ -310,9 +319,9 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     if (common < 0) sock(socket_of(from), socket_of(to));
     walk(chain_b, t.port_down);
     if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
-    const bool nic_involved = from.kind == PlaceKind::Nic || to.kind == PlaceKind::Nic;
-    const double cap = nic_involved ? n.gpu_nic_p2p_bandwidth.si() : n.gpu_gpu_p2p_bandwidth.si();
-    if (cap > 0) p.rate_cap = std::min(p.rate_cap, cap);
+    if (to.kind == PlaceKind::Nic && t.p2p_to_nic >= 0) R(t.p2p_to_nic);
+    else if (from.kind == PlaceKind::Nic && t.p2p_from_nic >= 0) R(t.p2p_from_nic);
+    else if (n.gpu_gpu_p2p_bandwidth.si() > 0) p.rate_cap = std::min(p.rate_cap, n.gpu_gpu_p2p_bandwidth.si());
     p.latency += pcie;
     return;
   }
@@ -367,6 +376,13 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     R(t.dram[idx(from)]);
     sock(from.index, to.index);
     if (t.cpu_reduce[idx(to)] >= 0) R(t.cpu_reduce[idx(to)]);
+    return;
+  }
+  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
+    sock(from.index, socket_of(to));
+    chain_down(t, b, device_port(to), p);
+    R(t.gpu_down[idx(to)]);
+    p.latency += pcie;
     return;
   }
   if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Dram) {  // a reducer writes its output
@@ -525,7 +541,7 @@ void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) con
         p.resources.push_back(compute_resource(g));
         return p;
       });
-      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other, 0.0});
+      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other, 0.0, paths_[pid].rate_cap});
       return;
     }
     case sched::OpKind::Transfer: {
@@ -533,15 +549,18 @@ void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) con
       const std::uint32_t pid = path_id(o.at, o.to);
       out.latency = paths_[pid].latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
-      out.flows.push_back(Flow{pid, o.amount, w, o.cls, opts_.arbitration_latency / w});
+      out.flows.push_back(
+          Flow{pid, o.amount, w, o.cls, opts_.arbitration_latency / w, std::min(paths_[pid].rate_cap, o.rate_cap)});
       return;
     }
     case sched::OpKind::Reduce: {
       // k reads of `amount` from the inputs into the cores, one write of `amount` to the output.
+      // An accumulating reduce keeps its output (the last input) in cache: it reads only the others.
       const double w = 1.0, d = opts_.arbitration_latency / w;
-      for (std::uint32_t i = o.inputs_begin; i < o.inputs_end; ++i)
-        out.flows.push_back(Flow{path_id(s.reduce_inputs()[i], o.at), o.amount, w, sched::TrafficClass::Other, d});
-      out.flows.push_back(Flow{path_id(o.at, o.to), o.amount, w, sched::TrafficClass::Other, d});
+      const std::uint32_t end = o.accumulate ? o.inputs_end - 1 : o.inputs_end;
+      auto add = [&](std::uint32_t pid) { out.flows.push_back(Flow{pid, o.amount, w, sched::TrafficClass::Other, d, paths_[pid].rate_cap}); };
+      for (std::uint32_t i = o.inputs_begin; i < end; ++i) add(path_id(s.reduce_inputs()[i], o.at));
+      if (!o.accumulate) add(path_id(o.at, o.to));
       return;
     }
   }

@@ -29,6 +29,7 @@ enum class ResourceKind {
   GpuCompute,  ///< a GPU's SMs (capacity 1: work is measured in seconds alone)
   CpuReduce,   ///< a socket's cores summing buffers (input bytes per second)
   Disk,        ///< a storage node's drives (read or write)
+  PeerToPeer,  ///< a node's GPU<->NIC peer-to-peer capacity through the root complex, one direction
 };
 [[nodiscard]] const char* resource_kind_name(ResourceKind k);
 
@@ -55,6 +56,8 @@ struct Flow {
   /// Arbitration delay before the flow shares bandwidth: options().arbitration_latency / weight for
   /// transfers and reductions (the SimGrid engine's penalty link), 0 for compute.
   double start_delay = 0;
+  /// The flow's own rate cap: the path's (peer-to-peer) and the op's (software), bytes per second.
+  double rate_cap = std::numeric_limits<double>::infinity();
 };
 
 /// What an engine runs for one operation: wait `latency` (the physical latency of its path or
@@ -123,6 +126,7 @@ private:
     std::vector<std::vector<int>> nvlink;                 // [from gpu][to gpu] direction, -1 if none
     std::vector<int> nvswitch_tx, nvswitch_rx;            // by GPU, for NVSwitch nodes
     int disk_read = -1, disk_write = -1;
+    int p2p_to_nic = -1, p2p_from_nic = -1;               // GPU<->NIC peer-to-peer, per direction
     std::vector<int> gpu_port, nic_port;                  // index of the attach port
     std::vector<int> port_parent;                         // parent port index, -1 for root ports
     std::vector<int> port_socket;                         // socket index of each port's root

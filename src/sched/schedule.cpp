@@ -74,8 +74,8 @@ OpId Schedule::compute(Place gpu, Seconds alone, std::uint32_t tag) {
 
 OpId Schedule::transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
   check_amount(bytes.si(), "transfer size");
-  FFSIM_ASSERT(from.kind != PlaceKind::Cpu && to.kind != PlaceKind::Cpu,
-               "transfers move data between memories, GPUs, NICs and drives, not CPU cores");
+  FFSIM_ASSERT(to.kind != PlaceKind::Cpu || from.kind == PlaceKind::Dram, "only DRAM is read into CPU cores");
+  FFSIM_ASSERT(from.kind != PlaceKind::Cpu || to.kind == PlaceKind::Gpu, "CPU cores write only into GPUs (GDRCopy)");
   Op o;
   o.kind = OpKind::Transfer;
   o.cls = cls;
@@ -139,6 +139,27 @@ OpId Schedule::transfer(DataRef from, DataRef to, Bytes bytes, TrafficClass cls,
   ops_[id].data_begin = add_refs({from, to});
   ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
   return id;
+}
+
+OpId Schedule::transfer(Place from, Place to, DataRef src, DataRef dst, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
+  const OpId id = transfer(from, to, bytes, cls, tag);
+  ops_[id].data_begin = add_refs({src, dst});
+  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  return id;
+}
+
+OpId Schedule::reduce_accumulate(Place cpu, const std::vector<DataRef>& inputs, DataRef inout, Bytes bytes,
+                                 std::uint32_t tag) {
+  std::vector<DataRef> all = inputs;
+  all.push_back(inout);  // the accumulator is also an input of the sum
+  const OpId id = reduce(cpu, all, inout, bytes, tag);
+  ops_[id].accumulate = true;
+  return id;
+}
+
+void Schedule::set_rate_cap(OpId id, double bps) {
+  FFSIM_ASSERT(ops_.at(id).kind == OpKind::Transfer && bps > 0, "rate caps apply to transfers");
+  ops_[id].rate_cap = bps;
 }
 
 OpId Schedule::reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag) {

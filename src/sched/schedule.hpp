@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <string_view>
@@ -83,6 +84,11 @@ struct Op {
   /// destination. Reduce and GPU reduce: inputs..., output. amount bytes each.
   std::uint32_t data_begin = 0;
   std::uint32_t data_end = 0;
+  /// Transfer: a cap on its own rate set by the software that moves it (bytes per second).
+  double rate_cap = std::numeric_limits<double>::infinity();
+  /// Reduce: the output is an accumulator kept in the reducer's cache: out += inputs, and only
+  /// the inputs are read from memory (HFReduce's inter-node add, counted as 1 read in Sec. IV).
+  bool accumulate = false;
 };
 
 /// A DAG of operations. Add operations, then dependencies (`after` waits for `before`).
@@ -96,6 +102,13 @@ public:
   // ---- the same operations with data semantics (for the data-movement check)
   BufferId buffer(Place at, Bytes size, std::string name);
   OpId transfer(DataRef from, DataRef to, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
+  /// A transfer whose path runs between `from` and `to` while its data moves from `src` to `dst`
+  /// (GDRCopy: the CPU's cores write a DRAM buffer's data into a GPU).
+  OpId transfer(Place from, Place to, DataRef src, DataRef dst, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
+  /// out += sum of inputs, with `out` in the reducer's cache (see Op::accumulate).
+  OpId reduce_accumulate(Place cpu, const std::vector<DataRef>& inputs, DataRef inout, Bytes bytes, std::uint32_t tag = 0);
+  /// Caps a transfer's rate (bytes per second).
+  void set_rate_cap(OpId id, double bytes_per_second);
   /// CPU reduce: out = sum of inputs (elementwise, `bytes` each), on `cpu`'s cores.
   OpId reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag = 0);
   /// GPU reduce kernel: out = sum of inputs on `gpu`, taking `alone` seconds of the GPU.

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ struct Shared {
   std::vector<std::uint32_t> flows_left;
   std::vector<double> start, end;
   // route (path, weight) -> hosts
-  std::map<std::pair<std::uint32_t, double>, std::pair<sg4::Host*, sg4::Host*>> hosts;
+  std::map<std::tuple<std::uint32_t, double, double>, std::pair<sg4::Host*, sg4::Host*>> hosts;
   std::map<std::uint32_t, double> cap_of_path;
   std::map<double, std::pair<sg4::Host*, sg4::Host*>> timers;  // by duration
   std::vector<sg4::ActivityPtr> alive;  // handles kept until the end of the run
@@ -84,7 +85,7 @@ void op_done(Shared& sh, sched::OpId op);
 bool moves_data(const Shared& sh, const platform::Lowered& low) {
   for (const auto& f : low.flows) {
     const platform::Path& path = sh.p->path(f.path);
-    if (f.amount > 0 && !(path.resources.empty() && !std::isfinite(path.rate_cap))) return true;
+    if (f.amount > 0 && !(path.resources.empty() && !std::isfinite(f.rate_cap))) return true;
   }
   return false;
 }
@@ -140,7 +141,7 @@ void start_flows(Shared& sh, sched::OpId op) {
   std::vector<const platform::Flow*> todo;
   for (const platform::Flow& f : low.flows) {
     const platform::Path& path = sh.p->path(f.path);
-    if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(path.rate_cap))) continue;
+    if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(f.rate_cap))) continue;
     todo.push_back(&f);
   }
   // Count first: a comm may complete (and call back) while it is being started.
@@ -152,7 +153,7 @@ void start_flows(Shared& sh, sched::OpId op) {
   const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
   const double scale = compute ? kComputeScale : kByteScale;
   for (const platform::Flow* f : todo) {
-    const auto& hp = sh.hosts.at({f->path, f->weight});
+    const auto& hp = sh.hosts.at({f->path, f->weight, f->rate_cap});
     sg4::CommPtr c = sg4::Comm::sendto_init();
     c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale)));
     const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
@@ -239,14 +240,14 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   sh.end.assign(s.size(), -1);
 
   // Every (path, weight) the schedule uses, and every resource on those paths.
-  std::map<std::pair<std::uint32_t, double>, bool> used;
+  std::map<std::tuple<std::uint32_t, double, double>, bool> used;
   std::vector<double> latencies;
   for (sched::OpId i = 0; i < s.size(); ++i) {
     p.lower(s, i, sh.lowered);
     bool instead = false;
     const double t = timer_of(sh, sh.lowered, instead);
     if (t > 0) latencies.push_back(t);
-    for (const auto& f : sh.lowered.flows) used[{f.path, f.weight}] = s.op(i).kind == sched::OpKind::Compute;
+    for (const auto& f : sh.lowered.flows) used[{f.path, f.weight, f.rate_cap}] = s.op(i).kind == sched::OpKind::Compute;
   }
   std::sort(latencies.begin(), latencies.end());
   latencies.erase(std::unique(latencies.begin(), latencies.end()), latencies.end());
@@ -268,7 +269,8 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   }
   std::size_t k = 0;
   for (const auto& [key, compute] : used) {
-    const platform::Path& path = p.path(key.first);
+    const auto& [path_index, weight, cap] = key;
+    const platform::Path& path = p.path(path_index);
     const double scale = compute ? kComputeScale : kByteScale;
     RouteZone::R route;
     for (std::uint32_t res : path.resources) {
@@ -282,19 +284,19 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
       }
       route.links.push_back(it->second);
     }
-    if (std::isfinite(path.rate_cap))
-      route.links.push_back(iz->create_link("cap" + std::to_string(k), path.rate_cap * scale)
+    if (std::isfinite(cap))
+      route.links.push_back(iz->create_link("cap" + std::to_string(k), cap * scale)
                                 ->set_latency(0)
                                 ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
                                 ->seal());
     if (!compute) {
-      auto pit = penalty.find(key.second);
+      auto pit = penalty.find(weight);
       if (pit == penalty.end()) {
         sg4::Link* l = iz->create_link("penalty" + std::to_string(penalty.size()), 1e30)
-                           ->set_latency(p.options().arbitration_latency / key.second)
+                           ->set_latency(p.options().arbitration_latency / weight)
                            ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
                            ->seal();
-        pit = penalty.emplace(key.second, l).first;
+        pit = penalty.emplace(weight, l).first;
       }
       route.links.push_back(pit->second);
     }

@@ -15,8 +15,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
-const std::vector<std::string> kLayers{"core", "config", "hw",   "topo", "sched", "platform", "coll",
-                                       "train", "eval",  "sim",  "plan", "calib", "report",   "cli"};
+const std::vector<std::string> kLayers{"core", "config", "hw",  "topo", "sched", "platform", "eval",
+                                       "coll", "train",  "sim", "plan", "calib", "report",   "cli"};
 
 struct ThirdParty {
   std::string include_prefix;  // as written in #include <...>

@@ -7,6 +7,7 @@
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
 #include "sim/simgrid_engine.hpp"
+#include "test_catalog.hpp"
 
 using namespace ffsim;
 using namespace ffsim::literals;
@@ -15,11 +16,7 @@ using sched::TrafficClass;
 
 namespace {
 
-const config::Catalog& catalog() {
-  static const config::Catalog c =
-      config::Catalog::load(FFSIM_MODELS_DIR, {"cpu", "gpu", "nic", "node", "switch"});
-  return c;
-}
+const config::Catalog& catalog() { return ffsim::testing::catalog(); }
 
 // A small Fire-Flyer: 8 nodes on a two-layer tree, plus 2 storage nodes.
 plan::ScenarioSpec small_ff(bool isolation = false) {
@@ -98,7 +95,7 @@ TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s, node to node 
   // GPUDirect gpu7 -> remote gpu7: capped by Rome's GPU<->NIC peer-to-peer at 9 GiB/s.
   const double lat = p->path(p->path_id(Place::gpu(0, 7), Place::gpu(1, 7))).latency;
   CHECK(a.ops[p2p].end == doctest::Approx(lat + kEps + kS / (9.0 * 1073741824.0)).epsilon(1e-12));
-  CHECK(a.ops[p2p].limiter == eval::kLimitRateCap);
+  CHECK(p->resource_label(a.ops[p2p].limiter) == "GPU->NIC peer-to-peer (root complex)");
   // DRAM to remote DRAM: the NIC's 24 GB/s payload rate binds (fabric links 25 GB/s).
   const double lat2 = p->path(p->path_id(Place::dram(2, 1), Place::dram(3, 1))).latency;
   CHECK(a.ops[net].end == doctest::Approx(lat2 + kEps + kS / 24e9).epsilon(1e-12));

@@ -1,0 +1,85 @@
+// "alltoall": every rank sends bytes/n to every other rank at once (NCCL's grouped send/recv), the
+// MoE dispatch and combine.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+
+#include "coll/common.hpp"
+
+namespace ffsim::coll {
+namespace {
+class AllToAll final : public Algorithm {
+public:
+  Kind kind() const override { return Kind::AllToAll; }
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
+               const Options& o) const override {
+    const int n = g.size();
+    const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
+    Emitted e;
+    const std::size_t elems = o.with_data ? static_cast<std::size_t>(bytes / o.elem_size) : 0;
+    std::vector<sched::BufferId> in, out;
+    if (o.with_data) {
+      for (int r = 0; r < n; ++r) {
+        in.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(bytes), "in" + std::to_string(r)));
+        out.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(bytes), "out" + std::to_string(r)));
+      }
+      e.input = in;
+      e.output = out;
+      e.data_bytes = bytes;
+    }
+    std::vector<std::vector<sched::OpId>> arrivals(static_cast<std::size_t>(n));
+    const std::uint32_t tag = s.tag("alltoall");
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        // Block b of rank a's input goes to block a of rank b's output.
+        const auto [s0, s1] = split(o.with_data ? elems : static_cast<std::size_t>(n), n, b);
+        const auto [d0, d1] = split(o.with_data ? elems : static_cast<std::size_t>(n), n, a);
+        (void)d1;
+        const double blk = o.with_data ? static_cast<double>(s1 - s0) * o.elem_size : bytes / n;
+        const sched::Place& pa = g.ranks[static_cast<std::size_t>(a)];
+        const sched::Place& pb = g.ranks[static_cast<std::size_t>(b)];
+        const double hop = a == b ? 0.0 : hop_type(p, pa, pb) == HopType::Net ? lib.nccl.ring_hop_latency_net
+                                                                              : lib.nccl.ring_hop_latency_pci;
+        const sched::OpId before = barrier(s, {ready_of(o, a), ready_of(o, b)});
+        sched::OpId t;
+        if (o.with_data) {
+          const sched::DataRef from{in[static_cast<std::size_t>(a)], static_cast<double>(s0) * o.elem_size};
+          const sched::DataRef to{out[static_cast<std::size_t>(b)], static_cast<double>(d0) * o.elem_size};
+          t = hop_transfer(s, p, hop, before, pa, pb, blk, cls, tag, &from, &to);
+        } else {
+          if (a == b) continue;  // a rank's own block stays in place
+          t = hop_transfer(s, p, hop, before, pa, pb, blk, cls, tag);
+        }
+        arrivals[static_cast<std::size_t>(b)].push_back(t);
+      }
+    for (int r = 0; r < n; ++r) {
+      sched::OpId d = barrier(s, arrivals[static_cast<std::size_t>(r)]);
+      if (d == kNoOp) d = s.delay(Seconds(0));
+      e.done.push_back(d);
+    }
+    return e;
+  }
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
+    Estimate est;
+    const int n = g.size();
+    std::vector<std::pair<std::uint32_t, double>> flows;
+    double lat = 0;
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b) {
+        if (a == b) continue;
+        const auto pid = p.path_id(g.ranks[static_cast<std::size_t>(a)], g.ranks[static_cast<std::size_t>(b)]);
+        flows.emplace_back(pid, bytes / n);
+        const double hop = hop_type(p, g.ranks[static_cast<std::size_t>(a)], g.ranks[static_cast<std::size_t>(b)]) ==
+                                   HopType::Net
+                               ? lib.nccl.ring_hop_latency_net
+                               : lib.nccl.ring_hop_latency_pci;
+        lat = std::max(lat, std::max(hop, p.path(pid).latency) + p.options().arbitration_latency);
+      }
+    const Bound b = bottleneck_bound(p, flows);
+    est.time = b.time + lat;
+    est.bottleneck = bound_label(p, b.resource);
+    return est;
+  }
+};
+}  // namespace
+std::unique_ptr<Algorithm> make_alltoall() { return std::make_unique<AllToAll>(); }
+}  // namespace ffsim::coll

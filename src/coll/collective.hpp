@@ -1,0 +1,128 @@
+// Collective algorithms: each emits a Schedule (design.md section 1) that both engines run and
+// that the data-movement check executes; a registry names them (one file per algorithm).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "core/registry.hpp"
+#include "eval/engine.hpp"
+#include "platform/platform.hpp"
+#include "sched/schedule.hpp"
+
+namespace ffsim::coll {
+
+enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, SendRecv };
+[[nodiscard]] const char* kind_name(Kind k);
+
+/// nccl-tests' bus bandwidth factor: busbw = algbw x factor (AllReduce 2(n-1)/n; ReduceScatter,
+/// AllGather, AllToAll (n-1)/n; Broadcast and SendRecv 1).
+[[nodiscard]] double busbw_factor(Kind k, int ranks);
+
+/// NCCL's tuning constants (src/graph/tuning.cc), for its per-step software latency and its own
+/// choice between ring and tree. Values come from models/libraries/nccl.json.
+struct NcclParams {
+  double ring_base_latency = 0;      ///< seconds, Simple protocol
+  double tree_base_latency = 0;
+  double ring_hop_latency_pci = 0;   ///< per step inside a node over PCIe
+  double ring_hop_latency_nvlink = 0;
+  double ring_hop_latency_net = 0;   ///< per step across the network
+  double tree_hop_latency_pci = 0;
+  double tree_hop_latency_nvlink = 0;
+  double tree_hop_latency_net = 0;
+  int channels = 2;                  ///< rings / trees NCCL builds on this node type
+  double tree_chunk_bytes = 0;       ///< pipeline chunk of the tree
+  double pci_speed = 0;              ///< bytes/s per channel NCCL assumes for a PCIe hop
+  double net_speed = 0;              ///< bytes/s per channel NCCL assumes for the NIC
+  double tree_bw_factor = 0.92;      ///< tuning.cc: tree busBw x 0.92
+  bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
+};
+
+/// HFReduce's parameters (arXiv 2408.14158 Sec. IV; unpublished ones are marked [I] in the JSON).
+struct HfreduceParams {
+  double chunk_bytes = 0;          ///< pipeline chunk per GPU
+  int staging_buffers = 4;         ///< chunks in flight per GPU (pinned staging buffers reused)
+  double chunk_overhead = 0;       ///< seconds of software work per chunk and stage
+  std::string h2d = "gdrcopy";     ///< "gdrcopy" (CPU reads once per socket, writes 4 GPUs) or "memcpy"
+  double gdrcopy_write_bandwidth = 0;  ///< bytes/s a CPU thread writes through a GPU BAR
+  bool interleave_d2h = true;      ///< D2H buffers interleaved over both NUMA nodes
+};
+
+/// What a collective library is tuned with.
+struct LibraryParams {
+  NcclParams nccl;
+  HfreduceParams hfreduce;
+};
+
+/// Parses the "collective_library" catalog entries (models/libraries/*.json) named "nccl" and "hfreduce".
+[[nodiscard]] LibraryParams load_library_params(const config::Catalog& cat);
+/// Validates one "collective_library" entry (for `ffsim check`).
+void check_library_entry(const config::CatalogEntry& e);
+
+/// The GPUs taking part, in rank order (ranks of a node are consecutive).
+struct Group {
+  std::vector<sched::Place> ranks;
+  [[nodiscard]] int size() const { return static_cast<int>(ranks.size()); }
+  /// Distinct nodes in order of first appearance, and each node's ranks.
+  [[nodiscard]] std::vector<int> nodes() const;
+  [[nodiscard]] std::vector<std::vector<int>> ranks_by_node() const;
+  /// The first `gpus` GPUs of the cluster, node by node.
+  static Group first_gpus(const platform::Platform& p, int gpus);
+};
+
+inline constexpr sched::OpId kNoOp = std::numeric_limits<sched::OpId>::max();
+
+struct Options {
+  int elem_size = 4;                ///< bytes per element (fp32)
+  bool with_data = false;           ///< emit buffers and data refs for the data-movement check
+  sched::TrafficClass cls = sched::TrafficClass::Other;  ///< set by each algorithm's default if Other
+  /// Ops each rank must wait for before starting (kNoOp or empty: none).
+  std::vector<sched::OpId> ready;
+  int root = 0;                     ///< Broadcast root rank; SendRecv: sender 0 -> receiver 1
+};
+
+/// What an emitted collective gives back.
+struct Emitted {
+  std::vector<sched::OpId> done;             ///< per rank: the op after which its result is complete
+  std::vector<sched::BufferId> input, output;  ///< per rank, when with_data
+  double data_bytes = 0;                     ///< input bytes per rank the data check should fill
+};
+
+/// An algorithm's closed-form estimate (bottleneck bound + latency), microseconds to compute.
+struct Estimate {
+  double time = 0;
+  std::string bottleneck;       ///< "root port cpu1.rp1 (gpu5+gpu6)", "NIC", "GPU<->NIC P2P", ...
+  double host_traffic_per_byte = 0;  ///< host-memory bytes per node per byte of S (HFReduce: 24)
+  std::string note;
+};
+
+class Algorithm {
+public:
+  virtual ~Algorithm() = default;
+  [[nodiscard]] virtual Kind kind() const = 0;
+  /// Emits the collective of `bytes` per rank (AllReduce: the vector size S) into `s`.
+  virtual Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                       double bytes, const Options& o) const = 0;
+  /// Closed-form estimate on `p` (the "analytic" engine of `ffsim collective`).
+  [[nodiscard]] virtual Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                                          double bytes) const = 0;
+  /// Time on an engine. The default emits the whole schedule and runs it; algorithms with exact
+  /// shortcuts (identical steps) override it, and tests prove them against the full schedule.
+  [[nodiscard]] virtual double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib,
+                                        const Group& g, double bytes) const;
+  /// The full schedule's time (no shortcut), for tests of the shortcuts.
+  [[nodiscard]] double simulate_full(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib,
+                                     const Group& g, double bytes) const;
+};
+
+using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>()>;
+using AlgorithmRegistry = Registry<AlgorithmFactory>;
+/// Every built-in algorithm (registration lines in registry.cpp).
+[[nodiscard]] const AlgorithmRegistry& algorithms();
+
+}  // namespace ffsim::coll

@@ -1,0 +1,121 @@
+// Shared machinery of the algorithms.
+// SPDX-License-Identifier: Apache-2.0
+#include "coll/common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+using sched::Place;
+
+std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool numa_restricted) {
+  std::vector<int> order;
+  const hw::NodeSpec& n = p.cluster().node;
+  for (const auto& ranks : g.ranks_by_node()) {
+    if (!numa_restricted || n.nics.empty() || ranks.size() < 2) {
+      order.insert(order.end(), ranks.begin(), ranks.end());
+      continue;
+    }
+    const int node = g.ranks[static_cast<std::size_t>(ranks.front())].node;
+    const int nic = p.nic_for(Place::dram(node, 0));
+    const std::string nic_socket = n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name;
+    std::vector<int> near, far;
+    for (int r : ranks) {
+      const auto& gpu = n.gpus[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(r)].index)];
+      (n.socket_of_port(gpu.port).name == nic_socket ? near : far).push_back(r);
+    }
+    const std::size_t half = (near.size() + 1) / 2;
+    order.insert(order.end(), near.begin(), near.begin() + static_cast<std::ptrdiff_t>(half));
+    order.insert(order.end(), far.begin(), far.end());
+    order.insert(order.end(), near.begin() + static_cast<std::ptrdiff_t>(half), near.end());
+  }
+  return order;
+}
+
+HopType hop_type(const platform::Platform& p, const Place& a, const Place& b) {
+  if (a.node != b.node || a.storage != b.storage) return HopType::Net;
+  const auto& nv = p.cluster().node.nvlink;
+  if (a.kind == sched::PlaceKind::Gpu && b.kind == sched::PlaceKind::Gpu) {
+    if (nv.kind == "switch") return HopType::NvLink;
+    for (const auto& [x, y] : nv.pairs)
+      if ((x == a.index && y == b.index) || (x == b.index && y == a.index)) return HopType::NvLink;
+  }
+  return HopType::Pci;
+}
+
+sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
+                         const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
+                         const sched::DataRef* src, const sched::DataRef* dst) {
+  const double physical = p.path(p.path_id(from, to)).latency;
+  sched::OpId prev = before;
+  if (hop_latency > physical) {
+    const sched::OpId d = s.delay(Seconds(hop_latency - physical), tag);
+    if (prev != kNoOp) s.depend(d, prev);
+    prev = d;
+  }
+  const sched::OpId t = src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
+  if (prev != kNoOp) s.depend(t, prev);
+  return t;
+}
+
+sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std::uint32_t tag) {
+  sched::OpId b = kNoOp;
+  for (sched::OpId o : ops) {
+    if (o == kNoOp) continue;
+    if (b == kNoOp) b = s.delay(Seconds(0), tag);
+    s.depend(b, o);
+  }
+  return b;
+}
+
+double gpu_reduce_time(const platform::Platform& p, const Place& gpu, double bytes) {
+  const auto& spec = p.cluster().node.gpus[static_cast<std::size_t>(gpu.index)].gpu;
+  return 3.0 * bytes / spec.memory_bandwidth.si();
+}
+
+std::pair<std::size_t, std::size_t> split(std::size_t elems, int n, int i) {
+  const auto un = static_cast<std::size_t>(n), ui = static_cast<std::size_t>(i);
+  const std::size_t base = elems / un, extra = elems % un;
+  const std::size_t begin = ui * base + std::min(ui, extra);
+  return {begin, begin + base + (ui < extra ? 1 : 0)};
+}
+
+sched::OpId ready_of(const Options& o, int rank) {
+  return o.ready.empty() ? kNoOp : o.ready.at(static_cast<std::size_t>(rank));
+}
+
+Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<std::uint32_t, double>>& path_bytes) {
+  std::unordered_map<std::uint32_t, double> load;
+  Bound b;
+  for (const auto& [pid, bytes] : path_bytes) {
+    const auto& path = p.path(pid);
+    for (std::uint32_t r : path.resources) load[r] += bytes;
+    if (std::isfinite(path.rate_cap) && bytes / path.rate_cap > b.time) {
+      b.time = bytes / path.rate_cap;
+      b.resource = eval::kLimitRateCap;
+    }
+  }
+  // Deterministic: ties go to the lowest resource id.
+  std::vector<std::pair<std::uint32_t, double>> v(load.begin(), load.end());
+  std::sort(v.begin(), v.end());
+  for (const auto& [r, l] : v) {
+    const double t = l / p.resource(r).capacity;
+    if (t > b.time * (1 + 1e-12)) {
+      b.time = t;
+      b.resource = r;
+    }
+  }
+  return b;
+}
+
+std::string bound_label(const platform::Platform& p, std::uint32_t r) {
+  if (r == eval::kLimitNone) return "latency";
+  if (r == eval::kLimitRateCap) return "GPU peer-to-peer cap";
+  return p.resource_label(r);
+}
+
+}  // namespace ffsim::coll

@@ -1,0 +1,50 @@
+// Shared machinery of the algorithms: ring orders, hop latencies, step barriers, data buffers,
+// and the bottleneck bound used by the closed-form estimates.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "coll/collective.hpp"
+
+namespace ffsim::coll {
+
+/// NCCL's ring order: nodes in group order; inside a node, with `numa_restricted`, the ring enters
+/// and leaves through GPUs on the NIC's socket (NIC-socket GPUs split around the others), so that
+/// GPU<->NIC traffic never crosses the socket link.
+[[nodiscard]] std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool numa_restricted);
+
+enum class HopType { NvLink, Pci, Net };
+[[nodiscard]] HopType hop_type(const platform::Platform& p, const sched::Place& a, const sched::Place& b);
+
+/// Emits `before` -> [software delay] -> transfer; returns the transfer. The delay is NCCL's per-hop
+/// latency less the physical latency the platform already charges (never negative).
+sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
+                         const sched::Place& from, const sched::Place& to, double bytes, sched::TrafficClass cls,
+                         std::uint32_t tag, const sched::DataRef* src = nullptr, const sched::DataRef* dst = nullptr);
+
+/// A zero-time op that waits for all of `ops` (kNoOp entries ignored); kNoOp if `ops` is empty.
+sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std::uint32_t tag = 0);
+
+/// Seconds a GPU reduce kernel of `bytes` takes (reads 2, writes 1 through its memory).
+[[nodiscard]] double gpu_reduce_time(const platform::Platform& p, const sched::Place& gpu, double bytes);
+
+/// [begin, end) in elements of part `i` of `n` of `elems` elements (sizes differ by at most one).
+[[nodiscard]] std::pair<std::size_t, std::size_t> split(std::size_t elems, int n, int i);
+
+/// The per-rank "ready" op of options (kNoOp if none).
+[[nodiscard]] sched::OpId ready_of(const Options& o, int rank);
+
+/// The bottleneck bound of a set of concurrent flows: max over resources of load / capacity and
+/// over flows of bytes / rate cap, with the resource that binds.
+struct Bound {
+  double time = 0;
+  std::uint32_t resource = eval::kLimitNone;  ///< or kLimitRateCap
+};
+[[nodiscard]] Bound bottleneck_bound(const platform::Platform& p,
+                                     const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
+[[nodiscard]] std::string bound_label(const platform::Platform& p, std::uint32_t resource);
+
+}  // namespace ffsim::coll

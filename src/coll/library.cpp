@@ -1,0 +1,136 @@
+// Collective library parameters from models/libraries/*.json.
+// SPDX-License-Identifier: Apache-2.0
+#include "coll/collective.hpp"
+
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+namespace {
+
+void allow_entry(const config::Reader& r) { r.allow({"kind", "name", "description", "extends"}); }
+
+NcclParams parse_nccl(const config::Reader& r) {
+  NcclParams n;
+  allow_entry(r);
+  n.ring_base_latency = r.fact_quantity<Seconds>("ring_base_latency", true).si();
+  n.tree_base_latency = r.fact_quantity<Seconds>("tree_base_latency", true).si();
+  const auto ring = r.child("ring_hop_latency", "latencies by hop type: nvlink, pci, net");
+  n.ring_hop_latency_nvlink = ring.fact_quantity<Seconds>("nvlink", true).si();
+  n.ring_hop_latency_pci = ring.fact_quantity<Seconds>("pci", true).si();
+  n.ring_hop_latency_net = ring.fact_quantity<Seconds>("net", true).si();
+  ring.finish();
+  const auto tree = r.child("tree_hop_latency", "latencies by hop type: nvlink, pci, net");
+  n.tree_hop_latency_nvlink = tree.fact_quantity<Seconds>("nvlink", true).si();
+  n.tree_hop_latency_pci = tree.fact_quantity<Seconds>("pci", true).si();
+  n.tree_hop_latency_net = tree.fact_quantity<Seconds>("net", true).si();
+  tree.finish();
+  n.channels = static_cast<int>(r.fact_integer("channels", 1, 64));
+  n.tree_chunk_bytes = r.fact_quantity<Bytes>("tree_chunk").si();
+  n.pci_speed = r.fact_quantity<BytesPerSecond>("pci_speed").si();
+  n.net_speed = r.fact_quantity<BytesPerSecond>("net_speed").si();
+  n.tree_bw_factor = r.fact_number("tree_bw_factor", 0.01, 1.0);
+  n.numa_restricted = r.fact("numa_restricted").as_bool();
+  r.finish();
+  return n;
+}
+
+HfreduceParams parse_hfreduce(const config::Reader& r) {
+  HfreduceParams h;
+  allow_entry(r);
+  h.chunk_bytes = r.fact_quantity<Bytes>("chunk").si();
+  h.staging_buffers = static_cast<int>(r.fact_integer("staging_buffers", 1, 1024));
+  h.chunk_overhead = r.fact_quantity<Seconds>("chunk_overhead", true).si();
+  const config::Reader mode = r.fact("h2d");
+  h.h2d = mode.as_string();
+  if (h.h2d != "gdrcopy" && h.h2d != "memcpy") mode.fail("expected \"gdrcopy\" or \"memcpy\", got \"" + h.h2d + "\"");
+  h.gdrcopy_write_bandwidth = r.fact_quantity<BytesPerSecond>("gdrcopy_write_bandwidth").si();
+  h.interleave_d2h = r.fact("interleave_d2h").as_bool();
+  r.finish();
+  return h;
+}
+
+}  // namespace
+
+void check_library_entry(const config::CatalogEntry& e) {
+  const config::Reader r = e.document.root();
+  if (e.name == "nccl") (void)parse_nccl(r);
+  else if (e.name == "hfreduce") (void)parse_hfreduce(r);
+  else r.child("name").fail("unknown collective library \"" + e.name + "\"; valid: hfreduce, nccl");
+}
+
+LibraryParams load_library_params(const config::Catalog& cat) {
+  LibraryParams l;
+  for (const char* name : {"nccl", "hfreduce"})
+    if (!cat.find("collective_library", name))
+      throw ConfigError(cat.dir(), "", std::string("missing collective_library \"") + name + "\" in the models folder");
+  l.nccl = parse_nccl(cat.find("collective_library", "nccl")->document.root());
+  l.hfreduce = parse_hfreduce(cat.find("collective_library", "hfreduce")->document.root());
+  return l;
+}
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::AllReduce: return "allreduce";
+    case Kind::ReduceScatter: return "reduce_scatter";
+    case Kind::AllGather: return "allgather";
+    case Kind::AllToAll: return "alltoall";
+    case Kind::Broadcast: return "broadcast";
+    case Kind::SendRecv: return "sendrecv";
+  }
+  return "?";
+}
+
+double busbw_factor(Kind k, int n) {
+  if (n <= 1) return k == Kind::Broadcast || k == Kind::SendRecv ? 1.0 : 0.0;
+  switch (k) {
+    case Kind::AllReduce: return 2.0 * (n - 1) / n;
+    case Kind::ReduceScatter:
+    case Kind::AllGather:
+    case Kind::AllToAll: return static_cast<double>(n - 1) / n;
+    case Kind::Broadcast:
+    case Kind::SendRecv: return 1.0;
+  }
+  return 1.0;
+}
+
+std::vector<int> Group::nodes() const {
+  std::vector<int> v;
+  for (const auto& p : ranks)
+    if (v.empty() || v.back() != p.node) v.push_back(p.node);
+  return v;
+}
+
+std::vector<std::vector<int>> Group::ranks_by_node() const {
+  std::vector<std::vector<int>> v;
+  for (int r = 0; r < size(); ++r) {
+    if (v.empty() || ranks[static_cast<std::size_t>(r)].node != ranks[static_cast<std::size_t>(v.back().front())].node)
+      v.emplace_back();
+    v.back().push_back(r);
+  }
+  return v;
+}
+
+Group Group::first_gpus(const platform::Platform& p, int gpus) {
+  const int per = static_cast<int>(p.cluster().node.gpus.size());
+  if (gpus < 1 || gpus > p.cluster().gpus())
+    throw ValueError("asked for " + std::to_string(gpus) + " GPUs; the cluster has " + std::to_string(p.cluster().gpus()));
+  Group g;
+  for (int r = 0; r < gpus; ++r) g.ranks.push_back(sched::Place::gpu(r / per, r % per));
+  return g;
+}
+
+double Algorithm::simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                           double bytes) const {
+  return simulate_full(e, p, lib, g, bytes);
+}
+
+double Algorithm::simulate_full(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                                double bytes) const {
+  sched::Schedule s;
+  Options o;
+  (void)emit(s, p, lib, g, bytes, o);
+  return e.run(s, p).makespan;
+}
+
+}  // namespace ffsim::coll

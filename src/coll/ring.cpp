@@ -1,0 +1,184 @@
+// Ring collectives (reduce-scatter, allgather, allreduce).
+// SPDX-License-Identifier: Apache-2.0
+#include "coll/ring.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "coll/common.hpp"
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+using sched::DataRef;
+using sched::OpId;
+using sched::Place;
+
+namespace {
+
+double hop_latency(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b) {
+  switch (hop_type(p, a, b)) {
+    case HopType::NvLink: return lib.nccl.ring_hop_latency_nvlink;
+    case HopType::Pci: return lib.nccl.ring_hop_latency_pci;
+    case HopType::Net: return lib.nccl.ring_hop_latency_net;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                  double full, const Options& o, RingPhases phases, const std::vector<int>& steps) {
+  const int n = g.size();
+  const sched::TrafficClass cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
+  const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+  Emitted e;
+  e.done.assign(static_cast<std::size_t>(n), kNoOp);
+  // Segment j of the full vector (elements when checking data; equal byte fractions otherwise).
+  const std::size_t elems = o.with_data ? static_cast<std::size_t>(full / o.elem_size) : 0;
+  auto seg_bytes = [&](int j) {
+    if (!o.with_data) return full / n;
+    const auto [b, en] = split(elems, n, j);
+    return static_cast<double>(en - b) * o.elem_size;
+  };
+  auto seg_off = [&](int j) { return o.with_data ? static_cast<double>(split(elems, n, j).first) * o.elem_size : 0.0; };
+  // Buffers: each rank's working vector (the full vector) and a staging buffer for received segments.
+  std::vector<sched::BufferId> work, stage;
+  if (o.with_data) {
+    for (int r = 0; r < n; ++r) {
+      work.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(full), "work" + std::to_string(r)));
+      stage.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(full), "stage" + std::to_string(r)));
+    }
+    e.input = work;
+    e.output = work;
+    e.data_bytes = full;
+  }
+  if (n == 1) {
+    e.done[0] = barrier(s, {ready_of(o, 0)});
+    if (e.done[0] == kNoOp) e.done[0] = s.delay(Seconds(0));
+    return e;
+  }
+  const std::uint32_t tag_rs = s.tag("ring reduce-scatter"), tag_ag = s.tag("ring allgather");
+  // The position in the ring that owns segment j after reduce-scatter is the one that received it last.
+  std::vector<OpId> prev(static_cast<std::size_t>(n), kNoOp);
+  for (int i = 0; i < n; ++i) prev[static_cast<std::size_t>(i)] = ready_of(o, order[static_cast<std::size_t>(i)]);
+  if (steps.empty() && lib.nccl.ring_base_latency > 0) {
+    const OpId start = barrier(s, prev);
+    const OpId base = s.delay(Seconds(lib.nccl.ring_base_latency), s.tag("nccl base latency"));
+    if (start != kNoOp) s.depend(base, start);
+    std::fill(prev.begin(), prev.end(), base);
+  }
+  int step = 0;
+  auto want = [&](int k) { return steps.empty() || std::find(steps.begin(), steps.end(), k) != steps.end(); };
+  for (int phase = 0; phase < 2; ++phase) {
+    const bool rs = phase == 0;
+    if (rs ? !phases.reduce_scatter : !phases.allgather) continue;
+    for (int k = 0; k < n - 1; ++k, ++step) {
+      if (!want(step)) continue;
+      const OpId bar = steps.empty() ? barrier(s, prev) : kNoOp;
+      std::vector<OpId> now(static_cast<std::size_t>(n), kNoOp);
+      for (int i = 0; i < n; ++i) {
+        const int src = order[static_cast<std::size_t>(i)], dst = order[static_cast<std::size_t>((i + 1) % n)];
+        // Reduce-scatter step k: position i sends segment (i - k) mod n. Allgather step k: position i
+        // sends segment (i + 1 - k) mod n, which it owns (reduced) or received in the step before.
+        const int seg = rs ? ((i - k) % n + n) % n : ((i + 1 - k) % n + n) % n;
+        const double b = seg_bytes(seg);
+        const Place& a = g.ranks[static_cast<std::size_t>(src)];
+        const Place& c = g.ranks[static_cast<std::size_t>(dst)];
+        const double lat = hop_latency(p, lib, a, c);
+        if (!o.with_data) {
+          const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag);
+          now[static_cast<std::size_t>((i + 1) % n)] =
+              rs ? [&] { const OpId r = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(r, t); return r; }()
+                 : t;
+          continue;
+        }
+        const DataRef from{work[static_cast<std::size_t>(src)], seg_off(seg)};
+        const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(seg)};
+        const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into);
+        OpId last = t;
+        if (rs) {
+          const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(seg)};
+          last = s.gpu_reduce(c, {mine, into}, mine, Bytes(b), Seconds(gpu_reduce_time(p, c, b)), tag_rs);
+          s.depend(last, t);
+        }
+        now[static_cast<std::size_t>((i + 1) % n)] = last;
+      }
+      prev = now;
+    }
+  }
+  const OpId end = barrier(s, prev);
+  for (int r = 0; r < n; ++r) e.done[static_cast<std::size_t>(r)] = end;
+  return e;
+}
+
+double simulate_ring(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                     double full, RingPhases phases) {
+  const int n = g.size();
+  if (n == 1) return 0;
+  double t = lib.nccl.ring_base_latency;
+  const Options o;
+  for (int phase = 0; phase < 2; ++phase) {
+    if (phase == 0 ? !phases.reduce_scatter : !phases.allgather) continue;
+    sched::Schedule s;
+    emit_ring(s, p, lib, g, full, o, {phase == 0, phase == 1}, {0});
+    t += (n - 1) * e.run(s, p).makespan;
+  }
+  return t;
+}
+
+Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, const Group& g, double full,
+                       RingPhases phases) {
+  Estimate est;
+  const int n = g.size();
+  if (n == 1) {
+    est.bottleneck = "-";
+    return est;
+  }
+  const double seg = full / n;
+  const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+  // One step's flows. Nodes repeat the same pattern, so two nodes (and the hops that join them)
+  // carry every distinct load: the ring's own structure makes the bound exact per node.
+  std::vector<std::pair<std::uint32_t, double>> flows;
+  double lat = 0;
+  const auto nodes = g.nodes();
+  for (int i = 0; i < n; ++i) {
+    const Place& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
+    const Place& c = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>((i + 1) % n)])];
+    if (nodes.size() > 2 && a.node != nodes[0] && a.node != nodes[1]) continue;
+    flows.emplace_back(p.path_id(a, c), seg);
+    const double physical = p.path(p.path_id(a, c)).latency;
+    lat = std::max(lat, std::max(physical, hop_latency(p, lib, a, c)) + p.options().arbitration_latency);
+  }
+  const Bound b = bottleneck_bound(p, flows);
+  double reduce = 0;
+  if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], seg);
+  const int steps = (phases.reduce_scatter ? n - 1 : 0) + (phases.allgather ? n - 1 : 0);
+  est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.ring_base_latency;
+  est.bottleneck = bound_label(p, b.resource);
+  return est;
+}
+
+namespace {
+
+class RingAllReduce final : public Algorithm {
+public:
+  Kind kind() const override { return Kind::AllReduce; }
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
+               const Options& o) const override {
+    return emit_ring(s, p, lib, g, bytes, o, {true, true});
+  }
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
+    return estimate_ring(p, lib, g, bytes, {true, true});
+  }
+  double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                  double bytes) const override {
+    return simulate_ring(e, p, lib, g, bytes, {true, true});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_nccl_ring() { return std::make_unique<RingAllReduce>(); }
+
+}  // namespace ffsim::coll
