@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/version.hpp"
 #include "hw/parse.hpp"
+#include "plan/prices.hpp"
 
 #ifndef FFSIM_DEFAULT_MODELS_DIR
 #define FFSIM_DEFAULT_MODELS_DIR "models"
@@ -40,6 +41,8 @@ void register_kinds(Context& ctx) {
   });
   ctx.kinds.add(hw::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
+  ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
+                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }
 
 int run(int argc, char** argv) {
@@ -55,6 +58,7 @@ int run(int argc, char** argv) {
   setup_models(app, ctx);
   setup_check(app, ctx);
   setup_summary(app, ctx);
+  setup_plan(app, ctx);
 
   try {
     app.parse(argc, argv);

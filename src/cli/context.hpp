@@ -42,5 +42,6 @@ void register_kinds(Context& ctx);
 void setup_models(CLI::App& app, Context& ctx);
 void setup_check(CLI::App& app, Context& ctx);
 void setup_summary(CLI::App& app, Context& ctx);
+void setup_plan(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

@@ -6,7 +6,7 @@
 
 namespace ffsim::plan {
 
-ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat) {
+ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat, bool check_fit) {
   config::Reader r = doc.root();
   if (!r.is_object()) r.fail("expected a scenario object, got " + r.describe());
   ScenarioSpec s;
@@ -18,18 +18,29 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   const config::Reader fr = r.child("fabric", "the network design: topology, switch model, parameters");
   s.fabric = topo::parse_fabric(fr, cat);
   if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
-  // Building the fabric once checks that the cluster fits the design.
+  if (auto pb = r.optional_child("price_book")) {
+    if (pb->is_string()) s.prices = parse_price_book(cat.resolve_ref(kPriceBook, *pb), cat);
+    else if (pb->is_object()) {
+      s.prices = parse_price_book(*pb, s.name + " (inline)", cat);
+      pb->finish();
+    } else {
+      pb->fail("expected the name of a price book in models/ or an inline price book object, got " + pb->describe());
+    }
+  }
+  r.finish();
+  if (!check_fit) return s;
+  // Building the fabric once checks that the cluster fits the design; pricing its counts checks the book.
   try {
-    (void)s.fabric.design->build(topo::demand_of(s.cluster));
+    const topo::Fabric f = s.fabric.design->build(topo::demand_of(s.cluster));
+    if (s.prices) (void)price_design(*s.prices, s.cluster, f.counts());
   } catch (const ValueError& e) {
     fr.fail(e.what());
   }
-  r.finish();
   return s;
 }
 
-ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat) {
-  return parse_scenario(config::load_scenario(path), cat);
+ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat, bool check_fit) {
+  return parse_scenario(config::load_scenario(path), cat, check_fit);
 }
 
 }  // namespace ffsim::plan

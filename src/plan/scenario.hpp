@@ -2,11 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
 #include "hw/parse.hpp"
+#include "plan/prices.hpp"
 #include "topo/topology.hpp"
 
 namespace ffsim::plan {
@@ -17,11 +19,16 @@ struct ScenarioSpec {
   std::string description;
   hw::ClusterSpec cluster;
   topo::FabricSpec fabric;
+  /// "price_book": the name of a catalog price book, or an inline book; none: costs unknown.
+  std::optional<PriceBook> prices;
 };
 
 /// Parses a scenario document; every section is validated and unknown keys are rejected.
-[[nodiscard]] ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat);
+/// With `check_fit`, the fabric is built once to check that the cluster fits the design and
+/// that the price book prices everything the design uses (ConfigErrors at /fabric or in the book).
+[[nodiscard]] ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat,
+                                          bool check_fit = true);
 /// Loads (with "extends") and parses a scenario file.
-[[nodiscard]] ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat);
+[[nodiscard]] ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat, bool check_fit = true);
 
 }  // namespace ffsim::plan
