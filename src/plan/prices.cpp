@@ -80,9 +80,10 @@ PriceBook parse_price_book(const config::CatalogEntry& e, const config::Catalog&
 namespace {
 [[noreturn]] void missing(const PriceBook& b, const std::string& section, const std::string& what,
                           const std::string& item, const std::vector<std::string>& priced, const std::string& hint = "") {
-  throw ConfigError(b.file, b.pointer + "/" + section,
-                    "price book " + dq(b.name) + " has no price for " + what + " " + dq(item) +
-                        did_you_mean(item, priced) + "; priced: " + (priced.empty() ? "none" : join(priced)) + hint);
+  const std::string msg = " has no price for " + what + " " + dq(item) + did_you_mean(item, priced) +
+                          "; priced: " + (priced.empty() ? "none" : join(priced)) + hint;
+  if (!b.ref_file.empty()) throw ConfigError(b.ref_file, b.ref_pointer, "price book " + dq(b.name) + " (" + b.file + ")" + msg);
+  throw ConfigError(b.file, b.pointer + "/" + section, "price book " + dq(b.name) + msg);
 }
 }  // namespace
 
@@ -112,7 +113,9 @@ double PriceBook::cable_price(const std::string& kind) const {
 
 double PriceBook::optic_price() const {
   if (optic) return *optic;
-  throw ConfigError(file, pointer, "price book " + dq(name) + " has no price for optics (add \"optic\": the price of one transceiver)");
+  const std::string msg = " has no price for optics (add \"optic\": the price of one transceiver)";
+  if (!ref_file.empty()) throw ConfigError(ref_file, ref_pointer, "price book " + dq(name) + " (" + file + ")" + msg);
+  throw ConfigError(file, pointer, "price book " + dq(name) + msg);
 }
 
 CostBreakdown price_design(const PriceBook& book, const hw::ClusterSpec& cluster, const topo::FabricCounts& counts) {

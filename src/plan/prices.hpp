@@ -25,6 +25,10 @@ struct PriceBook {
   std::string unit;     ///< "relative (Table III)", "USD", ...
   std::string file;     ///< where the book was read, for messages
   std::string pointer;  ///< JSON pointer of the book in `file` ("" for a catalog file)
+  /// Where a scenario names this catalog book ("price_book": "<name>"): a missing price is reported
+  /// there, since either the book lacks it or the scenario misspells an item. Empty for inline books.
+  std::string ref_file;
+  std::string ref_pointer;
   /// Nodes missing from `nodes` take the node model's own "price" fact (which is in Table III's
   /// relative units), so only a book in those units should set this.
   bool nodes_from_catalog = false;

@@ -19,8 +19,11 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   s.fabric = topo::parse_fabric(fr, cat);
   if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
   if (auto pb = r.optional_child("price_book")) {
-    if (pb->is_string()) s.prices = parse_price_book(cat.resolve_ref(kPriceBook, *pb), cat);
-    else if (pb->is_object()) {
+    if (pb->is_string()) {
+      s.prices = parse_price_book(cat.resolve_ref(kPriceBook, *pb), cat);
+      s.prices->ref_file = pb->file();
+      s.prices->ref_pointer = pb->pointer();
+    } else if (pb->is_object()) {
       s.prices = parse_price_book(*pb, s.name + " (inline)", cat);
       pb->finish();
     } else {

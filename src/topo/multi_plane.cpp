@@ -31,7 +31,8 @@ public:
       throw ValueError(std::to_string(d.nics_per_gpu_node) + " compute NICs per node do not split evenly over " +
                        std::to_string(planes_) + " planes (NIC i joins plane i mod " + std::to_string(planes_) + ")");
     if (d.storage_nodes > 0 && d.nics_per_storage_node % planes_ != 0)
-      throw ValueError("storage nodes have " + std::to_string(d.nics_per_storage_node) + " NICs; " +
+      throw ValueError("storage nodes have " + std::to_string(d.nics_per_storage_node) +
+                       (d.nics_per_storage_node == 1 ? " NIC; " : " NICs; ") +
                        std::to_string(planes_) + " planes need a multiple of " + std::to_string(planes_) +
                        " so that every plane reaches every storage node");
     Fabric f;

@@ -28,7 +28,7 @@ public:
   Fabric build(const FabricDemand& d) const override {
     if (d.storage_nodes > 0 && d.nics_per_storage_node != zones_)
       throw ValueError("storage nodes are dual-homed with one NIC per zone, but they have " +
-                       std::to_string(d.nics_per_storage_node) + " NICs for " + std::to_string(zones_) + " zones");
+                       std::to_string(d.nics_per_storage_node) + (d.nics_per_storage_node == 1 ? " NIC" : " NICs") + " for " + std::to_string(zones_) + " zones");
     Fabric f;
     const auto ids = add_demand_endpoints(f, d);
     const int reserved = iz_switches_ * iz_links_;
