@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
+#include "hw/specs.hpp"
 #include "plan/design.hpp"
 #include "plan/sweep.hpp"
 #include "report/json_writer.hpp"
@@ -443,7 +444,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   json->excludes(csv);
   sub->add_option("--baseline", a->baseline, "The design the others are compared with (default: the last one)");
   sub->add_option("--precision", a->precision, "GEMM precision that measures performance (default: tf32)")
-      ->check(CLI::IsMember({"fp64", "fp32", "tf32", "fp16", "bf16", "fp8"}));
+      ->check(CLI::IsMember(hw::precisions()));
   sub->add_option("--sweep", a->sweep,
                   "Sweep one knob: NAME=START:STOP:STEP or NAME=V1,V2 (gpus, nodes, storage, or a path such as "
                   "fabric.oversubscription)");
