@@ -13,6 +13,7 @@
 #include "coll/collective.hpp"
 #include "hw/parse.hpp"
 #include "sim/simgrid_engine.hpp"
+#include "plan/prices.hpp"
 
 #ifndef FFSIM_DEFAULT_MODELS_DIR
 #define FFSIM_DEFAULT_MODELS_DIR "models"
@@ -44,6 +45,8 @@ void register_kinds(Context& ctx) {
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
   ctx.kinds.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
                 [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
+  ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
+                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }
 
 int run(int argc, char** argv) {
@@ -61,6 +64,7 @@ int run(int argc, char** argv) {
   setup_check(app, ctx);
   setup_summary(app, ctx);
   setup_net(app, ctx);
+  setup_plan(app, ctx);
 
   try {
     app.parse(argc, argv);

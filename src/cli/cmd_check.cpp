@@ -36,10 +36,10 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
     if (!quiet) std::cout << "ok  " << what << '\n';
   };
 
+  // Files outside the models folder join a copy of the catalog, so that they can reference
+  // (and extend) catalog entries and each other, and the scenarios checked with them can use them.
+  config::Catalog cat = ctx.catalog();
   if (!models.empty()) {
-    // Files outside the models folder join a copy of the catalog, so that they can reference
-    // (and extend) catalog entries and each other.
-    config::Catalog cat = ctx.catalog();
     std::vector<std::pair<std::string, std::string>> targets;  // (kind, name) per file
     for (const auto& f : models) {
       const config::Reader r = config::Document::load(f, true).root();
@@ -62,7 +62,7 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
     report(f + "  (measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date + ")");
   }
   for (const auto& f : scenarios) {
-    const plan::ScenarioSpec s = plan::load_scenario(f, ctx.catalog());
+    const plan::ScenarioSpec s = plan::load_scenario(f, cat);
     report(f + "  (scenario " + s.name + ": " + std::to_string(s.cluster.nodes) + " nodes of " + s.cluster.node.name +
            ", " + std::to_string(s.cluster.gpus()) + " GPUs)");
   }

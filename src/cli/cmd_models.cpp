@@ -8,6 +8,7 @@
 #include "cli/context.hpp"
 #include "core/format.hpp"
 #include "hw/parse.hpp"
+#include "plan/prices.hpp"
 #include "report/table.hpp"
 
 namespace ffsim::cli {
@@ -83,6 +84,21 @@ int run_models(Context& ctx, const std::string& only, bool sources) {
     }
     t.print(std::cout, "  ");
   }
+  if (want(plan::kPriceBook)) {
+    section("Price books");
+    report::Table t({"name", "unit", "nodes", "switches", "chassis", "cables", "optic"});
+    for (const auto* e : cat.of_kind(plan::kPriceBook)) {
+      const auto b = plan::parse_price_book(*e, cat);
+      auto items = [](const std::map<std::string, double>& m) {
+        std::string r;
+        for (const auto& [k, v] : m) r += (r.empty() ? "" : " ") + k + "=" + fmt_g(v, 4);
+        return r.empty() ? std::string("-") : r;
+      };
+      t.add({b.name, b.unit, b.nodes_from_catalog && b.nodes.empty() ? "node models' prices" : items(b.nodes),
+             items(b.switches), items(b.chassis), items(b.cables), b.optic ? fmt_g(*b.optic, 4) : "-"});
+    }
+    t.print(std::cout, "  ");
+  }
   if (sources) {
     section("Sources");
     report::Table t({"file", "fact", "source"});
@@ -104,7 +120,7 @@ void setup_models(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("models", "List the hardware catalog with key facts");
   auto kind = std::make_shared<std::string>();
   auto sources = std::make_shared<bool>(false);
-  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node)");
+  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book)");
   sub->add_flag("--sources", *sources, "Also list every fact with its source");
   sub->callback([&ctx, kind, sources] {
     ctx.action = [&ctx, kind, sources] {

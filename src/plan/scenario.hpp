@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "config/catalog.hpp"
@@ -9,6 +10,7 @@
 #include "hw/parse.hpp"
 #include "platform/platform.hpp"
 #include "platform/traffic.hpp"
+#include "plan/prices.hpp"
 #include "topo/topology.hpp"
 
 namespace ffsim::plan {
@@ -21,6 +23,8 @@ struct ScenarioSpec {
   topo::FabricSpec fabric;
   std::shared_ptr<const topo::Fabric> built_fabric;  ///< the fabric for this cluster (built once)
   platform::TrafficConfig traffic;                   ///< "traffic" section (default: no isolation)
+  /// "price_book": the name of a catalog price book, or an inline book; none: costs unknown.
+  std::optional<PriceBook> prices;
 };
 
 /// The simulated machine of a scenario.
@@ -28,8 +32,11 @@ struct ScenarioSpec {
                                                                 platform::PlatformOptions opts = {});
 
 /// Parses a scenario document; every section is validated and unknown keys are rejected.
-[[nodiscard]] ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat);
+/// With `check_fit`, the fabric is built once to check that the cluster fits the design and
+/// that the price book prices everything the design uses (ConfigErrors at /fabric or in the book).
+[[nodiscard]] ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& cat,
+                                          bool check_fit = true);
 /// Loads (with "extends") and parses a scenario file.
-[[nodiscard]] ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat);
+[[nodiscard]] ScenarioSpec load_scenario(const std::string& path, const config::Catalog& cat, bool check_fit = true);
 
 }  // namespace ffsim::plan

@@ -10,8 +10,9 @@
 namespace ffsim::report {
 
 namespace {
-// A number, optionally followed by a space and a unit ("37.3 GiB", "-5%", "11,600").
+// A number, optionally followed by a space and a unit ("37.3 GiB", "-5%", "11,600"), or "-".
 bool numeric_like(const std::string& s) {
+  if (s == "-") return true;  // a missing number sits where the numbers do
   const std::string head = s.substr(0, s.find(' '));
   if (head.empty()) return false;
   bool digit = false;

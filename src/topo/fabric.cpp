@@ -3,6 +3,7 @@
 #include "topo/fabric.hpp"
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.hpp"
 
@@ -43,6 +44,18 @@ int Fabric::add_switch(Switch s) {
   FFSIM_ASSERT(!finalized_, "add_switch after finalize");
   switches_.push_back(std::move(s));
   return static_cast<int>(switches_.size()) - 1;
+}
+
+int Fabric::add_chassis(Chassis c) {
+  FFSIM_ASSERT(!finalized_, "add_chassis after finalize");
+  for (int sw : c.switches) {
+    FFSIM_ASSERT(sw >= 0 && sw < static_cast<int>(switches_.size()), "add_chassis: switch out of range");
+    for (const auto& other : chassis_)
+      FFSIM_ASSERT(std::find(other.switches.begin(), other.switches.end(), sw) == other.switches.end(),
+                   "add_chassis: switch " + switches_[static_cast<std::size_t>(sw)].name + " is already in a chassis");
+  }
+  chassis_.push_back(std::move(c));
+  return static_cast<int>(chassis_.size()) - 1;
 }
 
 int Fabric::add_endpoint(Endpoint e) {
@@ -172,6 +185,12 @@ std::vector<Hop> Fabric::route(int src, int dst) const {
   FFSIM_ASSERT(src >= 0 && src < E && dst >= 0 && dst < E, "route: endpoint out of range");
   std::vector<Hop> hops;
   if (src == dst) return hops;
+  const Endpoint& es = endpoints_[static_cast<std::size_t>(src)];
+  const Endpoint& ed = endpoints_[static_cast<std::size_t>(dst)];
+  if (es.plane != ed.plane)
+    throw ValueError("no route from " + es.name + " (plane " + std::to_string(es.plane) + ") to " + ed.name +
+                     " (plane " + std::to_string(ed.plane) +
+                     "): each plane is a separate fabric; only NIC ports of the same plane reach each other");
   hops.push_back(Hop{host_link_[static_cast<std::size_t>(src)], true});
   const int src_leaf = leaf_of(src), dst_leaf = leaf_of(dst);
   auto selector = static_cast<std::size_t>(dst);  // D-mod-k: consumed digit by digit
@@ -230,15 +249,42 @@ FabricCounts Fabric::counts() const {
   FabricCounts c;
   c.endpoints = static_cast<int>(endpoints_.size());
   for (const char* t : {"leaf", "spine", "core", "inter_zone"}) c.switches_by_tier[t] = 0;
-  for (const auto& s : switches_) {
+  for (const char* k : {"host_leaf", "leaf_spine", "spine_core", "inter_zone"}) c.cables_by_kind[k] = 0;
+  std::vector<bool> in_chassis(switches_.size(), false);
+  for (const auto& ch : chassis_) {
+    ++c.chassis_by_model[ch.model];
+    ++c.chassis;
+    for (int sw : ch.switches) in_chassis[static_cast<std::size_t>(sw)] = true;
+  }
+  std::set<int> zones, planes;
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const Switch& s = switches_[i];
     ++c.switches_by_tier[tier_name(s.tier)];
     ++c.switches;
     c.total_ports += s.radix;
+    if (in_chassis[i]) ++c.switches_in_chassis;
+    else ++c.standalone_switches_by_model[s.model];
+    if (s.tier != Tier::InterZone) {
+      c.layers = std::max(c.layers, tier_level(s.tier));
+      zones.insert(s.zone);
+    }
+    planes.insert(s.plane);
+    if (s.tier == Tier::Leaf) c.access_points += s.radix;
   }
+  c.zones = static_cast<int>(zones.size());
+  c.planes = static_cast<int>(planes.size());
   for (const auto& l : links_) {
-    if (is_switch_vertex(l.lower)) ++c.used_ports;
+    if (is_switch_vertex(l.lower)) {
+      ++c.used_ports;
+      // A leaf's links to spines and cores are not access points; its inter-zone links are.
+      const Switch& lower = switches_[static_cast<std::size_t>(l.lower) - endpoints_.size()];
+      if (lower.tier == Tier::Leaf && l.kind != LinkKind::InterZone) --c.access_points;
+    }
     ++c.used_ports;  // the upper end is always a switch
-    if (l.kind == LinkKind::Backplane) continue;
+    if (l.kind == LinkKind::Backplane) {
+      ++c.backplane_links;
+      continue;
+    }
     ++c.cables_by_kind[link_kind_name(l.kind)];
     ++c.cables;
     if (l.optical) c.optics += 2;

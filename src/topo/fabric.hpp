@@ -32,6 +32,13 @@ struct Switch {
   Seconds latency;   ///< port-to-port forwarding latency
 };
 
+/// A director (frame) chassis: switch chips packaged in one frame and joined by backplane links
+/// instead of cables (the "800-port frame switch" of arXiv 2408.14158 Sec. III-B).
+struct Chassis {
+  std::string model;          ///< price-book name of the chassis ("cs8500")
+  std::vector<int> switches;  ///< switch indices inside it
+};
+
 /// One NIC port attached to the fabric.
 struct Endpoint {
   std::string name;   ///< "n17.nic0", "s3.nic1"
@@ -69,6 +76,17 @@ struct FabricCounts {
   int optics = 0;      ///< transceivers: two per optical cable
   int used_ports = 0;  ///< switch ports in use (one per link end on a switch)
   int total_ports = 0; ///< switch ports installed
+  /// Host-facing leaf ports: per leaf, its radix less its links to spines or cores. Inter-zone
+  /// links that hang off host ports use access points (Table III's "1,600 access points").
+  int access_points = 0;
+  int backplane_links = 0;                      ///< links inside a chassis (no cable, no optics)
+  std::map<std::string, int> chassis_by_model;  ///< director chassis by model
+  int chassis = 0;
+  int switches_in_chassis = 0;                  ///< switch chips packaged in a chassis
+  std::map<std::string, int> standalone_switches_by_model;  ///< switches not in a chassis, by model
+  int layers = 0;  ///< highest tier level below the inter-zone bridges: 1 leaf, 2 leaf-spine, 3 with core
+  int zones = 0;   ///< distinct zones among switches (inter-zone switches excluded)
+  int planes = 0;  ///< distinct planes among switches
 };
 
 /// A fabric: vertices are endpoints [0, E) followed by switches [E, E + S).
@@ -77,6 +95,8 @@ class Fabric {
 public:
   int add_endpoint(Endpoint e);   ///< returns the endpoint index; all endpoints come before any switch
   int add_switch(Switch s);       ///< returns the switch index
+  /// Packages switches (already added) into one chassis; a switch sits in one chassis at most.
+  int add_chassis(Chassis c);
   /// Placement fields (zone, plane) of an endpoint may be set until finalize().
   Endpoint& endpoint(int i) { return endpoints_[static_cast<std::size_t>(i)]; }
   /// Placement fields of a switch (pod, zone) may be set until finalize().
@@ -97,7 +117,8 @@ public:
   /// Zones joined by inter-zone switches that hang off leaves (Fire-Flyer 2's "limited number of
   /// links") are crossed as: up/down to a bridge leaf, up to the inter-zone switch, down to a
   /// leaf of the other zone, up/down to dst; the bridge is chosen by dst's index, the bridge
-  /// leaves by D-mod-k. Throws ValueError if `dst` cannot be reached (e.g. another plane).
+  /// leaves by D-mod-k. Throws ValueError if `dst` cannot be reached: another plane (planes are
+  /// separate fabrics) or zones without a bridge.
   [[nodiscard]] std::vector<Hop> route(int src, int dst) const;
   /// Latency of one hop: the cable's propagation plus the forwarding latency of the switch
   /// the hop enters (none when it enters an endpoint).
@@ -110,6 +131,7 @@ public:
   [[nodiscard]] const std::vector<Switch>& switches() const { return switches_; }
   [[nodiscard]] const std::vector<Endpoint>& endpoints() const { return endpoints_; }
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
+  [[nodiscard]] const std::vector<Chassis>& chassis() const { return chassis_; }
   /// The leaf (switch index) an endpoint hangs off.
   [[nodiscard]] int leaf_of(int endpoint) const;
 
@@ -122,6 +144,7 @@ private:
   std::vector<Switch> switches_;
   std::vector<Endpoint> endpoints_;
   std::vector<Link> links_;
+  std::vector<Chassis> chassis_;
   bool finalized_ = false;
   // Per vertex: links going up / down, in creation order.
   std::vector<std::vector<int>> up_, down_;

@@ -16,18 +16,19 @@ namespace {
 //   leaves ... leafA                   leafB ... leaves
 //   hosts       |                        |         hosts
 //               +---- iz0, iz1 ... ------+        (inter-zone switches on leaf host ports)
+// With "zone_chassis", each zone's leaves and spines are one director chassis (backplane links).
 // GPU nodes split into contiguous blocks, one per zone; storage node s puts NIC z into zone z.
 class MultiZone final : public Topology {
 public:
   MultiZone(const hw::SwitchSpec& sw, const CableLatencies& c, int zones, double oversub, bool full, int iz_switches,
-            int iz_links)
+            int iz_links, std::string chassis)
       : sw_(sw), cables_(c), zones_(zones), oversub_(oversub), full_(full), iz_switches_(iz_switches),
-        iz_links_(iz_links) {}
+        iz_links_(iz_links), chassis_(std::move(chassis)) {}
 
   Fabric build(const FabricDemand& d) const override {
     if (d.storage_nodes > 0 && d.nics_per_storage_node != zones_)
       throw ValueError("storage nodes are dual-homed with one NIC per zone, but they have " +
-                       std::to_string(d.nics_per_storage_node) + " NICs for " + std::to_string(zones_) + " zones");
+                       std::to_string(d.nics_per_storage_node) + (d.nics_per_storage_node == 1 ? " NIC" : " NICs") + " for " + std::to_string(zones_) + " zones");
     Fabric f;
     const auto ids = add_demand_endpoints(f, d);
     const int reserved = iz_switches_ * iz_links_;
@@ -49,7 +50,7 @@ public:
                          " host ports + " + std::to_string(reserved) + " inter-zone links)");
       }
       zs.push_back(add_two_layer_zone(f, shape, sw_, cables_, d.host_bandwidth, per_zone[static_cast<std::size_t>(z)], z,
-                                      0, "z" + std::to_string(z) + ".", reserved));
+                                      0, "z" + std::to_string(z) + ".", reserved, chassis_));
     }
     for (int i = 0; i < iz_switches_; ++i) {
       const int sw = f.add_switch(Switch{"iz" + std::to_string(i), Tier::InterZone, -1, 0, -1, sw_.ports, sw_.name,
@@ -73,7 +74,8 @@ public:
     const auto s = two_layer_shape(sw_.ports, oversub_, 0, true);
     return std::to_string(zones_) + " zones of two-layer fat-trees (" + std::to_string(sw_.ports) + "-port " + sw_.name +
            ", " + std::to_string(s.down) + ":" + std::to_string(s.up) + "), " + std::to_string(iz_switches_) +
-           " inter-zone switches x " + std::to_string(iz_links_) + " links per zone";
+           " inter-zone switches x " + std::to_string(iz_links_) + " links per zone" +
+           (chassis_.empty() ? "" : ", each zone one " + chassis_ + " chassis");
   }
 
 private:
@@ -84,6 +86,7 @@ private:
   bool full_;
   int iz_switches_;
   int iz_links_;
+  std::string chassis_;
 };
 
 }  // namespace
@@ -93,6 +96,14 @@ std::unique_ptr<Topology> make_multi_zone(const config::Reader& p, const hw::Swi
   const int zones = static_cast<int>(p.integer("zones", 1, 64));
   const double oversub = p.number_in_or("oversubscription", 1.0, 1e6, 1.0);
   const bool full = p.choice_or("zone_build", {"as_needed", "full"}, "as_needed") == "full";
+  std::string chassis;
+  if (p.has("zone_chassis")) {
+    const config::Reader cr = p.child("zone_chassis");
+    chassis = cr.as_string();
+    if (!config::is_snake_case(chassis))
+      cr.fail("expected the snake_case name of a director chassis in the price book (e.g. \"cs8500\"), got \"" + chassis +
+              "\"");
+  }
   int iz_switches = 0, iz_links = 0;
   if (auto iz = p.optional_child("inter_zone")) {
     iz_switches = static_cast<int>(iz->integer("switches", 0, 1024));
@@ -111,7 +122,7 @@ std::unique_ptr<Topology> make_multi_zone(const config::Reader& p, const hw::Swi
   } catch (const ValueError& e) {
     p.fail(e.what());
   }
-  return std::make_unique<MultiZone>(sw, c, zones, oversub, full, iz_switches, iz_links);
+  return std::make_unique<MultiZone>(sw, c, zones, oversub, full, iz_switches, iz_links, std::move(chassis));
 }
 
 }  // namespace ffsim::topo

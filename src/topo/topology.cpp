@@ -3,6 +3,7 @@
 #include "topo/topology.hpp"
 
 #include "core/error.hpp"
+#include "topo/multi_plane.hpp"
 #include "topo/multi_zone.hpp"
 #include "topo/three_layer.hpp"
 #include "topo/two_layer.hpp"
@@ -16,6 +17,8 @@ const TopologyRegistry& topologies() {
     r.add("multi_zone", "zones of two-layer fat-trees joined by inter-zone switches; storage dual-homed", make_multi_zone);
     r.add("three_layer", "three-layer fat-tree: pods of leaves and spines under a core; explicit core sizing rule",
           make_three_layer);
+    r.add("multi_plane", "one NIC per GPU, NIC i in plane i mod P; each plane a two-layer fat-tree (Sec. IX)",
+          make_multi_plane);
     return r;
   }();
   return registry;
@@ -27,6 +30,7 @@ FabricDemand demand_of(const hw::ClusterSpec& c) {
   d.nics_per_gpu_node = c.node.compute_nics();
   FFSIM_ASSERT(!c.node.nics.empty(), "demand_of: GPU node without NICs");
   d.host_bandwidth = c.node.nics.front().nic.port_bandwidth;
+  d.gpus_per_node = static_cast<int>(c.node.gpus.size());
   if (c.storage) {
     d.storage_nodes = c.storage->count;
     d.nics_per_storage_node = static_cast<int>(c.storage->node.nics.size());

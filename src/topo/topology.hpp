@@ -22,6 +22,7 @@ struct FabricDemand {
   int storage_nodes = 0;
   int nics_per_storage_node = 0;  ///< NICs per storage node (2 when dual-homed into two zones)
   BytesPerSecond host_bandwidth;  ///< NIC port rate, per direction
+  int gpus_per_node = 0;          ///< GPUs per GPU node (0: unknown), for designs that pair GPUs with NICs
   [[nodiscard]] int endpoints() const { return gpu_nodes * nics_per_gpu_node + storage_nodes * nics_per_storage_node; }
 };
 

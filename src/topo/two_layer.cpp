@@ -45,7 +45,7 @@ std::vector<int> add_demand_endpoints(Fabric& f, const FabricDemand& d) {
 ZoneSwitches add_two_layer_zone(Fabric& f, const TwoLayerShape& shape, const hw::SwitchSpec& sw,
                                 const CableLatencies& cables, BytesPerSecond host_bw,
                                 const std::vector<int>& endpoint_ids, int zone, int plane, const std::string& prefix,
-                                int reserved) {
+                                int reserved, const std::string& chassis_model) {
   FFSIM_ASSERT(static_cast<long long>(endpoint_ids.size()) + reserved <= shape.capacity(), "zone over capacity");
   ZoneSwitches z;
   std::vector<int>& leaves = z.leaves;
@@ -56,10 +56,18 @@ ZoneSwitches add_two_layer_zone(Fabric& f, const TwoLayerShape& shape, const hw:
   for (int s = 0; s < shape.spines; ++s)
     spines.push_back(f.add_switch(Switch{prefix + "spine" + std::to_string(s), Tier::Spine, zone, plane, -1, sw.ports,
                                          sw.name, sw.latency}));
-  // Every leaf has one uplink to every spine.
+  // Every leaf has one uplink to every spine: a cable between racks, or a backplane trace inside a
+  // chassis (as short as a host cable, and electrical).
+  const bool chassis = !chassis_model.empty();
   for (int l : leaves)
     for (int s : spines)
-      f.connect(f.switch_vertex(l), f.switch_vertex(s), LinkKind::LeafSpine, sw.port_bandwidth, cables.switch_, true);
+      f.connect(f.switch_vertex(l), f.switch_vertex(s), chassis ? LinkKind::Backplane : LinkKind::LeafSpine,
+                sw.port_bandwidth, chassis ? cables.host : cables.switch_, !chassis);
+  if (chassis) {
+    Chassis ch{chassis_model, leaves};
+    ch.switches.insert(ch.switches.end(), spines.begin(), spines.end());
+    f.add_chassis(std::move(ch));
+  }
   // Storage ports spread evenly over the leaves; GPU-node ports fill the rest in node order.
   std::vector<int> compute, storage;
   for (int id : endpoint_ids) (f.endpoint(id).storage ? storage : compute).push_back(id);

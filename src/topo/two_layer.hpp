@@ -41,11 +41,12 @@ struct ZoneSwitches {
 /// Adds one two-layer zone to `f`: its switches and the host links of `endpoint_ids` (already
 /// added to `f`), spread over the leaves: GPU-node ports in blocks of consecutive nodes, storage
 /// ports and `reserved` ports (for the caller, e.g. inter-zone links) spread evenly so that every
-/// leaf carries a share.
+/// leaf carries a share. With a `chassis_model`, the zone's switches are packaged in one director
+/// chassis of that model and its leaf-spine links are backplane links (no cables, no optics).
 ZoneSwitches add_two_layer_zone(Fabric& f, const TwoLayerShape& shape, const hw::SwitchSpec& sw,
                                 const CableLatencies& cables, BytesPerSecond host_bw,
                                 const std::vector<int>& endpoint_ids, int zone, int plane, const std::string& prefix,
-                                int reserved = 0);
+                                int reserved = 0, const std::string& chassis_model = "");
 
 /// The "two_layer" registry factory.
 std::unique_ptr<Topology> make_two_layer(const config::Reader& params, const hw::SwitchSpec& sw,

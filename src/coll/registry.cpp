@@ -1,0 +1,28 @@
+// The built-in collective algorithms: one registration line each.
+// SPDX-License-Identifier: Apache-2.0
+#include "coll/collective.hpp"
+
+namespace ffsim::coll {
+
+std::unique_ptr<Algorithm> make_nccl_ring();
+std::unique_ptr<Algorithm> make_reduce_scatter();
+std::unique_ptr<Algorithm> make_allgather();
+std::unique_ptr<Algorithm> make_broadcast();
+std::unique_ptr<Algorithm> make_sendrecv();
+std::unique_ptr<Algorithm> make_alltoall();
+
+const AlgorithmRegistry& algorithms() {
+  static const AlgorithmRegistry r = [] {
+    AlgorithmRegistry x("collective algorithm");
+    x.add("nccl_ring", "allreduce: NCCL's ring over the PCIe node (reduce-scatter + allgather steps)", make_nccl_ring);
+    x.add("reduce_scatter", "reduce-scatter: NCCL's ring", make_reduce_scatter);
+    x.add("allgather", "allgather: NCCL's ring", make_allgather);
+    x.add("broadcast", "broadcast: NCCL's pipelined ring from the root", make_broadcast);
+    x.add("sendrecv", "point-to-point send from rank 0 to rank 1", make_sendrecv);
+    x.add("alltoall", "all-to-all: every rank sends 1/n of its buffer to every rank at once", make_alltoall);
+    return x;
+  }();
+  return r;
+}
+
+}  // namespace ffsim::coll
