@@ -361,6 +361,13 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     p.latency += pcie;
     return;
   }
+  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
+    sock(from.index, socket_of(to));
+    chain_down(t, b, device_port(to), p);
+    R(t.gpu_down[idx(to)]);
+    p.latency += pcie;
+    return;
+  }
   // Host memory -> device.
   if (is_device(to)) {
     FFSIM_ASSERT(from.kind == PlaceKind::Dram, sched::place_name(from) + " to a device is not a data path");
@@ -382,13 +389,6 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     R(t.dram[idx(from)]);
     sock(from.index, to.index);
     if (t.cpu_reduce[idx(to)] >= 0) R(t.cpu_reduce[idx(to)]);
-    return;
-  }
-  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
-    sock(from.index, socket_of(to));
-    chain_down(t, b, device_port(to), p);
-    R(t.gpu_down[idx(to)]);
-    p.latency += pcie;
     return;
   }
   if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Dram) {  // a reducer writes its output
@@ -551,8 +551,11 @@ void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) con
       return;
     }
     case sched::OpKind::Transfer: {
-      const double w = traffic_.weight(o.cls);
+      // Service levels and virtual lanes arbitrate fabric links only: a transfer that stays inside
+      // a node shares its PCIe links and DRAM with weight 1 whatever its class.
       const std::uint32_t pid = path_id(o.at, o.to);
+      const bool fabric = o.at.node != o.to.node || o.at.storage != o.to.storage;
+      const double w = fabric ? traffic_.weight(o.cls) : 1.0;
       out.latency = paths_[pid].latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(
