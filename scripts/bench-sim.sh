@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Speed of the simulator on this machine, as ratios measured in one run (machines are noisy):
+# the closed-form engine per evaluation, SimGrid and fluid replays of whole schedules, and the exact
+# ring shortcut (one simulated step reused) against the flat one-flow-per-GPU ring it replaces.
+# Usage: scripts/bench-sim.sh [--quick]   Writes docs/bench-sim.txt.
+# SPDX-License-Identifier: Apache-2.0
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FF=build/ffsim
+SC=scenarios/fire-flyer-2.json
+[ -x "$FF" ] || { echo "build first (scripts/run.sh or scripts/test.sh)"; exit 1; }
+quick=0; [ "${1:-}" = "--quick" ] && quick=1
+out=docs/bench-sim.txt
+now() { date +%s.%N; }
+# wall seconds of a command (its output is discarded)
+wall() { local t0 t1; t0=$(now); "$@" > /dev/null; t1=$(now); echo "$t1 - $t0" | bc -l; }
+ratio() { echo "scale=1; $1 / $2" | bc -l; }
+{
+  echo "# ffsim simulator speed, $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
+  echo "# command: scripts/bench-sim.sh $*"
+  echo
+  echo "## closed-form (analytic) engine, per evaluation"
+  # In-process time of each closed-form evaluation (the JSON's wall_s), averaged over GPU counts.
+  gpus=16,32,64,128,256,512,1024,1440
+  $FF collective $SC --algo hfreduce,nccl,nccl_ring,nccl_tree --gpus $gpus --json |
+    awk -F': ' '/"algo"/{a=$2} /"wall_s"/{s[a]+=$2; n[a]++} END{for (k in s) printf "%-14s %.1f us per evaluation (mean of %d GPU counts up to 1,440)\n", k, s[k]/n[k]*1e6, n[k]}' | sort
+  load=$(wall $FF check -q $SC)
+  printf "(loading the scenario and building its 9,600-GPU platform: %.0f ms per process)\n" "$(echo "$load * 1000" | bc -l)"
+  echo
+  echo "## HFReduce, whole schedule (every chunk, GPU and node)"
+  for n in 64 128 $([ $quick = 1 ] || echo 256); do
+    f=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid)
+    s=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine simgrid)
+    printf "%5d GPUs: fluid %7.2f s, simgrid %7.2f s (simgrid / fluid %s)\n" $n "$f" "$s" "$(ratio "$s" "$f")"
+  done
+  echo
+  echo "## NCCL ring: exact shortcut (one step per phase, reused) vs the flat per-GPU ring (every step)"
+  for n in 64 256 $([ $quick = 1 ] || echo 1024); do
+    full=$(wall $FF collective $SC --algo nccl_ring --gpus $n --engine simgrid --full)
+    fast=$(wall $FF collective $SC --algo nccl_ring --gpus $n --engine simgrid)
+    printf "%5d GPUs: flat %7.2f s, shortcut %6.2f s: %sx faster (same simulated time to 1e-9, tests/unit/coll_engine_test.cpp)\n" \
+      $n "$full" "$fast" "$(ratio "$full" "$fast")"
+  done
+  for n in 1440 9600; do
+    fast=$(wall $FF collective $SC --algo nccl_ring --gpus $n --engine simgrid)
+    printf "%5d GPUs: nccl_ring on SimGrid with the shortcut %.2f s\n" $n "$fast"
+  done
+} | tee "$out"
