@@ -35,7 +35,8 @@ int run_models(Context& ctx, const std::string& only, bool sources) {
       const auto g = hw::parse_gpu(*e);
       t.add({g.name, g.form_factor, fmt_bytes_si(g.memory), fmt_bandwidth(g.memory_bandwidth), gemm(g, "tf32"),
              gemm(g, "fp16"),
-             "PCIe " + std::to_string(g.pcie_generation) + ".0 x" + std::to_string(g.pcie_lanes) + " " +
+             (g.emulated() ? "copy thread "
+                           : "PCIe " + std::to_string(g.pcie_generation) + ".0 x" + std::to_string(g.pcie_lanes) + " ") +
                  fmt_bandwidth(g.pcie_bandwidth),
              g.nvlink_bandwidth.si() > 0 ? fmt_bandwidth(g.nvlink_bandwidth) : "-", fmt_power(g.tdp)});
     }

@@ -111,7 +111,8 @@ public:
     const Layout lay = make_layout(S, h.chunk_bytes, nvlink_, o.with_data, o.elem_size);
     const int K = lay.chunks;
     const int sockets = static_cast<int>(node.sockets.size());
-    const int nic = p.nic_for(Place::dram(g.ranks[0].node, 0));
+    // The result lives on the NIC's socket (socket 0 on a node without a NIC: one node, no tree).
+    const int nic = node.nics.empty() ? -1 : p.nic_for(Place::dram(g.ranks[0].node, 0));
     const int sN = node.nics.empty() ? 0 : socket_index(node, node.socket_of_port(node.nics[static_cast<std::size_t>(nic)].port).name);
     std::vector<int> gpu_socket(static_cast<std::size_t>(L));
     for (int l = 0; l < L; ++l) {
@@ -158,6 +159,11 @@ public:
       v.push_back(Piece{Range{r.off + first, r.len - first}, 1 % sockets, t});
       return v;
     };
+    // One GPU per node and every piece bound for the result's socket: there is nothing to sum, so
+    // the D2H lands in the result directly (hfreduce's pipeline with one device: the result slot is
+    // the staging slot, and it is reused once the chunk went back, depth chunks later).
+    bool direct = L == 1 && !nvlink_;
+    for (const Piece& pc : pieces(0, 0)) direct = direct && pc.socket == sN;
     // A GPU's pieces of chunk c start at base(l, c); a staging slot holds one chunk's pieces at their
     // offsets from that base (chunk 0 is the largest).
     auto base = [&](int l, int c) {
@@ -219,6 +225,9 @@ public:
     std::vector<std::vector<OpId>> h2d_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(sockets), kNoOp));
     std::vector<std::vector<OpId>> gpu_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
     std::vector<std::vector<OpId>> nv_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
+    // Direct (one GPU): the D2H ops of each chunk, which wait for the H2D of chunk c - B (slot reuse).
+    std::vector<std::vector<std::vector<OpId>>> direct_d2h(
+        static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(direct ? K : 0)));
 
     auto place_of = [&](int v, int l) {
       return g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])];
@@ -271,7 +280,9 @@ public:
             OpId t;
             if (o.with_data)
               t = s.transfer(ref(nb.gpu[static_cast<std::size_t>(l)], pc.r.off),
-                             ref(nb.stage[static_cast<std::size_t>(l)][static_cast<std::size_t>(pc.socket)], soff), Bytes(pc.r.len), cls, t_d2h);
+                             direct ? ref(nb.result, pc.r.off)
+                                    : ref(nb.stage[static_cast<std::size_t>(l)][static_cast<std::size_t>(pc.socket)], soff),
+                             Bytes(pc.r.len), cls, t_d2h);
             else
               t = s.transfer(gl, Place::dram(nd, pc.socket), Bytes(pc.r.len), cls, t_d2h);
             dep(t, d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
@@ -280,7 +291,14 @@ public:
             if (c >= B) dep(t, reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c - B)]);
             d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = t;
             by_piece[{pc.part, pc.r.off, pc.socket}].push_back({l, t});
+            if (direct) direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].push_back(t);
           }
+        }
+        if (direct) {  // no reducer: the chunk is complete once its copies landed
+          const OpId rd = barrier(s, direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)]);
+          reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = rd;
+          for (int t = 0; t < 2; ++t) up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = rd;
+          continue;
         }
         // The reducer: one pass per chunk, after the previous chunk, once all copies of this chunk landed.
         const OpId start = overhead(reducer_last[static_cast<std::size_t>(v)]);
@@ -488,6 +506,9 @@ public:
             landed[static_cast<std::size_t>(l)] = w;
           }
         }
+        // Direct: the result slot of chunk c takes chunk c + B once chunk c went back to the GPU.
+        if (direct && c + B < K)
+          for (OpId d : direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + B)]) s.depend(d, landed[0]);
         for (int l = 0; l < L; ++l) {
           finals_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)].push_back(landed[static_cast<std::size_t>(l)]);
           if (!nvlink_) continue;
@@ -525,7 +546,7 @@ public:
     const double chunk = nvlink_ ? 2 * C : C;     // bytes of the node's result per chunk
     const int nd = g.ranks[0].node;
     const int sockets = static_cast<int>(node.sockets.size());
-    const int nic = p.nic_for(Place::dram(nd, 0));
+    const int nic = node.nics.empty() ? -1 : p.nic_for(Place::dram(nd, 0));
     const int sN = node.nics.empty() ? 0 : socket_index(node, node.socket_of_port(node.nics[static_cast<std::size_t>(nic)].port).name);
     std::vector<std::pair<std::uint32_t, double>> flows;
     auto add = [&](const Place& a, const Place& b, double bytes) { flows.emplace_back(p.path_id(a, b), bytes); };
@@ -549,7 +570,9 @@ public:
       for (int q = 0; q < parts; ++q) add(gl, Place::dram(nd, parts > 1 ? q : sock[static_cast<std::size_t>(l)]), C / parts);
     }
     // The CPU reduce: every piece read once on its socket's cores, the sum written to the NIC's socket.
-    for (int q = 0; q < parts; ++q) {
+    // With one GPU whose copies land on the result's socket there is nothing to sum (see emit).
+    const bool direct = L == 1 && !nvlink_ && (parts > 1 ? sockets == 1 : sock[0] == sN);
+    for (int q = 0; q < parts && !direct; ++q) {
       const int qs = parts > 1 ? q : sock[0];
       for (int l = 0; l < L; ++l) add(Place::dram(nd, qs), Place::cpu(nd, qs), C / parts);
       add(Place::cpu(nd, qs), Place::dram(nd, sN), chunk / parts);

@@ -92,6 +92,17 @@ std::vector<std::string> Catalog::names_of_raw(const std::string& kind) const {
   return r;
 }
 
+void Catalog::set_fact(const std::string& kind, const std::string& name, const std::string& pointer,
+                       const std::string& value_json, const std::string& source) {
+  auto it = entries_.find({kind, name});
+  if (it == entries_.end()) {
+    const auto valid = names(kind);
+    throw ValueError("unknown " + kind + " model \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " +
+                     (valid.empty() ? std::string("(none in ") + dir_ + ")" : join(valid)));
+  }
+  it->second.document = it->second.document.with_fact(pointer, value_json, source);
+}
+
 const CatalogEntry* Catalog::find(const std::string& kind, const std::string& name) const {
   auto it = entries_.find({kind, name});
   return it == entries_.end() ? nullptr : &it->second;

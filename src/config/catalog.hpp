@@ -33,6 +33,12 @@ public:
   /// chains throw ConfigError at the offending file's /extends.
   void resolve();
 
+  /// Overrides one fact of a resolved entry (a calibrated value): see Document::with_fact. Entries
+  /// that extend this one keep the value they inherited. Throws ValueError for an unknown entry
+  /// or a pointer whose parent object does not exist.
+  void set_fact(const std::string& kind, const std::string& name, const std::string& pointer,
+                const std::string& value_json, const std::string& source);
+
   [[nodiscard]] const CatalogEntry* find(const std::string& kind, const std::string& name) const;
   /// The entry `kind`/`name` referenced at `ref` (a string value inside another document);
   /// an unknown name fails at `ref`: unknown gpu model "x" (did you mean "y"?); valid: a, b.

@@ -168,6 +168,45 @@ Document Document::merged_over(const Document& base) const {
   return d;
 }
 
+Document Document::with_fact(const std::string& pointer, const std::string& value_json, const std::string& source) const {
+  const auto slash = pointer.rfind('/');
+  if (pointer.empty() || pointer[0] != '/' || slash == std::string::npos)
+    throw ValueError("expected a JSON Pointer to a member (e.g. \"/sockets/0/dram_bandwidth\"), got \"" + pointer + "\"");
+  json value;
+  try {
+    value = json::parse(value_json);
+  } catch (const json::parse_error& e) {
+    throw ValueError("invalid JSON value " + value_json + ": " + strip_prefix(e.what()));
+  }
+  Document d;
+  d.data_ = std::make_shared<detail::DocumentData>();
+  d.data_->file = data_->file;
+  d.data_->require_sources = data_->require_sources;
+  d.data_->value = data_->value;
+  json::json_pointer parent_ptr;
+  try {
+    parent_ptr = json::json_pointer(pointer.substr(0, slash));
+  } catch (const json::exception& e) {
+    throw ValueError("invalid JSON Pointer \"" + pointer + "\": " + strip_prefix(e.what()));
+  }
+  if (!d.data_->value.contains(parent_ptr) || !d.data_->value.at(parent_ptr).is_object())
+    throw ValueError("no object at " + (slash == 0 ? std::string("the document's root") : "\"" + pointer.substr(0, slash) + "\"") +
+                     " in " + data_->file);
+  // Unescape the last reference token ("~1" -> "/", "~0" -> "~").
+  std::string key;
+  const std::string token = pointer.substr(slash + 1);
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      key += token[i + 1] == '0' ? '~' : '/';
+      ++i;
+    } else {
+      key += token[i];
+    }
+  }
+  d.data_->value.at(parent_ptr)[key] = json{{"value", value}, {"source", source}};
+  return d;
+}
+
 // ---------------------------------------------------------------- Reader
 
 Reader::Reader(std::shared_ptr<detail::DocumentData> doc, const detail::Node* node, std::string pointer)

@@ -49,6 +49,11 @@ public:
   /// RFC 7386 merge patch: `base` overlaid by this document's object (for "extends").
   /// Keys of this document win; a null value deletes the key. The result keeps this file's name.
   [[nodiscard]] Document merged_over(const Document& base) const;
+  /// A copy whose member at `pointer` (a JSON Pointer such as "/sockets/0/dram_bandwidth") is the
+  /// fact {"value": <value_json>, "source": source}; `value_json` is JSON text ("\"33GB/s\"", "2").
+  /// The member's parent object must exist. Throws ValueError (with the reason) otherwise.
+  [[nodiscard]] Document with_fact(const std::string& pointer, const std::string& value_json,
+                                   const std::string& source) const;
 
 private:
   std::shared_ptr<detail::DocumentData> data_;

@@ -38,31 +38,37 @@ GpuSpec parse_gpu(const CatalogEntry& e) {
   GpuSpec g;
   g.name = e.name;
   g.description = e.description;
-  g.form_factor = r.fact(("form_factor")).as_string();
-  if (g.form_factor != "pcie" && g.form_factor != "sxm")
-    r.child("form_factor").fail_at("value", "expected \"pcie\" or \"sxm\", got " + dq(g.form_factor));
+  Reader ff = r.fact("form_factor");
+  g.form_factor = ff.as_string();
+  const std::vector<std::string> forms{"pcie", "sxm", "emulated"};
+  if (std::find(forms.begin(), forms.end(), g.form_factor) == forms.end())
+    ff.fail("expected one of " + join(forms) + "; got " + dq(g.form_factor) + did_you_mean(g.form_factor, forms));
+  // An emulated device (host memory standing in for a GPU) has no compute, PCIe link or power of its own.
+  const bool emulated = g.emulated();
   g.memory = r.fact_quantity<Bytes>("memory");
   g.memory_bandwidth = r.fact_quantity<BytesPerSecond>("memory_bandwidth");
-  Reader comp = r.child("compute", "an object of rates by precision");
-  for (const auto& p : precisions()) {
-    auto c = comp.optional_child(p);
-    if (!c) continue;
-    ComputeRate rate;
-    rate.peak = c->fact_quantity<FlopsPerSecond>("peak");
-    rate.gemm_measured = c->optional_fact_quantity<FlopsPerSecond>("gemm_measured");
-    if (rate.gemm_measured && *rate.gemm_measured > rate.peak)
-      c->fail_at("gemm_measured", "measured GEMM rate exceeds the peak rate of the same precision");
-    c->finish();
-    g.compute[p] = rate;
+  std::optional<Reader> comp = emulated ? r.optional_child("compute") : r.child("compute", "an object of rates by precision");
+  if (comp) {
+    for (const auto& p : precisions()) {
+      auto c = comp->optional_child(p);
+      if (!c) continue;
+      ComputeRate rate;
+      rate.peak = c->fact_quantity<FlopsPerSecond>("peak");
+      rate.gemm_measured = c->optional_fact_quantity<FlopsPerSecond>("gemm_measured");
+      if (rate.gemm_measured && *rate.gemm_measured > rate.peak)
+        c->fail_at("gemm_measured", "measured GEMM rate exceeds the peak rate of the same precision");
+      c->finish();
+      g.compute[p] = rate;
+    }
+    comp->finish();
+    if (g.compute.empty() && !emulated) comp->fail("expected at least one precision (" + join(precisions()) + ")");
   }
-  comp.finish();
-  if (g.compute.empty()) comp.fail("expected at least one precision (" + join(precisions()) + ")");
-  g.pcie_generation = int_fact(r, "pcie_generation", 1, 7);
-  g.pcie_lanes = int_fact(r, "pcie_lanes", 1, 32);
+  if (!emulated || r.has("pcie_generation")) g.pcie_generation = int_fact(r, "pcie_generation", 1, 7);
+  if (!emulated || r.has("pcie_lanes")) g.pcie_lanes = int_fact(r, "pcie_lanes", 1, 32);
   g.pcie_bandwidth = r.fact_quantity<BytesPerSecond>("pcie_bandwidth");
   g.nvlink_bandwidth = r.optional_fact_quantity<BytesPerSecond>("nvlink_bandwidth", true).value_or(BytesPerSecond(0));
   g.copy_engines = int_fact(r, "copy_engines", 1, 64);
-  g.tdp = r.fact_quantity<Watts>("tdp");
+  g.tdp = emulated ? r.optional_fact_quantity<Watts>("tdp", true).value_or(Watts(0)) : r.fact_quantity<Watts>("tdp");
   r.finish();
   return g;
 }
@@ -87,6 +93,7 @@ CpuSpec parse_cpu(const CatalogEntry& e) {
   c.pcie_lanes = int_fact(r, "pcie_lanes", 0, 1024);
   c.tdp = r.optional_fact_quantity<Watts>("tdp");
   c.reduce_bandwidth_per_core = r.optional_fact_quantity<BytesPerSecond>("reduce_bandwidth_per_core");
+  c.last_level_cache = r.optional_fact_quantity<Bytes>("last_level_cache");
   r.finish();
   return c;
 }
@@ -103,9 +110,11 @@ NicSpec parse_nic(const CatalogEntry& e) {
   if (n.effective_bandwidth > n.port_bandwidth)
     r.fail_at("effective_bandwidth", "effective bandwidth exceeds the port's line rate");
   n.latency = r.fact_quantity<Seconds>("latency");
-  n.pcie_generation = int_fact(r, "pcie_generation", 1, 7);
-  n.pcie_lanes = int_fact(r, "pcie_lanes", 1, 32);
-  n.power = r.fact_quantity<Watts>("power");
+  // A software transport standing in for a NIC (ranks of one machine) has no PCIe link and draws
+  // no power of its own: both may be left out or be 0.
+  n.pcie_generation = r.has("pcie_generation") ? int_fact(r, "pcie_generation", 1, 7) : 0;
+  n.pcie_lanes = r.has("pcie_lanes") ? int_fact(r, "pcie_lanes", 1, 32) : 0;
+  n.power = r.fact_quantity<Watts>("power", true);
   r.finish();
   return n;
 }

@@ -29,7 +29,7 @@ struct ComputeRate {
 struct GpuSpec {
   std::string name;
   std::string description;
-  std::string form_factor;         ///< "pcie" or "sxm"
+  std::string form_factor;         ///< "pcie", "sxm", or "emulated" (a device emulated in host memory)
   Bytes memory;                    ///< device memory (bytes)
   BytesPerSecond memory_bandwidth; ///< device memory bandwidth (bytes per second)
   std::map<std::string, ComputeRate> compute;  ///< by precision name
@@ -38,7 +38,10 @@ struct GpuSpec {
   BytesPerSecond pcie_bandwidth;   ///< achievable host<->device copy rate per direction
   BytesPerSecond nvlink_bandwidth; ///< per GPU and direction; 0 when the GPU has no NVLink
   int copy_engines = 2;            ///< asynchronous copy engines (D2H and H2D can overlap when >= 2)
-  Watts tdp;
+  Watts tdp;                       ///< 0 for an emulated device
+  /// An emulated device (hfreduce's host backend): its memory is the DRAM of the socket its port
+  /// hangs off, so a copy to or from it reads or writes that DRAM too, and it has no compute.
+  [[nodiscard]] bool emulated() const { return form_factor == "emulated"; }
 };
 
 struct CpuSpec {
@@ -55,6 +58,9 @@ struct CpuSpec {
   /// Input bytes per second one core sums with SIMD when several cores share the socket's DRAM
   /// (the CPU-reduce throughput of HFReduce); nullopt leaves reductions bound by DRAM only.
   std::optional<BytesPerSecond> reduce_bandwidth_per_core;
+  /// Last-level cache a socket's cores share (bytes); calibration uses it to tell cache-resident
+  /// benchmark runs from DRAM-bound ones.
+  std::optional<Bytes> last_level_cache;
 };
 
 struct NicSpec {
@@ -64,9 +70,9 @@ struct NicSpec {
   BytesPerSecond port_bandwidth;   ///< line rate per port and direction
   BytesPerSecond effective_bandwidth; ///< achievable payload rate per port and direction
   Seconds latency;                 ///< one-way NIC latency (send + receive side)
-  int pcie_generation = 4;
+  int pcie_generation = 4;         ///< 0: no PCIe link (a software transport)
   int pcie_lanes = 16;
-  Watts power;
+  Watts power;                     ///< 0 for a software transport
 };
 
 struct SwitchSpec {

@@ -279,6 +279,11 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     return x.kind == PlaceKind::Gpu ? t.gpu_port[idx(x)] : t.nic_port[idx(x)];
   };
   auto is_device = [](const Place& x) { return x.kind == PlaceKind::Gpu || x.kind == PlaceKind::Nic; };
+  // An emulated device's memory is its socket's DRAM: a copy to or from it loads that DRAM as well.
+  auto device_memory = [&](const Place& x) {
+    if (x.kind == PlaceKind::Gpu && n.gpus[idx(x)].gpu.emulated())
+      R(t.dram[static_cast<std::size_t>(socket_of(x))]);
+  };
   const double pcie = n.pcie_latency.si();
   if (from == to && from.kind != PlaceKind::Dram) return;  // nothing moves (a DRAM copy still reads and writes)
 
@@ -311,6 +316,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
         common = q;
         break;
       }
+    device_memory(from);
     if (from.kind == PlaceKind::Gpu) R(t.gpu_up[idx(from)]);
     auto walk = [&](const std::vector<int>& chain, const std::vector<int>& up_or_down) {
       for (int q : chain) {
@@ -325,6 +331,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     if (common < 0) sock(socket_of(from), socket_of(to));
     walk(chain_b, t.port_down);
     if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
+    device_memory(to);
     if (to.kind == PlaceKind::Nic && t.p2p_to_nic >= 0) R(t.p2p_to_nic);
     else if (from.kind == PlaceKind::Nic && t.p2p_from_nic >= 0) R(t.p2p_from_nic);
     else if (n.gpu_gpu_p2p_bandwidth.si() > 0) p.rate_cap = std::min(p.rate_cap, n.gpu_gpu_p2p_bandwidth.si());
@@ -353,6 +360,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
   }
   // Device -> host memory or cores.
   if (is_device(from)) {
+    device_memory(from);
     if (from.kind == PlaceKind::Gpu) R(t.gpu_up[idx(from)]);
     chain_up(t, b, device_port(from), p);
     sock(socket_of(from), socket_of(to));
@@ -365,6 +373,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     sock(from.index, socket_of(to));
     chain_down(t, b, device_port(to), p);
     R(t.gpu_down[idx(to)]);
+    device_memory(to);
     p.latency += pcie;
     return;
   }
@@ -375,6 +384,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     sock(socket_of(from), socket_of(to));
     chain_down(t, b, device_port(to), p);
     if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
+    device_memory(to);
     p.latency += pcie;
     return;
   }
