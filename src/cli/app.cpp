@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calib/calibration_file.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
@@ -21,8 +22,16 @@
 
 namespace ffsim::cli {
 
+const config::Catalog& Context::published_catalog() {
+  if (!published_) published_ = std::make_unique<config::Catalog>(config::Catalog::load(models_dir, kind_names()));
+  return *published_;
+}
+
 const config::Catalog& Context::catalog() {
-  if (!catalog_) catalog_ = std::make_unique<config::Catalog>(config::Catalog::load(models_dir, kind_names()));
+  if (!catalog_) {
+    catalog_ = std::make_unique<config::Catalog>(published_catalog());
+    if (!calibration.empty()) calib::apply_calibration(*catalog_, calib::load_calibration(calibration));
+  }
   return *catalog_;
 }
 
@@ -45,6 +54,8 @@ void register_kinds(Context& ctx) {
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
   ctx.kinds.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
                 [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
+  ctx.kinds.add(calib::kCalibration, "fitted parameters of a node model (ffsim calibrate) and the facts they override",
+                [](const config::CatalogEntry& e, const config::Catalog& c) { calib::check_calibration_entry(e, c); });
   ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }
@@ -59,6 +70,9 @@ int run(int argc, char** argv) {
   const char* env = std::getenv("FFSIM_MODELS");
   ctx.models_dir = env && *env ? env : FFSIM_DEFAULT_MODELS_DIR;
   app.add_option("--models", ctx.models_dir, "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)");
+  app.add_option("--calibration", ctx.calibration,
+                 "Calibration file (ffsim calibrate): run with its fitted values instead of the published ones")
+      ->check(CLI::ExistingFile);
 
   setup_models(app, ctx);
   setup_check(app, ctx);
@@ -66,6 +80,8 @@ int run(int argc, char** argv) {
   setup_net(app, ctx);
   setup_collective(app, ctx);
   setup_plan(app, ctx);
+  setup_calibrate(app, ctx);
+  setup_validate(app, ctx);
 
   try {
     app.parse(argc, argv);

@@ -22,17 +22,21 @@ using KindValidator = std::function<void(const config::CatalogEntry&, const conf
 
 struct Context {
   std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
+  /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
+  std::string calibration;
   /// Kinds of catalog entries and how to validate them (filled by register_kinds()).
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.
   std::function<int()> action;
 
-  /// The catalog, loaded on first use.
+  /// The catalog, loaded on first use, with the --calibration file's overrides applied.
   const config::Catalog& catalog();
+  /// The catalog as published in the models folder (no calibration applied).
+  const config::Catalog& published_catalog();
   [[nodiscard]] std::vector<std::string> kind_names() const;
 
 private:
-  std::unique_ptr<config::Catalog> catalog_;
+  std::unique_ptr<config::Catalog> catalog_, published_;
 };
 
 /// Registers every kind of catalog entry the layers define.
@@ -45,5 +49,7 @@ void setup_summary(CLI::App& app, Context& ctx);
 void setup_net(CLI::App& app, Context& ctx);
 void setup_collective(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
+void setup_calibrate(CLI::App& app, Context& ctx);
+void setup_validate(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

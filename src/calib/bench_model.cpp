@@ -1,0 +1,386 @@
+// What hfreduce-bench ran, rebuilt for the simulator.
+// SPDX-License-Identifier: Apache-2.0
+#include "calib/bench_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "coll/common.hpp"
+#include "coll/dbt.hpp"
+#include "core/error.hpp"
+#include "core/spell.hpp"
+#include "hw/parse.hpp"
+#include "platform/platform.hpp"
+#include "topo/fabric.hpp"
+
+namespace ffsim::calib {
+
+using sched::Place;
+using sched::Schedule;
+using sched::TrafficClass;
+
+const char* param_name(Param p) {
+  switch (p) {
+    case Param::DramBandwidth: return "dram_bandwidth";
+    case Param::DeviceLink: return "device_link_bandwidth";
+    case Param::DeviceLatency: return "device_copy_latency";
+    case Param::Duplex: return "device_port_duplex_bandwidth";
+    case Param::ReducePerCore: return "reduce_bandwidth_per_core";
+    case Param::ChunkOverhead: return "hfreduce_chunk_overhead";
+    case Param::NicBandwidth: return "transport_bandwidth";
+    case Param::NicLatency: return "transport_latency";
+  }
+  return "?";
+}
+
+bool is_bandwidth(Param p) {
+  return p == Param::DramBandwidth || p == Param::DeviceLink || p == Param::Duplex || p == Param::ReducePerCore ||
+         p == Param::NicBandwidth;
+}
+
+ParamSet unset_params() {
+  ParamSet s;
+  s.fill(std::numeric_limits<double>::quiet_NaN());
+  return s;
+}
+
+const char* regime_name(Regime r) { return r == Regime::Cache ? "cache" : "dram"; }
+
+BenchModel make_bench_model(const config::Catalog& cat, const std::string& node_name) {
+  const config::CatalogEntry* e = cat.find(hw::kNode, node_name);
+  if (!e) {
+    const auto valid = cat.names(hw::kNode);
+    throw ValueError("unknown node model \"" + node_name + "\"" + did_you_mean(node_name, valid) + "; valid: " + join(valid));
+  }
+  BenchModel m;
+  m.node = hw::parse_node(*e, cat);
+  m.lib = coll::load_library_params(cat);
+  if (m.node.sockets.front().cpu.last_level_cache) m.llc = m.node.sockets.front().cpu.last_level_cache->si();
+  return m;
+}
+
+namespace {
+
+// Ports with a GPU attached directly (their duplex cap is what overlapping copies share).
+std::vector<std::size_t> device_ports(const hw::NodeSpec& n) {
+  std::vector<std::size_t> r;
+  for (std::size_t i = 0; i < n.ports.size(); ++i)
+    for (const auto& g : n.gpus)
+      if (g.port == n.ports[i].name) {
+        r.push_back(i);
+        break;
+      }
+  return r;
+}
+
+int socket_index(const hw::NodeSpec& n, const std::string& name) {
+  for (std::size_t i = 0; i < n.sockets.size(); ++i)
+    if (n.sockets[i].name == name) return static_cast<int>(i);
+  return 0;
+}
+
+int gpu_socket(const hw::NodeSpec& n, int g) {
+  return socket_index(n, n.socket_of_port(n.gpus[static_cast<std::size_t>(g)].port).name);
+}
+
+int total_cores(const hw::NodeSpec& n) {
+  int c = 0;
+  for (const auto& s : n.sockets) c += s.cpu.cores;
+  return c;
+}
+
+bool set(double v) { return !std::isnan(v); }
+
+void apply(hw::NodeSpec& n, coll::LibraryParams& lib, const ParamSet& p) {
+  if (set(at(p, Param::DramBandwidth)))
+    for (auto& s : n.sockets) s.dram_bandwidth = BytesPerSecond(at(p, Param::DramBandwidth));
+  if (set(at(p, Param::DeviceLink)))
+    for (auto& g : n.gpus) g.gpu.pcie_bandwidth = BytesPerSecond(at(p, Param::DeviceLink));
+  if (set(at(p, Param::DeviceLatency))) n.pcie_latency = Seconds(at(p, Param::DeviceLatency));
+  if (set(at(p, Param::Duplex)))
+    for (std::size_t i : device_ports(n)) n.ports[i].duplex_bandwidth = BytesPerSecond(at(p, Param::Duplex));
+  if (set(at(p, Param::ReducePerCore)))
+    for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(at(p, Param::ReducePerCore));
+  if (set(at(p, Param::ChunkOverhead))) lib.hfreduce.chunk_overhead = at(p, Param::ChunkOverhead);
+  for (auto& x : n.nics) {
+    if (set(at(p, Param::NicBandwidth)))
+      x.nic.effective_bandwidth = x.nic.port_bandwidth = BytesPerSecond(at(p, Param::NicBandwidth));
+    if (set(at(p, Param::NicLatency))) x.nic.latency = Seconds(at(p, Param::NicLatency));
+  }
+}
+
+// The share of the machine one of `ranks` ranks gets when they all run on it, with `threads`
+// summing threads per rank (0: all it can get): DRAM and cores split evenly. The reduce rate of a
+// socket becomes one "core" of the rank's share (its threads, at most its cores).
+void share_machine(hw::NodeSpec& n, int ranks, int threads) {
+  const double S = static_cast<double>(n.sockets.size());
+  const double per_rank_cores = static_cast<double>(total_cores(n)) / ranks;
+  const double want = threads > 0 ? threads : per_rank_cores;
+  for (auto& s : n.sockets) {
+    if (ranks > 1) s.dram_bandwidth = s.dram_bandwidth / static_cast<double>(ranks);
+    const double cores = std::min(want / S, static_cast<double>(s.cpu.cores) / ranks);
+    if (s.cpu.reduce_bandwidth_per_core) s.cpu.reduce_bandwidth_per_core = *s.cpu.reduce_bandwidth_per_core * cores;
+    s.cpu.cores = 1;
+  }
+}
+
+// Ranks of one machine exchange messages through shared memory: a single switch without latency
+// whose links carry the transport's rate, so that the transport (the NIC model) is what binds.
+std::shared_ptr<const topo::Fabric> shared_memory_fabric(const hw::NodeSpec& n, int nodes) {
+  auto f = std::make_shared<topo::Fabric>();
+  const int per = n.compute_nics();
+  double bw = 0;
+  for (const auto& x : n.nics) bw = std::max(bw, x.nic.effective_bandwidth.si() * x.nic.ports);
+  for (int v = 0; v < nodes; ++v)
+    for (int j = 0; j < per; ++j) {
+      topo::Endpoint e;
+      e.name = "n" + std::to_string(v) + ".nic" + std::to_string(j);
+      e.node = v;
+      e.nic = j;
+      f->add_endpoint(e);
+    }
+  topo::Switch sw;
+  sw.name = "shared_memory";
+  sw.radix = nodes * per;
+  sw.model = "shared_memory";
+  sw.latency = Seconds(0);
+  const int s = f->add_switch(sw);
+  for (int i = 0; i < nodes * per; ++i)
+    f->connect(f->endpoint_vertex(i), f->switch_vertex(s), topo::LinkKind::HostLeaf, BytesPerSecond(bw), Seconds(0), false);
+  f->finalize();
+  return f;
+}
+
+// hfreduce's TreeAllreduce alone (the benchmark's "internode" stage): each of the two trees
+// carries half of the buffer in slices of `slice` bytes with kTreeWindow slices in flight; a rank
+// adds its children's slices to its own (reads own + children, writes own), sends the sum up, gets
+// the root's sum back and forwards it to its children. One thread per tree and rank does the adds.
+void emit_tree(Schedule& s, const platform::Platform& p, int N, double S, double slice) {
+  const hw::NodeSpec& n = p.cluster().node;
+  const int nic = p.nic_for(Place::dram(0, 0));
+  const int sN = socket_index(n, n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name);
+  const auto trees = coll::double_binary_tree(N);
+  const std::uint32_t t_up = s.tag("tree up"), t_down = s.tag("tree down"), t_add = s.tag("tree add");
+  const auto none = coll::kNoOp;
+  auto dep = [&](sched::OpId a, sched::OpId b) {
+    if (b != none) s.depend(a, b);
+  };
+  for (int t = 0; t < 2; ++t) {
+    const auto& tr = trees[static_cast<std::size_t>(t)];
+    const double part = t == 0 ? S / 2 : S - S / 2;
+    const int M = std::max(1, static_cast<int>(std::ceil(part / slice)));
+    int root = 0;
+    for (int v = 0; v < N; ++v)
+      if (tr[static_cast<std::size_t>(v)].parent < 0) root = v;
+    std::vector<int> post;  // children before parents
+    std::vector<std::pair<int, int>> st{{root, 0}};
+    while (!st.empty()) {
+      auto& [v, i] = st.back();
+      if (i < 2) {
+        const int ch = tr[static_cast<std::size_t>(v)].child[static_cast<std::size_t>(i++)];
+        if (ch >= 0) st.push_back({ch, 0});
+      } else {
+        post.push_back(v);
+        st.pop_back();
+      }
+    }
+    const auto U = static_cast<std::size_t>(N);
+    std::vector<std::vector<sched::OpId>> done(U, std::vector<sched::OpId>(static_cast<std::size_t>(M), none));
+    std::vector<sched::OpId> up(U, none), fin(U, none), act(U, none), adder(U, none);
+    for (int j = 0; j < M; ++j) {
+      const double len = j < M - 1 ? slice : part - slice * (M - 1);
+      for (int v = 0; v < N; ++v) act[static_cast<std::size_t>(v)] = j >= kTreeWindow ? done[static_cast<std::size_t>(v)][static_cast<std::size_t>(j - kTreeWindow)] : none;
+      for (int v : post) {
+        const auto& tl = tr[static_cast<std::size_t>(v)];
+        const auto uv = static_cast<std::size_t>(v);
+        sched::OpId ready = act[uv];
+        std::vector<Place> in{Place::dram(v, sN)};
+        for (int c : tl.child)
+          if (c >= 0) in.push_back(Place::dram(v, sN));
+        if (in.size() > 1) {
+          const sched::OpId add = s.reduce(Place::cpu(v, sN), in, Place::dram(v, sN), Bytes(len), t_add);
+          dep(add, act[uv]);
+          dep(add, adder[uv]);
+          for (int c : tl.child)
+            if (c >= 0) s.depend(add, up[static_cast<std::size_t>(c)]);
+          adder[uv] = ready = add;
+        }
+        if (tl.parent >= 0) {
+          up[uv] = s.transfer(Place::dram(v, sN), Place::dram(tl.parent, sN), Bytes(len), TrafficClass::HFReduce, t_up);
+          dep(up[uv], ready);
+          dep(up[uv], act[static_cast<std::size_t>(tl.parent)]);
+        } else {
+          fin[uv] = ready;
+        }
+      }
+      for (auto it = post.rbegin(); it != post.rend(); ++it) {
+        const int v = *it;
+        const auto uv = static_cast<std::size_t>(v);
+        std::vector<sched::OpId> sends;
+        for (int c : tr[uv].child) {
+          if (c < 0) continue;
+          const sched::OpId d = s.transfer(Place::dram(v, sN), Place::dram(c, sN), Bytes(len), TrafficClass::HFReduce, t_down);
+          dep(d, fin[uv]);
+          dep(d, up[static_cast<std::size_t>(c)]);  // the child's slice went up before the sum lands in it
+          fin[static_cast<std::size_t>(c)] = d;
+          sends.push_back(d);
+        }
+        done[uv][static_cast<std::size_t>(j)] = sends.empty() ? fin[uv] : coll::barrier(s, sends);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+ParamSet published(const BenchModel& m) {
+  ParamSet p = unset_params();
+  const hw::NodeSpec& n = m.node;
+  at(p, Param::DramBandwidth) = n.sockets.front().dram_bandwidth.si();
+  if (!n.gpus.empty()) at(p, Param::DeviceLink) = n.gpus.front().gpu.pcie_bandwidth.si();
+  at(p, Param::DeviceLatency) = n.pcie_latency.si();
+  for (std::size_t i : device_ports(n)) {
+    const auto& port = n.ports[i];
+    at(p, Param::Duplex) = port.duplex_bandwidth ? port.duplex_bandwidth->si() : 2 * port.bandwidth.si();
+    break;
+  }
+  if (n.sockets.front().cpu.reduce_bandwidth_per_core)
+    at(p, Param::ReducePerCore) = n.sockets.front().cpu.reduce_bandwidth_per_core->si();
+  at(p, Param::ChunkOverhead) = m.lib.hfreduce.chunk_overhead;
+  if (!n.nics.empty()) {
+    at(p, Param::NicBandwidth) = n.nics.front().nic.effective_bandwidth.si();
+    at(p, Param::NicLatency) = n.nics.front().nic.latency.si();
+  }
+  return p;
+}
+
+double working_set(const Point& pt) {
+  const double S = pt.bytes;
+  const bool host = pt.backend == "host";
+  // Staging: the slots in use (at most depth, at most the chunks there are), each as full as a chunk gets.
+  const double chunks = pt.chunk_bytes > 0 ? std::ceil(S / pt.chunk_bytes) : 0;
+  const double staging = std::min<double>(kPipelineDepth, chunks) * std::min(pt.chunk_bytes, S) * (pt.devices + 1.0);
+  const double pipeline = (host ? pt.devices * S : 0) + staging;
+  if (pt.stage == "copy") return 2 * S;
+  if (pt.stage == "reduce") return (pt.k + 1.0) * S;
+  if (pt.stage == "d2h" || pt.stage == "h2d") return host ? 2 * S : S;
+  if (pt.stage == "bidir") return host ? 4 * S : 2 * S;
+  if (pt.stage == "pipeline") return pipeline;
+  if (pt.stage == "allreduce") return pt.ranks * pipeline;
+  return pt.ranks * S;  // internode, mpi_allreduce
+}
+
+Regime regime_of(const BenchModel& m, const Point& pt) {
+  // With a working set W above the cache's size C, a cache that keeps what is reused serves about
+  // C / W of the bytes: the cache serves most of them up to W = 2C.
+  return m.llc > 0 && working_set(pt) <= 2 * m.llc ? Regime::Cache : Regime::Dram;
+}
+
+std::string not_simulated(const Point& pt) {
+  if (pt.stage == "mpi_allreduce")
+    return "MPI_Allreduce is Open MPI's own algorithm, which the simulator does not model (it is the bound the tree is "
+           "compared with)";
+  if ((pt.stage == "internode" || pt.stage == "allreduce") && pt.ranks < 2) return "an inter-node stage of one rank";
+  return "";
+}
+
+void check_machine(const BenchModel& m, const MeasurementFile& f) {
+  const hw::NodeSpec& n = m.node;
+  const int cores = total_cores(n);
+  const std::string of = " (node model " + n.name + " has ";
+  auto fail = [&](const std::string& pointer, const std::string& msg) { throw ConfigError(f.file, pointer, msg); };
+  if (f.machine.usable_cpus > cores)
+    fail("/machine/usable_cpus", "expected at most " + std::to_string(cores) + " CPUs" + of + std::to_string(cores) +
+                                     " cores), got " + std::to_string(f.machine.usable_cpus));
+  if (f.machine.numa_nodes != static_cast<int>(n.sockets.size()))
+    fail("/machine/numa_nodes", "expected " + std::to_string(n.sockets.size()) + " NUMA node" +
+                                    (n.sockets.size() == 1 ? "" : "s") + of + std::to_string(n.sockets.size()) + " socket" +
+                                    (n.sockets.size() == 1 ? "" : "s") + "), got " + std::to_string(f.machine.numa_nodes));
+  const bool emulated = !n.gpus.empty() && n.gpus.front().gpu.emulated();
+  const std::vector<std::string> isas{"scalar", "avx2", "avx512"};
+  const auto widest = std::find(isas.begin(), isas.end(), n.sockets.front().cpu.simd);
+  for (const Point& pt : f.points) {
+    const std::string& p = pt.pointer;
+    if (pt.threads > cores)
+      fail(p + "/threads", "expected at most " + std::to_string(cores) + " threads" + of + std::to_string(cores) +
+                               " cores), got " + std::to_string(pt.threads));
+    if (pt.devices > static_cast<int>(n.gpus.size()))
+      fail(p + "/devices", "expected at most " + std::to_string(n.gpus.size()) + " devices" + of +
+                               std::to_string(n.gpus.size()) + " GPUs), got " + std::to_string(pt.devices));
+    if (pt.backend == "host" && !emulated)
+      fail(p + "/backend", "the host backend emulates devices in host memory, but node model " + n.name +
+                               (n.gpus.empty() ? " has no GPUs" : "'s GPUs are " + n.gpus.front().gpu.name + " (form factor " +
+                                                                      n.gpus.front().gpu.form_factor + ")") +
+                               "; use a node model whose GPUs have form factor \"emulated\"");
+    if (pt.backend == "cuda" && (n.gpus.empty() || emulated))
+      fail(p + "/backend", "CUDA copies need a GPU, but node model " + n.name +
+                               (n.gpus.empty() ? " has none" : "'s devices are emulated in host memory"));
+    if (pt.stage == "reduce") {
+      const auto isa = std::find(isas.begin(), isas.end(), pt.variant);
+      if (isa == isas.end())
+        fail(p + "/variant", "expected a reduce path (" + join(isas) + "), got \"" + pt.variant + "\"");
+      if (widest != isas.end() && isa > widest)
+        fail(p + "/variant", "node model " + n.name + "'s CPU " + n.sockets.front().cpu.name + " has SIMD up to " +
+                                 *widest + ", but the point ran the " + pt.variant + " path");
+      if (pt.k < 1) fail(p + "/k", "expected a reduce of at least 1 buffer, got k = " + std::to_string(pt.k));
+    }
+    if ((pt.stage == "internode" || pt.stage == "allreduce") && n.compute_nics() == 0)
+      fail(p + "/stage", "an inter-node stage needs a node model with a NIC (or transport); " + n.name + " has none");
+    if ((pt.stage == "pipeline" || pt.stage == "allreduce" || pt.stage == "d2h" || pt.stage == "h2d" ||
+         pt.stage == "bidir") && pt.devices < 1)
+      fail(p + "/devices", "expected at least 1 device for a " + pt.stage + " point, got 0");
+    if ((pt.stage == "pipeline" || pt.stage == "allreduce" || pt.stage == "internode") && pt.chunk_bytes <= 0)
+      fail(p + "/chunk_bytes", "expected a positive chunk (pipeline) or slice (tree) size for a " + pt.stage + " point, got 0");
+  }
+}
+
+double simulate(const BenchModel& m, const ParamSet& p, const Point& pt, eval::Engine& engine) {
+  const std::string why = not_simulated(pt);
+  FFSIM_ASSERT(why.empty(), "simulate: " + why);
+  hw::NodeSpec node = m.node;
+  coll::LibraryParams lib = m.lib;
+  apply(node, lib, p);
+  const bool multi = pt.stage == "internode" || pt.stage == "allreduce";
+  const int ranks = multi ? pt.ranks : 1;
+  if (pt.stage == "reduce" || pt.stage == "pipeline" || multi) share_machine(node, ranks, pt.threads);
+  const double S = pt.bytes;
+  Schedule s;
+  if (!multi) {
+    const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
+    const Place mem = Place::dram(0, node.gpus.empty() ? 0 : gpu_socket(node, 0));
+    if (pt.stage == "copy") {
+      s.transfer(Place::dram(0, 0), Place::dram(0, 0), Bytes(S), TrafficClass::Other);
+    } else if (pt.stage == "reduce") {
+      s.reduce(Place::cpu(0, 0), std::vector<Place>(static_cast<std::size_t>(pt.k), Place::dram(0, 0)), Place::dram(0, 0),
+               Bytes(S));
+    } else if (pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir") {
+      if (pt.stage != "h2d") s.transfer(Place::gpu(0, 0), mem, Bytes(S), TrafficClass::Other);
+      if (pt.stage != "d2h") s.transfer(mem, Place::gpu(0, 0), Bytes(S), TrafficClass::Other);
+    } else {
+      FFSIM_ASSERT(pt.stage == "pipeline", "simulate: unknown stage " + pt.stage);
+      lib.hfreduce.chunk_bytes = pt.chunk_bytes;
+      lib.hfreduce.staging_buffers = kPipelineDepth;
+      lib.hfreduce.h2d = "memcpy";
+      coll::Group g;
+      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(0, l));
+      (void)coll::algorithms().get("hfreduce").factory()->emit(s, plat, lib, g, S, coll::Options{});
+    }
+    return engine.run(s, plat).makespan;
+  }
+  const platform::Platform plat(hw::ClusterSpec{node, ranks, {}}, shared_memory_fabric(node, ranks), {});
+  if (pt.stage == "internode") {
+    emit_tree(s, plat, ranks, S, pt.chunk_bytes);
+  } else {
+    lib.hfreduce.chunk_bytes = pt.chunk_bytes;
+    lib.hfreduce.staging_buffers = kPipelineDepth;
+    lib.hfreduce.h2d = "memcpy";
+    coll::Group g;
+    for (int v = 0; v < ranks; ++v)
+      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(v, l));
+    (void)coll::algorithms().get("hfreduce").factory()->emit(s, plat, lib, g, S, coll::Options{});
+  }
+  return engine.run(s, plat).makespan;
+}
+
+}  // namespace ffsim::calib

@@ -1,0 +1,52 @@
+// Calibration files (catalog kind "calibration", written by `ffsim calibrate`): which node model
+// they calibrate, what was fitted from which measurements, and the facts they override.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calib/calibrate.hpp"
+#include "config/catalog.hpp"
+#include "config/reader.hpp"
+
+namespace ffsim::calib {
+
+inline constexpr const char* kCalibration = "calibration";
+
+/// One fact a calibration sets: the catalog entry (kind, name), the fact's JSON Pointer in it,
+/// its new value (a unit string) and where the value came from.
+struct Override {
+  std::string kind, name, pointer, value, source;
+  std::string at;  ///< JSON Pointer of this override in the calibration file (for messages)
+};
+
+struct CalibrationFile {
+  std::string file;
+  std::string name;
+  std::string node;                   ///< the node model it calibrates
+  std::vector<std::string> machines;  ///< machine names of its measurement files
+  std::vector<std::string> measurements;  ///< the measurement files
+  std::vector<Override> overrides;
+};
+
+/// A fitted value as a unit string the catalog reads back: "33.12345GB/s", "9.412345us".
+[[nodiscard]] std::string unit_string(double si, bool bandwidth);
+
+/// The facts the fitted node values (node_params) override, each with its source: the calibration
+/// file `file`, the fit, its points' measurement files and its residual. Only values the fits pin
+/// down ("fitted") are overridden; the rest keep their published values.
+[[nodiscard]] std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, const std::string& file);
+
+/// Parses and checks a calibration document (every section, unknown keys rejected).
+[[nodiscard]] CalibrationFile parse_calibration(const config::Document& doc);
+[[nodiscard]] CalibrationFile load_calibration(const std::string& path);
+
+/// Overrides the facts in `cat` and checks that the node model (and the hfreduce library, when
+/// overridden) still parse. Errors are ConfigErrors at the calibration file's overrides.
+void apply_calibration(config::Catalog& cat, const CalibrationFile& c);
+
+/// `ffsim check` of a calibration catalog entry: parses it and applies it to a copy of `cat`.
+void check_calibration_entry(const config::CatalogEntry& e, const config::Catalog& cat);
+
+}  // namespace ffsim::calib

@@ -1,0 +1,196 @@
+// `ffsim calibrate <measured.json...> --node <model> -o <file>`: fit the simulator's parameters to
+// measured runs and write a calibration file (catalog kind "calibration").
+// SPDX-License-Identifier: Apache-2.0
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "calib/calibration_file.hpp"
+#include "cli/app.hpp"
+#include "cli/context.hpp"
+#include "cli/calib_report.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/version.hpp"
+#include "report/json_writer.hpp"
+#include "report/table.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+struct CalibrateArgs {
+  std::vector<std::string> files;
+  std::string node;
+  std::string out;
+  std::string name;
+  std::string command;
+};
+
+void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::BenchModel& m,
+                       const std::vector<calib::MeasurementFile>& files, const std::vector<calib::Sample>& samples,
+                       const calib::Calibration& c, const std::vector<calib::Override>& overrides) {
+  report::JsonWriter w(os);
+  w.begin_object();
+  w.field("kind", calib::kCalibration);
+  w.field("name", a.name);
+  w.field("description", "The simulator's parameters for node model " + m.node.name + ", fitted by ffsim calibrate to " +
+                             std::to_string(files.size()) + " measurement file" + (files.size() == 1 ? "" : "s"));
+  w.field("node", m.node.name);
+  w.field("command", a.command);
+  w.field("ffsim_version", version());
+  w.key("measurements");
+  w.begin_array();
+  for (const auto& f : files) {
+    w.begin_object();
+    w.field("file", f.file);
+    w.field("machine", f.machine.name);
+    w.field("date", f.date);
+    w.field("points", f.points.size());
+    w.end_object();
+  }
+  w.end_array();
+  w.key("regimes");
+  w.begin_object();
+  w.key("last_level_cache");
+  if (m.llc > 0) w.value(fmt_g(m.llc / 1048576.0, 7) + "MiB");
+  else w.null();
+  w.field("rule", calib_regime_rule(m));
+  w.end_object();
+  w.key("left_out");  // points no fit uses, and why
+  w.begin_array();
+  for (const auto& smp : samples) {
+    const std::string why = calib::not_simulated(smp.point).empty() ? smp.outlier : calib::not_simulated(smp.point);
+    if (why.empty()) continue;
+    w.begin_object();
+    w.field("file", smp.file);
+    w.field("pointer", smp.point.pointer);
+    w.field("stage", smp.point.stage);
+    w.field("reason", why);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("fits");
+  w.begin_array();
+  for (const auto& f : c.fits) {
+    w.begin_object();
+    w.field("name", f.name);
+    w.field("stages", f.stages);
+    w.field("group", f.group);
+    w.field("regime", calib::regime_name(f.regime));
+    w.field("method", f.method);
+    w.field("rms_relative_residual", f.rms);
+    w.field("max_relative_residual", f.max_abs);
+    w.key("values");
+    w.begin_array();
+    for (const auto& v : f.values) {
+      w.begin_object();
+      w.field("name", v.name);
+      w.key("value");
+      if (std::isnan(v.value)) w.null();
+      else w.value(calib::unit_string(v.value, v.bandwidth));
+      w.field("value_si", v.value);
+      w.field("status", v.status);
+      w.field("applied", v.applied);
+      w.end_object();
+    }
+    w.end_array();
+    w.key("points");
+    w.begin_array();
+    for (const auto& p : f.points) {
+      w.begin_object();
+      w.field("file", p.file);
+      w.field("pointer", p.pointer);
+      w.field("bytes", p.bytes);
+      w.field("measured_s", p.measured);
+      w.field("model_s", p.model);
+      w.field("residual", p.residual());
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.key("overrides");
+  w.begin_array();
+  for (const auto& o : overrides) {
+    w.begin_object();
+    w.field("kind", o.kind);
+    w.field("name", o.name);
+    w.field("pointer", o.pointer);
+    w.field("value", o.value);
+    w.field("source", o.source);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  os << '\n';
+}
+
+int run_calibrate(Context& ctx, CalibrateArgs a) {
+  const config::Catalog& cat = ctx.published_catalog();
+  const calib::BenchModel m = calib::make_bench_model(cat, a.node);
+  std::vector<calib::MeasurementFile> files;
+  for (const auto& f : a.files) files.push_back(calib::load_measurement(f));
+  const auto samples = calib::samples_of(m, files);
+  std::vector<calib::Sample> usable;
+  std::size_t outliers = 0;
+  for (const auto& s : samples) {
+    outliers += s.outlier.empty() ? 0 : 1;
+    if (calib::not_simulated(s.point).empty() && s.outlier.empty()) usable.push_back(s);
+  }
+  const calib::Calibration c = calib::calibrate(m, usable);
+  if (a.name.empty()) a.name = m.node.name;
+  if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
+  const auto overrides = calib::node_overrides(m, c, a.out);
+  {
+    std::ofstream os(a.out);
+    if (!os) throw UsageError("-o: cannot write " + a.out);
+    write_calibration(os, a, m, files, samples, c, overrides);
+  }
+  // The file must be what `ffsim check` accepts and what --calibration applies.
+  config::Catalog copy = cat;
+  calib::apply_calibration(copy, calib::load_calibration(a.out));
+
+  std::cout << "ffsim calibrate: node model " << m.node.name << ", " << usable.size() << " points of " << files.size()
+            << " file" << (files.size() == 1 ? "" : "s") << " fitted (" << outliers
+            << " non-monotone outliers and the points the simulator does not rebuild left out; ffsim validate lists them)\n";
+  std::cout << "  regimes: " << calib_regime_rule(m) << "\n\n";
+  print_fits(std::cout, c);
+  std::cout << "\nThe node model's values (DRAM regime; --calibration " << a.out << " applies them):\n";
+  report::Table t({"parameter", "published", "calibrated"});
+  const calib::ParamSet pub = calib::published(m), fit = calib::node_params(c);
+  for (int j = 0; j < calib::kParams; ++j) {
+    const auto p = static_cast<calib::Param>(j);
+    auto show = [&](double v) { return std::isnan(v) ? std::string("-") : calib_value(v, calib::is_bandwidth(p)); };
+    bool overridden = false;
+    for (const auto& o : overrides) overridden = overridden || o.value == calib::unit_string(calib::at(fit, p), calib::is_bandwidth(p));
+    t.add({calib::param_name(p), show(calib::at(pub, p)), overridden ? show(calib::at(fit, p)) : "(kept)"});
+  }
+  t.print(std::cout, "  ");
+  std::cout << "  " << overrides.size() << " facts overridden; `ffsim --calibration " << a.out
+            << " models --sources` shows each with its fit\n";
+  return kOk;
+}
+
+}  // namespace
+
+void setup_calibrate(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON)");
+  auto a = std::make_shared<CalibrateArgs>();
+  sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile);
+  sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required();
+  sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)")->required();
+  sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)");
+  sub->callback([&ctx, a, sub] {
+    a->command = "ffsim calibrate";
+    for (const auto& f : a->files) a->command += " " + f;
+    a->command += " --node " + a->node + " -o " + a->out + (a->name.empty() ? "" : " --name " + a->name);
+    (void)sub;
+    ctx.action = [&ctx, a] { return run_calibrate(ctx, *a); };
+  });
+}
+
+}  // namespace ffsim::cli

@@ -1,0 +1,289 @@
+// `ffsim validate <measured.json...> --calibration <file> [--holdout 0.3] [--json]`: refit the
+// calibration on the training points and re-simulate every held-out measured configuration on the
+// analytic and the SimGrid engines; print measured vs predicted and the MAPE per stage.
+// SPDX-License-Identifier: Apache-2.0
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "calib/calibration_file.hpp"
+#include "cli/app.hpp"
+#include "cli/calib_report.hpp"
+#include "cli/context.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "report/json_writer.hpp"
+#include "report/table.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct ValidateArgs {
+  std::vector<std::string> files;
+  std::string calibration;
+  double holdout = 0.3;
+  std::string engine = "both";
+  bool json = false;
+  bool all = false;
+};
+
+struct Row {
+  const calib::Sample* s = nullptr;
+  bool held = false;
+  std::string skipped;  // why it is not simulated
+  double analytic = kNaN, simgrid = kNaN;
+  [[nodiscard]] double err(double v) const { return std::fabs(v - s->point.time_median) / s->point.time_median; }
+};
+
+std::string configuration(const calib::Point& p) {
+  auto thr = [](int t) { return std::to_string(t) + (t == 1 ? " thread" : " threads"); };
+  if (p.stage == "copy") return p.variant + ", " + thr(p.threads);
+  if (p.stage == "reduce") return p.variant + " " + p.dtype + " " + p.store + ", k=" + std::to_string(p.k) + ", " + thr(p.threads);
+  if (p.stage == "d2h" || p.stage == "h2d" || p.stage == "bidir") return p.backend + ", " + std::to_string(p.devices) + " device";
+  if (p.stage == "pipeline")
+    return p.backend + ", " + std::to_string(p.devices) + " dev, " + fmt_bytes(Bytes(p.chunk_bytes)) + " chunks";
+  if (p.stage == "internode") return std::to_string(p.ranks) + " ranks, " + fmt_bytes(Bytes(p.chunk_bytes)) + " slices";
+  if (p.stage == "allreduce")
+    return std::to_string(p.ranks) + " ranks x " + std::to_string(p.devices) + " dev, " + fmt_bytes(Bytes(p.chunk_bytes)) + " chunks";
+  return std::to_string(p.ranks) + " ranks";
+}
+
+// Mean of |error| over rows that pass `want` and have a value for `engine` (NaN if none).
+struct Mape {
+  double sum = 0;
+  int n = 0;
+  void add(double e) {
+    if (!std::isnan(e)) {
+      sum += e;
+      ++n;
+    }
+  }
+  [[nodiscard]] double value() const { return n ? sum / n : kNaN; }
+};
+
+std::string pct(double v) { return std::isnan(v) ? "-" : fmt_f(100 * v, 1) + "%"; }
+
+int run_validate(Context& ctx, ValidateArgs a) {
+  if (a.calibration.empty()) a.calibration = ctx.calibration;
+  if (a.calibration.empty()) throw UsageError("validate needs --calibration <file> (written by ffsim calibrate)");
+  if (!(a.holdout >= 0 && a.holdout < 1)) throw UsageError("--holdout must be in [0, 1), got " + fmt_g(a.holdout));
+  if (a.engine != "both" && a.engine != "analytic" && a.engine != "simgrid")
+    throw UsageError("--engine: expected analytic, simgrid or both, got \"" + a.engine + "\"");
+  const calib::CalibrationFile cf = calib::load_calibration(a.calibration);
+  const config::Catalog& cat = ctx.published_catalog();
+  {
+    config::Catalog copy = cat;  // the calibration must still apply to the catalog it calibrates
+    calib::apply_calibration(copy, cf);
+  }
+  const calib::BenchModel m = calib::make_bench_model(cat, cf.node);
+  std::vector<calib::MeasurementFile> files;
+  for (const auto& f : a.files) {
+    files.push_back(calib::load_measurement(f));
+    const auto& mf = files.back();
+    if (std::find(cf.machines.begin(), cf.machines.end(), mf.machine.name) == cf.machines.end())
+      throw ConfigError(mf.file, "/machine/name",
+                        "expected a run of " + join(cf.machines) + " (the machine calibration " + cf.name +
+                            " was fitted to), got \"" + mf.machine.name + "\"");
+  }
+  const auto samples = calib::samples_of(m, files);
+  const auto held = calib::holdout_mask(samples, a.holdout);
+  std::vector<calib::Sample> training;
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    Row r;
+    r.s = &samples[i];
+    r.held = a.holdout > 0 ? held[i] : true;  // no holdout: every point is evaluated (in-sample)
+    r.skipped = calib::not_simulated(samples[i].point);
+    if (r.skipped.empty() && !held[i] && samples[i].outlier.empty()) training.push_back(samples[i]);
+    rows.push_back(r);
+  }
+  const calib::Calibration c = calib::calibrate(m, training);
+  eval::FluidEngine fluid;
+  auto simgrid = eval::engines().get("simgrid").factory();
+  const bool run_analytic = a.engine != "simgrid", run_simgrid = a.engine != "analytic";
+  for (Row& r : rows) {
+    if (!r.skipped.empty()) continue;
+    const auto p = calib::params_for(c, r.s->point, r.s->regime);
+    if (run_analytic || !r.held) r.analytic = calib::simulate(m, p, r.s->point, fluid);
+    if (run_simgrid && r.held) r.simgrid = calib::simulate(m, p, r.s->point, *simgrid);
+  }
+
+  // MAPE per stage over the evaluated (held-out) points, per engine, and per regime (analytic).
+  std::vector<std::string> stages;
+  for (const Row& r : rows)
+    if (std::find(stages.begin(), stages.end(), r.s->point.stage) == stages.end()) stages.push_back(r.s->point.stage);
+  struct StageMape {
+    Mape analytic, simgrid, cache, dram, outliers;
+    int skipped = 0;
+  };
+  std::map<std::string, StageMape> by_stage;
+  StageMape host_mpi, all;
+  for (const Row& r : rows) {
+    if (!r.held) continue;
+    const auto& pt = r.s->point;
+    auto add = [&](StageMape& sm) {
+      if (!r.skipped.empty()) {
+        ++sm.skipped;
+        return;
+      }
+      if (!r.s->outlier.empty()) {  // reported apart: the headline MAPE is over the points the rule keeps
+        sm.outliers.add(std::isnan(r.analytic) ? kNaN : r.err(r.analytic));
+        return;
+      }
+      sm.analytic.add(std::isnan(r.analytic) ? kNaN : r.err(r.analytic));
+      sm.simgrid.add(std::isnan(r.simgrid) ? kNaN : r.err(r.simgrid));
+      (r.s->regime == calib::Regime::Cache ? sm.cache : sm.dram).add(std::isnan(r.analytic) ? kNaN : r.err(r.analytic));
+    };
+    add(by_stage[pt.stage]);
+    add(all);
+    if (pt.backend == "host" || pt.backend == "mpi") add(host_mpi);
+  }
+  const std::string evaluated = a.holdout > 0 ? "held-out" : "in-sample (no holdout)";
+
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    w.begin_object();
+    w.field("calibration", a.calibration);
+    w.field("node", m.node.name);
+    w.field("holdout", a.holdout);
+    w.field("evaluated", evaluated);
+    w.field("training_points", training.size());
+    w.field("regime_rule", calib_regime_rule(m));
+    auto num = [&](double v) {
+      if (std::isnan(v)) w.null();
+      else w.value(v);
+    };
+    w.key("mape");
+    w.begin_object();
+    auto mape_obj = [&](const std::string& key, const StageMape& sm) {
+      w.key(key);
+      w.begin_object();
+      w.field("points", sm.analytic.n > 0 ? sm.analytic.n : sm.simgrid.n);
+      w.key("analytic");
+      num(sm.analytic.value());
+      w.key("simgrid");
+      num(sm.simgrid.value());
+      w.key("cache_analytic");
+      num(sm.cache.value());
+      w.key("dram_analytic");
+      num(sm.dram.value());
+      w.field("not_simulated", sm.skipped);
+      w.field("outliers", sm.outliers.n);
+      w.key("outliers_analytic");
+      num(sm.outliers.value());
+      w.end_object();
+    };
+    for (const auto& st : stages) mape_obj(st, by_stage[st]);
+    mape_obj("host_and_mpi", host_mpi);
+    mape_obj("all", all);
+    w.end_object();
+    w.key("points");
+    w.begin_array();
+    for (const Row& r : rows) {
+      const auto& p = r.s->point;
+      w.begin_object();
+      w.field("file", r.s->file);
+      w.field("pointer", p.pointer);
+      w.field("stage", p.stage);
+      w.field("configuration", configuration(p));
+      w.field("bytes", p.bytes);
+      w.field("regime", calib::regime_name(r.s->regime));
+      w.field("held_out", r.held);
+      w.field("measured_s", p.time_median);
+      w.key("analytic_s");
+      num(r.analytic);
+      w.key("simgrid_s");
+      num(r.simgrid);
+      w.key("error_analytic");
+      num(std::isnan(r.analytic) ? kNaN : (r.analytic - p.time_median) / p.time_median);
+      w.key("error_simgrid");
+      num(std::isnan(r.simgrid) ? kNaN : (r.simgrid - p.time_median) / p.time_median);
+      if (!r.skipped.empty()) w.field("not_simulated", r.skipped);
+      if (!r.s->outlier.empty()) w.field("outlier", r.s->outlier);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    std::cout << '\n';
+    return kOk;
+  }
+
+  std::size_t n_eval = 0;
+  for (const Row& r : rows) n_eval += r.held ? 1 : 0;
+  std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
+            << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
+  std::cout << "  regimes: " << calib_regime_rule(m) << "\n\n";
+  std::cout << "Refit on the training points:\n";
+  print_fits(std::cout, c);
+  std::cout << "\n" << (a.holdout > 0 ? "Held-out points" : "Every point") << " (error = (predicted - measured) / measured):\n";
+  report::Table t({"stage", "configuration", "size", "regime", "measured", "analytic", "error", "simgrid", "error"});
+  std::string last;
+  for (const Row& r : rows) {
+    if (!r.held && !a.all) continue;
+    const auto& p = r.s->point;
+    if (!last.empty() && p.stage != last) t.rule();
+    last = p.stage;
+    const std::string size = fmt_bytes(Bytes(p.bytes)) + (r.held ? "" : " (train)") + (r.s->outlier.empty() ? "" : " *");
+    if (!r.skipped.empty()) {
+      t.add({p.stage, configuration(p), size, calib::regime_name(r.s->regime), fmt_time(Seconds(p.time_median)), "-", "-", "-",
+             "not simulated"});
+      continue;
+    }
+    auto cell = [](double v) { return std::isnan(v) ? std::string("-") : fmt_time(Seconds(v)); };
+    auto err = [&](double v) {
+      return std::isnan(v) ? std::string("-") : (v >= p.time_median ? "+" : "-") + fmt_f(100 * r.err(v), 1) + "%";
+    };
+    t.add({p.stage, configuration(p), size, calib::regime_name(r.s->regime), fmt_time(Seconds(p.time_median)), cell(r.analytic),
+           err(r.analytic), cell(r.simgrid), err(r.simgrid)});
+  }
+  t.print(std::cout, "  ");
+  for (const Row& r : rows)
+    if (r.held && !r.skipped.empty()) {
+      std::cout << "  not simulated: " << r.s->point.stage << ": " << r.skipped << "\n";
+      break;
+    }
+  for (const Row& r : rows)
+    if ((r.held || a.all) && !r.s->outlier.empty())
+      std::cout << "  * outlier (not fitted, not in the MAPE): " << r.s->file << ":" << r.s->point.pointer << ": "
+                << r.s->outlier << "\n";
+  std::cout << "\nMAPE per stage over the " << evaluated << " points:\n";
+  report::Table mt({"stage", "points", "analytic", "simgrid", "cache regime", "DRAM regime", "outliers", "not simulated"});
+  auto with_n = [](const Mape& x) { return x.n ? pct(x.value()) + " (" + std::to_string(x.n) + ")" : std::string("-"); };
+  auto mrow = [&](const std::string& name, const StageMape& sm) {
+    mt.add({name, std::to_string(std::max(sm.analytic.n, sm.simgrid.n)), pct(sm.analytic.value()), pct(sm.simgrid.value()),
+            with_n(sm.cache), with_n(sm.dram), with_n(sm.outliers), std::to_string(sm.skipped)});
+  };
+  for (const auto& st : stages) mrow(st, by_stage[st]);
+  mt.rule();
+  mrow("host backend + MPI", host_mpi);
+  mrow("all", all);
+  mt.print(std::cout, "  ");
+  std::cout << "  (regime columns: analytic engine; MAPE = mean of |predicted - measured| / measured)\n";
+  return kOk;
+}
+
+}  // namespace
+
+void setup_validate(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand(
+      "validate", "Refit a calibration on training points and re-simulate the held-out measured runs (error per stage)");
+  auto a = std::make_shared<ValidateArgs>();
+  sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile);
+  sub->add_option("--calibration", a->calibration, "Calibration file (ffsim calibrate); default: the global --calibration")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--holdout", a->holdout,
+                  "Fraction of each series' points held out, spread over its sizes (default 0.3; 0: every point in-sample)");
+  sub->add_option("--engine", a->engine, "analytic, simgrid or both (default) for the held-out points");
+  sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
+  sub->add_flag("--all", a->all, "List the training points too");
+  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });
+}
+
+}  // namespace ffsim::cli

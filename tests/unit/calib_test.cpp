@@ -1,0 +1,401 @@
+// Tests of calibration: the least-squares solvers, the planted check (the simulator's own
+// measurements give back the parameters they came from), the holdout split, the outlier rule,
+// regimes, machine checks and calibration files.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "calib/bench_model.hpp"
+#include "calib/calibrate.hpp"
+#include "calib/calibration_file.hpp"
+#include "calib/lsq.hpp"
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "hw/parse.hpp"
+#include "test_catalog.hpp"
+
+using namespace ffsim;
+using namespace ffsim::calib;
+
+namespace {
+
+constexpr double KiB = 1024.0, MiB = 1048576.0;
+
+Point point(const std::string& stage, double bytes) {
+  Point p;
+  p.stage = stage;
+  p.backend = stage == "copy" || stage == "reduce" ? "cpu" : stage == "internode" ? "mpi" : "host";
+  p.dtype = "fp32";
+  p.ranks = 1;
+  p.bytes = bytes;
+  return p;
+}
+
+const FittedValue* value_of(const Calibration& c, const std::string& fit, const std::string& group, Regime r,
+                            const std::string& name) {
+  for (const Fit& f : c.fits)
+    if (f.name == fit && f.group == group && f.regime == r)
+      for (const FittedValue& v : f.values)
+        if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("calib::linear_least_squares: exact lines, weights, rank deficiency") {
+  SUBCASE("a line through exact points comes back exactly") {
+    // time = 2 us + bytes / 10 GB/s at 1, 2, 4 MB: x = (2e-6, 1e-10)
+    std::vector<std::vector<double>> a{{1, 1e6}, {1, 2e6}, {1, 4e6}};
+    std::vector<double> b{2e-6 + 1e-4, 2e-6 + 2e-4, 2e-6 + 4e-4}, w{1, 1, 1};
+    const auto x = linear_least_squares(a, b, w);
+    CHECK(x[0] == doctest::Approx(2e-6).epsilon(1e-9));
+    CHECK(x[1] == doctest::Approx(1e-10).epsilon(1e-12));
+  }
+  SUBCASE("weights move the fit towards the heavier point") {
+    // y = c fitted to {0, 1}: unweighted mean 0.5; weights 1 and 3: (0 + 9 x 1) / (1 + 9) = 0.9
+    const auto x = linear_least_squares({{1}, {1}}, {0, 1}, {1, 3});
+    CHECK(x[0] == doctest::Approx(0.9).epsilon(1e-12));
+  }
+  SUBCASE("a column of zeros gets the minimum-norm answer 0") {
+    const auto x = linear_least_squares({{1, 0}, {2, 0}}, {1, 2}, {1, 1});
+    CHECK(x[0] == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(x[1] == doctest::Approx(0.0));
+  }
+}
+
+TEST_CASE("calib::levenberg_marquardt: a nonlinear fit, bounds, and a parameter nothing depends on") {
+  // r_i = a * exp(-b t_i) - y_i with y from a = 3, b = 0.5: LM recovers (3, 0.5) from (1, 1).
+  const std::vector<double> t{0, 1, 2, 3, 4};
+  auto r = [&](const std::vector<double>& x) {
+    std::vector<double> v;
+    for (double ti : t) v.push_back(x[0] * std::exp(-x[1] * ti) - 3 * std::exp(-0.5 * ti) + 0 * x[2]);
+    return v;
+  };
+  const LmResult res = levenberg_marquardt(r, {1, 1, 7}, {0, 0, 0});
+  CHECK(res.x[0] == doctest::Approx(3.0).epsilon(1e-9));
+  CHECK(res.x[1] == doctest::Approx(0.5).epsilon(1e-9));
+  // x[2] enters no residual: it keeps its start value and both of its sensitivities are 0.
+  CHECK(res.x[2] == 7);
+  CHECK(res.sensitivity_up[2] == 0);
+  CHECK(res.sensitivity_down[2] == 0);
+  CHECK(res.sensitivity_up[0] > 0);
+  SUBCASE("a lower bound holds") {
+    // minimize (x - (-2))^2 with x >= 0: the answer is the bound 0.
+    const LmResult b = levenberg_marquardt([](const std::vector<double>& x) { return std::vector<double>{x[0] + 2}; },
+                                           {5}, {0});
+    CHECK(b.x[0] == 0);
+  }
+}
+
+TEST_CASE("calib: planted parameters come back from the simulator's own measurements (1e-6 relative)") {
+  // The CI machine's node model, with a small cache (1 MiB) so that both regimes get points.
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  m.llc = 1 * MiB;
+  // Known values (SI). Chosen so that each binds where it is fitted: a D2H is limited by the link
+  // (12 GB/s < DRAM/2 = 30 GB/s, duplex 20 GB/s); both directions by the duplex cap (10 GB/s each <
+  // link 12 and DRAM/4 = 15); a k = 8 reduce by its cores (2 GB/s per core < DRAM x 8/9 per thread);
+  // the pipeline by its reducer, so that the per-chunk overhead is on the critical path.
+  ParamSet truth = unset_params();
+  at(truth, Param::DramBandwidth) = 60e9;
+  at(truth, Param::DeviceLink) = 12e9;
+  at(truth, Param::DeviceLatency) = 9e-6;
+  at(truth, Param::Duplex) = 20e9;
+  at(truth, Param::ReducePerCore) = 2e9;
+  at(truth, Param::ChunkOverhead) = 100e-6;
+  at(truth, Param::NicBandwidth) = 5e9;
+  at(truth, Param::NicLatency) = 40e-6;
+
+  std::vector<Point> pts;
+  for (double S : {64 * KiB, 256 * KiB, 4 * MiB, 16 * MiB}) {
+    for (int t : {1, 2}) {
+      Point p = point("copy", S);
+      p.variant = "memcpy";
+      p.threads = t;
+      pts.push_back(p);
+      Point r = point("reduce", S);
+      r.variant = "avx512";
+      r.store = "regular";
+      r.k = 8;
+      r.threads = t;
+      pts.push_back(r);
+    }
+    for (const char* st : {"d2h", "h2d", "bidir"}) {
+      Point p = point(st, S);
+      p.devices = 1;
+      pts.push_back(p);
+    }
+  }
+  // Pipelines: 2 devices with 64 KiB chunks (cache regime: 2 x 256 KiB + 3 slots x 64 KiB x 3 <= 2 MiB),
+  // 8 devices with 256 KiB chunks (DRAM regime).
+  for (double S : {128 * KiB, 256 * KiB}) {
+    Point p = point("pipeline", S);
+    p.devices = 2;
+    p.threads = 2;
+    p.chunk_bytes = 64 * KiB;
+    pts.push_back(p);
+  }
+  for (double S : {4 * MiB, 8 * MiB}) {
+    Point p = point("pipeline", S);
+    p.devices = 8;
+    p.threads = 2;
+    p.chunk_bytes = 256 * KiB;
+    pts.push_back(p);
+  }
+  // The tree alone over 2 and 4 ranks, 512 KiB slices: ranks x S <= 2 MiB is the cache regime.
+  for (int n : {2, 4})
+    for (double S : {128 * KiB, 256 * KiB, 4 * MiB, 8 * MiB}) {
+      Point p = point("internode", S);
+      p.ranks = n;
+      p.chunk_bytes = 512 * KiB;
+      pts.push_back(p);
+    }
+
+  eval::FluidEngine fluid;
+  std::vector<Sample> samples;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    Point& p = pts[i];
+    p.pointer = "/points/" + std::to_string(i);
+    p.time_median = simulate(m, truth, p, fluid);
+    REQUIRE(p.time_median > 0);
+    samples.push_back(Sample{"planted.json", p, regime_of(m, p), ""});
+  }
+  int cache = 0;
+  for (const auto& s : samples) cache += s.regime == Regime::Cache ? 1 : 0;
+  REQUIRE(cache > 10);
+  REQUIRE(cache < static_cast<int>(samples.size()) - 10);
+
+  const Calibration c = calibrate(m, samples);
+  auto recovered = [&](Param p, Regime r) { return at(params_for(c, pts.front(), r), p); };
+  for (Regime r : {Regime::Cache, Regime::Dram}) {
+    CAPTURE(regime_name(r));
+    for (Param p : {Param::DramBandwidth, Param::DeviceLink, Param::DeviceLatency, Param::Duplex, Param::ChunkOverhead}) {
+      CAPTURE(param_name(p));
+      CHECK(recovered(p, r) == doctest::Approx(at(truth, p)).epsilon(1e-6));
+    }
+    CHECK(c.reduce.at("avx512 fp32 regular")[static_cast<std::size_t>(r)] ==
+          doctest::Approx(at(truth, Param::ReducePerCore)).epsilon(1e-6));
+    for (int n : {2, 4}) {
+      CAPTURE(n);
+      Point p = point("internode", 1);
+      p.ranks = n;
+      const ParamSet got = params_for(c, p, r);
+      CHECK(at(got, Param::NicBandwidth) == doctest::Approx(at(truth, Param::NicBandwidth)).epsilon(1e-6));
+      CHECK(at(got, Param::NicLatency) == doctest::Approx(at(truth, Param::NicLatency)).epsilon(1e-6));
+    }
+  }
+  // Every fit that feeds the simulator reproduces its points (residuals below 1e-6) and says "fitted".
+  for (const Fit& f : c.fits) {
+    CAPTURE(f.name);
+    CAPTURE(f.group);
+    if (f.name == "memory copy per thread count") continue;  // recorded lines, not the simulator
+    CHECK(f.max_abs < 1e-6);
+    for (const FittedValue& v : f.values) CHECK(v.status == "fitted");
+  }
+  // The node model takes the DRAM regime's values; the transport of the fewest ranks.
+  CHECK(c.node_ranks == 2);
+  CHECK(at(node_params(c), Param::DramBandwidth) == doctest::Approx(60e9).epsilon(1e-6));
+}
+
+TEST_CASE("calib: a rate the points only bound is reported as a bound and not written into the node model") {
+  // DRAM-bound reduces: with DRAM at 10 GB/s a k = 8 reduce moves 9 S through DRAM, far below what
+  // 2 cores at 50 GB/s each could sum, so these points only bound the per-core rate from below.
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  m.llc = 0;
+  ParamSet truth = unset_params();
+  at(truth, Param::DramBandwidth) = 10e9;
+  at(truth, Param::ReducePerCore) = 50e9;
+  eval::FluidEngine fluid;
+  std::vector<Sample> samples;
+  for (double S : {1 * MiB, 4 * MiB, 16 * MiB}) {
+    Point r = point("reduce", S);
+    r.variant = "avx512";
+    r.store = "nt";
+    r.k = 8;
+    r.threads = 2;
+    r.time_median = simulate(m, truth, r, fluid);
+    // 9 S / 10 GB/s: the DRAM bound
+    CHECK(r.time_median == doctest::Approx(9 * S / 10e9).epsilon(1e-6));
+    Point cp = point("copy", S);
+    cp.threads = 2;
+    cp.time_median = simulate(m, truth, cp, fluid);
+    samples.push_back(Sample{"x.json", r, Regime::Dram, ""});
+    samples.push_back(Sample{"x.json", cp, Regime::Dram, ""});
+  }
+  const Calibration c = calibrate(m, samples);
+  const FittedValue* v = value_of(c, "CPU reduce", "avx512 fp32 nt", Regime::Dram, "reduce_bandwidth_per_core");
+  REQUIRE(v != nullptr);
+  // The start value (the median of k S / threads / time over the points, 4.44 GB/s per core) is the
+  // kink where the cores stop binding: below it the reduce slows, above it nothing changes.
+  CHECK(v->value == doctest::Approx(8 * 10e9 / 9 / 2).epsilon(1e-6));
+  CHECK(v->status.rfind("a lower bound", 0) == 0);
+  // Nothing that is not pinned is written into the node model.
+  const auto overrides = node_overrides(m, c, "cal.json");
+  for (const auto& o : overrides) CHECK(o.pointer != "/reduce_bandwidth_per_core");
+  bool dram = false;
+  for (const auto& o : overrides) dram = dram || o.pointer == "/sockets/0/dram_bandwidth";
+  CHECK(dram);
+}
+
+TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
+  std::vector<Sample> s;
+  // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2.
+  for (int i = 8; i >= 0; --i) s.push_back(Sample{"a.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  for (int i = 0; i < 6; ++i) s.push_back(Sample{"b.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  for (int i = 0; i < 2; ++i) s.push_back(Sample{"c.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  const auto h = holdout_mask(s, 0.3);
+  // n = 9: m = round(2.7) = 3 at floor((2j + 1) 9 / 6) = 1, 4, 7 (sizes 4^1, 4^4, 4^7 KiB; stored in reverse)
+  std::vector<int> held_a;
+  for (int i = 0; i < 9; ++i)
+    if (h[static_cast<std::size_t>(i)]) held_a.push_back(8 - i);
+  CHECK(held_a == std::vector<int>{7, 4, 1});
+  // n = 6: m = round(1.8) = 2 at floor((2j + 1) 6 / 4) = 1, 4
+  for (int i = 0; i < 6; ++i) CHECK(h[static_cast<std::size_t>(9 + i)] == (i == 1 || i == 4));
+  // n = 2: m = round(0.6) = 1 (at most n - 1) at floor(2 / 2) = 1
+  CHECK(!h[15]);
+  CHECK(h[16]);
+  CHECK(holdout_mask(s, 0.3) == h);
+  for (bool b : holdout_mask(s, 0)) CHECK(!b);
+}
+
+TEST_CASE("calib: the outlier rule marks points slower than a larger size of their series") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  MeasurementFile f;
+  f.file = "m.json";
+  f.machine.usable_cpus = 2;
+  f.machine.numa_nodes = 1;
+  // d2h times 116 us, 9 us, 13 us at 4, 16, 64 KiB: the 4 KiB point took longer than 16 KiB.
+  const double t[] = {116e-6, 9e-6, 13e-6};
+  for (int i = 0; i < 3; ++i) {
+    Point p = point("d2h", 4 * KiB * std::pow(4.0, i));
+    p.devices = 1;
+    p.time_median = t[i];
+    p.pointer = "/points/" + std::to_string(i);
+    f.points.push_back(p);
+  }
+  const auto s = samples_of(m, {f});
+  CHECK(s[0].outlier == "non-monotone: 0.000116 s for 4096 bytes, but 9e-06 s for 16384 bytes (/points/1)");
+  CHECK(s[1].outlier.empty());
+  CHECK(s[2].outlier.empty());
+}
+
+TEST_CASE("calib: working sets and regimes") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  // The CI machine's CPU model gives a 32 MiB last-level cache.
+  CHECK(m.llc == 32 * MiB);
+  Point c = point("copy", 32 * MiB);  // 2 S = 64 MiB = 2 x LLC: still mostly served by the cache
+  CHECK(working_set(c) == 64 * MiB);
+  CHECK(regime_of(m, c) == Regime::Cache);
+  c.bytes = 33 * MiB;
+  CHECK(regime_of(m, c) == Regime::Dram);
+  Point r = point("reduce", 1 * MiB);
+  r.k = 8;
+  CHECK(working_set(r) == 9 * MiB);
+  // pipeline: D x S + min(depth, chunks) x min(chunk, S) x (D + 1) = 8 x 16 + 3 x 1 x 9 MiB
+  Point p = point("pipeline", 16 * MiB);
+  p.devices = 8;
+  p.chunk_bytes = 1 * MiB;
+  CHECK(working_set(p) == 155 * MiB);
+  // one chunk of 4 MiB holds a 1 MiB tensor: 1 slot of 1 MiB for each of 2 devices and the result
+  p.devices = 2;
+  p.bytes = 1 * MiB;
+  p.chunk_bytes = 4 * MiB;
+  CHECK(working_set(p) == 2 * MiB + 3 * MiB);
+  Point a = p;
+  a.stage = "allreduce";
+  a.ranks = 4;
+  CHECK(working_set(a) == 4 * 5 * MiB);
+  m.llc = 0;
+  CHECK(regime_of(m, point("copy", 1)) == Regime::Dram);
+}
+
+TEST_CASE("calib::check_machine: the measured machine must fit the node model") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  MeasurementFile f;
+  f.file = "m.json";
+  f.machine.usable_cpus = 2;
+  f.machine.numa_nodes = 1;
+  Point p = point("copy", 1024);
+  p.threads = 4;
+  p.pointer = "/points/7";
+  f.points.push_back(p);
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/points/7/threads: expected at most 2 threads (node model epyc_zen5_2c_vm has 2 cores), got 4",
+                       ConfigError);
+  f.points[0].threads = 1;
+  f.machine.usable_cpus = 16;
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/machine/usable_cpus: expected at most 2 CPUs (node model epyc_zen5_2c_vm has 2 cores), got 16",
+                       ConfigError);
+  f.machine.usable_cpus = 2;
+  // A real GPU machine cannot have run the host backend's emulated devices.
+  const BenchModel h200 = make_bench_model(ffsim::testing::catalog(), "h200_probe_machine");
+  Point d = point("d2h", 1024);
+  d.devices = 1;
+  d.pointer = "/points/0";
+  f.points = {d};
+  CHECK_THROWS_WITH_AS(check_machine(h200, f),
+                       "m.json:/points/0/backend: the host backend emulates devices in host memory, but node model "
+                       "h200_probe_machine's GPUs are h200_sxm (form factor sxm); use a node model whose GPUs have form "
+                       "factor \"emulated\"",
+                       ConfigError);
+  f.points[0].backend = "cuda";
+  CHECK_NOTHROW(check_machine(h200, f));
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/points/0/backend: CUDA copies need a GPU, but node model epyc_zen5_2c_vm's devices are "
+                       "emulated in host memory",
+                       ConfigError);
+  // Inter-node stages need a transport: the H200 probe machine has no NIC.
+  Point t = point("internode", 1024);
+  t.ranks = 2;
+  t.chunk_bytes = 512 * KiB;
+  t.pointer = "/points/3";
+  f.points = {t};
+  CHECK_THROWS_WITH_AS(check_machine(h200, f),
+                       "m.json:/points/3/stage: an inter-node stage needs a node model with a NIC (or transport); "
+                       "h200_probe_machine has none",
+                       ConfigError);
+}
+
+TEST_CASE("calib: a calibration file overrides catalog facts, and says where they came from") {
+  config::Catalog cat = ffsim::testing::catalog();
+  const std::string text = R"({"kind": "calibration", "name": "t", "node": "epyc_zen5_2c_vm",
+    "measurements": [{"file": "m.json", "machine": "vm", "date": "d", "points": 1}],
+    "regimes": {"last_level_cache": "32MiB", "rule": "r"}, "left_out": [], "fits": [],
+    "overrides": [{"kind": "node", "name": "epyc_zen5_2c_vm", "pointer": "/sockets/0/dram_bandwidth",
+                   "value": "33GB/s", "source": "t.json: fitted"},
+                  {"kind": "cpu", "name": "epyc_zen5_2c_vm", "pointer": "/reduce_bandwidth_per_core",
+                   "value": "20GB/s", "source": "t.json: fitted too"}]})";
+  const CalibrationFile c = parse_calibration(config::Document::parse(text, "t.json", false));
+  CHECK(c.node == "epyc_zen5_2c_vm");
+  CHECK(c.machines == std::vector<std::string>{"vm"});
+  apply_calibration(cat, c);
+  const config::CatalogEntry& e = *cat.find("node", "epyc_zen5_2c_vm");
+  const hw::NodeSpec n = hw::parse_node(e, cat);
+  CHECK(n.sockets[0].dram_bandwidth.si() == doctest::Approx(33e9));
+  CHECK(n.sockets[0].cpu.reduce_bandwidth_per_core->si() == doctest::Approx(20e9));
+  bool found = false;
+  for (const auto& s : e.document.sources())
+    found = found || (s.pointer == "/sockets/0/dram_bandwidth" && s.source == "t.json: fitted");
+  CHECK(found);
+
+  SUBCASE("an override of an unknown model names the valid ones") {
+    std::string bad = text;
+    const std::string from = "\"name\": \"epyc_zen5_2c_vm\", \"pointer\": \"/reduce";
+    bad.replace(bad.find(from), from.size(), "\"name\": \"epyc_zen5_2c\", \"pointer\": \"/reduce");
+    config::Catalog cat2 = ffsim::testing::catalog();
+    const CalibrationFile c2 = parse_calibration(config::Document::parse(bad, "t.json", false));
+    CHECK_THROWS_WITH_AS(apply_calibration(cat2, c2),
+                         doctest::Contains("t.json:/overrides/1: unknown cpu model \"epyc_zen5_2c\" (did you mean "
+                                           "\"epyc_zen5_2c_vm\"?)"),
+                         ConfigError);
+  }
+  SUBCASE("a value without a unit") {
+    std::string bad = text;
+    bad.replace(bad.find("\"33GB/s\""), 8, "33");
+    CHECK_THROWS_WITH_AS(parse_calibration(config::Document::parse(bad, "t.json", false)),
+                         "t.json:/overrides/0/value: expected a bandwidth or a time with unit (e.g. \"33.1GB/s\" or "
+                         "\"9.4us\"), got number 33",
+                         ConfigError);
+  }
+}
