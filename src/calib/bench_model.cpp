@@ -305,7 +305,9 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
     if (pt.threads > cores)
       fail(p + "/threads", "expected at most " + std::to_string(cores) + " threads" + of + std::to_string(cores) +
                                " cores), got " + std::to_string(pt.threads));
-    if (pt.devices > static_cast<int>(n.gpus.size()))
+    // CUDA runs may put several virtual devices on one GPU (device d on GPU d mod G); emulated
+    // devices are each their own host buffers and copy threads.
+    if (pt.devices > static_cast<int>(n.gpus.size()) && !(pt.backend == "cuda" && !n.gpus.empty()))
       fail(p + "/devices", "expected at most " + std::to_string(n.gpus.size()) + " devices" + of +
                                std::to_string(n.gpus.size()) + " GPUs), got " + std::to_string(pt.devices));
     if (pt.backend == "host" && !emulated)
@@ -362,8 +364,8 @@ double simulate(const BenchModel& m, const ParamSet& p, const Point& pt, eval::E
       lib.hfreduce.chunk_bytes = pt.chunk_bytes;
       lib.hfreduce.staging_buffers = kPipelineDepth;
       lib.hfreduce.h2d = "memcpy";
-      coll::Group g;
-      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(0, l));
+      coll::Group g;  // virtual devices of a CUDA run share GPU l mod G (its link and port)
+      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(0, l % static_cast<int>(node.gpus.size())));
       (void)coll::algorithms().get("hfreduce").factory()->emit(s, plat, lib, g, S, coll::Options{});
     }
     return engine.run(s, plat).makespan;
@@ -377,7 +379,7 @@ double simulate(const BenchModel& m, const ParamSet& p, const Point& pt, eval::E
     lib.hfreduce.h2d = "memcpy";
     coll::Group g;
     for (int v = 0; v < ranks; ++v)
-      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(v, l));
+      for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(v, l % static_cast<int>(node.gpus.size())));
     (void)coll::algorithms().get("hfreduce").factory()->emit(s, plat, lib, g, S, coll::Options{});
   }
   return engine.run(s, plat).makespan;

@@ -52,12 +52,13 @@ public:
       it = set(it->start) && it->start >= 0 ? it + 1 : free.erase(it);
     if (free.empty() || pts.size() < free.size()) return;
     // Scaled unknowns x_j = value_j / scale_j start at 1 (bandwidths stay positive).
-    std::vector<double> scale, x0, lower;
+    std::vector<double> scale, x0, lower, start;
     for (const Free& f : free) {
       scale.push_back(f.bandwidth ? f.start : std::max(f.start, 1e-6));
       x0.push_back(f.start / scale.back());
       lower.push_back(f.bandwidth ? 1e-6 : 0.0);
     }
+    start = x0;
     auto put = [&](const std::vector<double>& x) {
       for (std::size_t j = 0; j < free.size(); ++j) *free[j].slot = x[j] * scale[j];
     };
@@ -68,7 +69,33 @@ public:
       for (const Sample* s : pts) res.push_back((sim(*s) - s->point.time_median) / s->point.time_median);
       return res;
     };
-    const LmResult lm = levenberg_marquardt(residuals, x0, lower);
+    // Makespans are piecewise linear in the parameters, with flat stretches where another resource
+    // or other work hides a parameter; a local method sees no gradient there. So each parameter is
+    // also scanned over factors 2^-10 .. 2^10 of its start (the others fixed), keeping the best.
+    auto cost = [&](const std::vector<double>& x) {
+      double c = 0;
+      for (double v : residuals(x)) c += v * v;
+      return c;
+    };
+    double best = cost(x0);
+    for (std::size_t j = 0; j < free.size(); ++j) {
+      const std::vector<double> base_x = x0;
+      for (int e = -10; e <= 10; ++e) {
+        if (e == 0) continue;
+        std::vector<double> x = base_x;
+        x[j] = std::max(base_x[j] * std::ldexp(1.0, e), lower[j]);
+        if (const double cx = cost(x); cx < best) {
+          best = cx;
+          x0 = x;
+        }
+      }
+    }
+    // Levenberg-Marquardt from the start and from the scan's best point; the lower cost wins.
+    LmResult lm = levenberg_marquardt(residuals, start, lower);
+    if (x0 != start) {
+      LmResult other = levenberg_marquardt(residuals, x0, lower);
+      if (other.cost < lm.cost) lm = std::move(other);
+    }
     put(lm.x);
     Fit f;
     f.name = name;
@@ -76,10 +103,10 @@ public:
     f.group = group;
     f.regime = r;
     bool moved = false;
-    for (std::size_t j = 0; j < free.size(); ++j) moved = moved || std::fabs(lm.x[j] - x0[j]) > 1e-9 * std::fabs(x0[j]);
-    f.method = linear ? (moved ? "linear least squares, refined by Levenberg-Marquardt through the simulator"
+    for (std::size_t j = 0; j < free.size(); ++j) moved = moved || std::fabs(lm.x[j] - start[j]) > 1e-9 * std::fabs(start[j]);
+    f.method = linear ? (moved ? "linear least squares, refined by a scan and Levenberg-Marquardt through the simulator"
                                : "linear least squares (reproduced exactly by the simulator)")
-                      : "Levenberg-Marquardt through the simulator (analytic engine)";
+                      : "Levenberg-Marquardt through the simulator (analytic engine), from the best of a log-spaced scan";
     for (std::size_t j = 0; j < free.size(); ++j) {
       FittedValue v;
       v.name = free[j].name;
@@ -299,24 +326,31 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       }
     }
 
-    // Device copies: time = latency + bytes / link, D2H and H2D together (one link rate, one latency).
+    // Device copies: time = latency + bytes / link for D2H and H2D (one link rate, one latency),
+    // and both directions at once, where the device port's duplex cap is the contention term. The
+    // start comes from lines fitted by linear least squares; the joint fit runs through the simulator.
     const auto dev = pts(stage_is({"d2h", "h2d"}));
-    if (!dev.empty()) {
-      const double known = r == Regime::Dram ? c.base[ri(Regime::Cache)][static_cast<std::size_t>(Param::DeviceLatency)] : kNaN;
-      const auto [lat, y] = line(dev, 1.0, !set(known), known);
-      std::vector<Free> free{Free{param_name(Param::DeviceLink), &at(base, Param::DeviceLink), y > 0 ? 1 / y : kNaN, true}};
-      if (!set(known))
-        free.push_back(Free{param_name(Param::DeviceLatency), &at(base, Param::DeviceLatency), std::max(lat, 0.0), false});
-      fitter.fit("device copies", "d2h+h2d", "", r, dev, free, true);
-    }
-
-    // Both directions at once: the device port's duplex cap is the contention term.
     const auto bidir = pts(stage_is({"bidir"}));
-    if (!bidir.empty()) {
-      const auto [lat, y] = line(bidir, 2.0, false, cur(Param::DeviceLatency));
-      (void)lat;
-      fitter.fit("copies in both directions", "bidir", "", r, bidir,
-                 {Free{param_name(Param::Duplex), &at(base, Param::Duplex), y > 0 ? 1 / y : cur(Param::Duplex), true}}, false);
+    if (!dev.empty() || !bidir.empty()) {
+      const double known = r == Regime::Dram ? c.base[ri(Regime::Cache)][static_cast<std::size_t>(Param::DeviceLatency)] : kNaN;
+      std::vector<Free> free;
+      double lat = set(known) ? known : cur(Param::DeviceLatency);
+      if (!dev.empty()) {
+        const auto [l, y] = line(dev, 1.0, !set(known), known);
+        lat = l;
+        free.push_back(Free{param_name(Param::DeviceLink), &at(base, Param::DeviceLink), y > 0 ? 1 / y : kNaN, true});
+        if (!set(known))
+          free.push_back(Free{param_name(Param::DeviceLatency), &at(base, Param::DeviceLatency), std::max(lat, 0.0), false});
+      }
+      if (!bidir.empty()) {
+        const auto [l2, y2] = line(bidir, 2.0, false, std::max(lat, 0.0));
+        (void)l2;
+        free.push_back(Free{param_name(Param::Duplex), &at(base, Param::Duplex), y2 > 0 ? 1 / y2 : cur(Param::Duplex), true});
+      }
+      std::vector<const Sample*> all = dev;
+      all.insert(all.end(), bidir.begin(), bidir.end());
+      fitter.fit("device copies", bidir.empty() ? "d2h+h2d" : dev.empty() ? "bidir" : "d2h+h2d+bidir", "", r, all, free,
+                 !dev.empty());
     }
 
     // The CPU reduce, per (ISA, dtype, stores): k x S input bytes on `threads` cores.
@@ -333,8 +367,12 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
     }
 
     // The pipeline (Algorithm 1) through the simulator's own HFReduce schedule: its chunk overhead.
+    // Like the latencies, it is fitted where times are small (the cache regime) and kept by the DRAM
+    // regime, whose pipelines are then a prediction from the other fits alone.
     const auto pipe = pts(stage_is({"pipeline"}));
-    if (!pipe.empty())
+    const bool overhead_known =
+        r == Regime::Dram && set(c.base[ri(Regime::Cache)][static_cast<std::size_t>(Param::ChunkOverhead)]);
+    if (!pipe.empty() && !overhead_known)
       fitter.fit("pipeline", "pipeline", "", r, pipe,
                  {Free{param_name(Param::ChunkOverhead), &at(base, Param::ChunkOverhead), cur(Param::ChunkOverhead), false}},
                  false);

@@ -76,11 +76,12 @@ struct Calibration {
 };
 
 /// Fits, for each regime (cache, then DRAM), in this order: DRAM bandwidth (memory copies; linear
-/// least squares), the device link and copy latency (D2H and H2D; linear), the device port's duplex
-/// cap (both directions at once), the per-core reduce rate per (ISA, dtype, stores) group, the
-/// pipeline's per-chunk overhead, and the transport's latency and bandwidth per rank count (these
-/// by Levenberg-Marquardt through the simulator, analytic engine). Latencies come from the cache
-/// regime (small sizes) when it has points; the DRAM regime keeps them.
+/// least squares), the device link, copy latency and the port's duplex cap together (D2H, H2D and
+/// both at once; started from linear least squares), the per-core reduce rate per (ISA, dtype,
+/// stores) group, the pipeline's per-chunk overhead, and the transport's latency and bandwidth per
+/// rank count (by Levenberg-Marquardt through the simulator, analytic engine). Latencies and the
+/// chunk overhead come from the cache regime (small sizes) when it has points; the DRAM regime
+/// keeps them, so that its pipelines and whole allreduces are predictions of the other fits.
 [[nodiscard]] Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training);
 
 /// "avx512 fp32 regular": the group a reduce point's rate is fitted in.

@@ -94,8 +94,13 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
       for (const Fit& f : c.fits)
         if (f.regime == r && f.group == want_group)
           for (const FittedValue& fv : f.values)
-            if (fv.applied && fv.name == param_name(p) && fv.value == at(v, p)) return fv.status == "fitted" ? &f : nullptr;
+            if (fv.applied && fv.name == param_name(p) && fv.value == at(v, p)) return &f;
     return nullptr;
+  };
+  auto status_of = [&](const Fit& f, Param p) {
+    for (const FittedValue& fv : f.values)
+      if (fv.name == param_name(p)) return fv.status;
+    return std::string();
   };
   std::vector<Override> out;
   auto add = [&](Param p, const std::string& kind, const std::string& name, const std::string& pointer) {
@@ -106,9 +111,11 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
       if (std::find(files.begin(), files.end(), pt.file) == files.end()) files.push_back(pt.file);
     char rms[32];
     std::snprintf(rms, sizeof rms, "%.1f%%", 100 * f->rms);
+    const std::string status = status_of(*f, p);
     const std::string source = file + ": " + f->name + (f->group.empty() ? "" : " (" + f->group + ")") + ", fitted to " +
-                               std::to_string(f->points.size()) + " " + f->stages + " points (" + regime_name(f->regime) +
-                               " regime) of " + join(files) + "; relative RMS residual " + rms;
+                               std::to_string(f->points.size()) + " " + f->stages + (f->points.size() == 1 ? " point (" : " points (") +
+                               regime_name(f->regime) + " regime) of " + join(files) + "; relative RMS residual " + rms +
+                               (status == "fitted" ? "" : "; " + status);
     out.push_back(Override{kind, name, pointer, unit_string(at(v, p), is_bandwidth(p)), source, ""});
   };
   for (std::size_t i = 0; i < n.sockets.size(); ++i)
@@ -169,6 +176,18 @@ CalibrationFile parse_calibration(const config::Document& doc) {
     (void)x.string("reason");
     x.finish();
   }
+  for (const Reader& x : r.child("predictions", "an array of the points predicted by no fit").elements("predictions")) {
+    (void)x.string("file");
+    (void)x.string("pointer");
+    (void)x.string("stage");
+    (void)x.choice("regime", {"cache", "dram"});
+    (void)number_at_least(x, "bytes", 0);
+    const Reader ms = x.child("measured_s", "a time in seconds");
+    if (!(ms.as_number() > 0)) ms.fail("expected a positive time in seconds, got " + ms.describe());
+    (void)number_at_least(x, "model_s", 0);
+    (void)x.child("residual", "(model - measured) / measured").as_number();
+    x.finish();
+  }
   for (const Reader& f : r.child("fits", "an array of fits").elements("fits")) parse_fit(f);
   for (const Reader& o : r.child("overrides", "an array of overridden facts").elements("overrides")) {
     Override ov;
@@ -211,6 +230,13 @@ void apply_calibration(config::Catalog& cat, const CalibrationFile& c) {
     (void)hw::parse_node(*cat.find(hw::kNode, c.node), cat);
     if (library) (void)coll::load_library_params(cat);
   } catch (const ConfigError& e) {
+    // Name the override that broke the model when there is one (its fact, in its model's file).
+    for (const Override& o : c.overrides) {
+      const config::CatalogEntry* target = cat.find(o.kind, o.name);
+      if (target && target->file == e.file() && e.pointer().rfind(o.pointer, 0) == 0)
+        throw ConfigError(c.file, o.at + "/value", "\"" + o.value + "\" makes " + o.kind + " model " + o.name +
+                                                       " invalid: " + e.message() + " (at " + e.file() + ":" + e.pointer() + ")");
+    }
     throw ConfigError(c.file, "/overrides", "the calibrated models are not valid: " + std::string(e.what()));
   }
 }

@@ -34,8 +34,9 @@ struct CalibrationFile {
 [[nodiscard]] std::string unit_string(double si, bool bandwidth);
 
 /// The facts the fitted node values (node_params) override, each with its source: the calibration
-/// file `file`, the fit, its points' measurement files and its residual. Only values the fits pin
-/// down ("fitted") are overridden; the rest keep their published values.
+/// file `file`, the fit, its points' measurement files, its residual and, for a value the points do
+/// not pin down, its status (a bound, or not pinned): the node model then runs with exactly the values
+/// the fits ran with. Parameters no fit touched keep their published values.
 [[nodiscard]] std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, const std::string& file);
 
 /// Parses and checks a calibration document (every section, unknown keys rejected).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
@@ -70,6 +71,31 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
     w.field("stage", smp.point.stage);
     w.field("reason", why);
     w.end_object();
+  }
+  w.end_array();
+  // Points no fit uses but the simulator rebuilds (e.g. the DRAM regime's pipelines, whole
+  // allreduces): what the calibration predicts for them.
+  w.key("predictions");
+  w.begin_array();
+  {
+    std::set<std::pair<std::string, std::string>> used;
+    for (const auto& f : c.fits)
+      for (const auto& p : f.points) used.insert({p.file, p.pointer});
+    eval::FluidEngine fluid;
+    for (const auto& smp : samples) {
+      if (!calib::not_simulated(smp.point).empty() || !smp.outlier.empty() || used.count({smp.file, smp.point.pointer})) continue;
+      const double t = calib::simulate(m, calib::params_for(c, smp.point, smp.regime), smp.point, fluid);
+      w.begin_object();
+      w.field("file", smp.file);
+      w.field("pointer", smp.point.pointer);
+      w.field("stage", smp.point.stage);
+      w.field("regime", calib::regime_name(smp.regime));
+      w.field("bytes", smp.point.bytes);
+      w.field("measured_s", smp.point.time_median);
+      w.field("model_s", t);
+      w.field("residual", (t - smp.point.time_median) / smp.point.time_median);
+      w.end_object();
+    }
   }
   w.end_array();
   w.key("fits");

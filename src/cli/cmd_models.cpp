@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calib/calibration_file.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "core/format.hpp"
@@ -100,6 +101,21 @@ int run_models(Context& ctx, const std::string& only, bool sources) {
     }
     t.print(std::cout, "  ");
   }
+  if (want(calib::kCalibration)) {
+    section("Calibrations (ffsim calibrate; apply one with --calibration FILE)");
+    report::Table t({"name", "node model", "measurement files", "facts overridden", "file"});
+    for (const auto* e : cat.of_kind(calib::kCalibration)) {
+      const auto c = calib::parse_calibration(e->document);
+      t.add({c.name, c.node, std::to_string(c.measurements.size()), std::to_string(c.overrides.size()), e->file});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (!ctx.calibration.empty()) {
+    const auto c = calib::load_calibration(ctx.calibration);
+    std::cout << "\nWith --calibration " << ctx.calibration << ": " << c.overrides.size() << " facts of node model " << c.node
+              << " and the models it uses are the calibrated ones" << (sources ? " (their sources name the file)" : " (--sources lists them)")
+              << "\n";
+  }
   if (sources) {
     section("Sources");
     report::Table t({"file", "fact", "source"});
@@ -121,7 +137,7 @@ void setup_models(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("models", "List the hardware catalog with key facts");
   auto kind = std::make_shared<std::string>();
   auto sources = std::make_shared<bool>(false);
-  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book)");
+  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book, calibration)");
   sub->add_flag("--sources", *sources, "Also list every fact with its source");
   sub->callback([&ctx, kind, sources] {
     ctx.action = [&ctx, kind, sources] {

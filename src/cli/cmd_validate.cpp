@@ -2,6 +2,7 @@
 // calibration on the training points and re-simulate every held-out measured configuration on the
 // analytic and the SimGrid engines; print measured vs predicted and the MAPE per stage.
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -83,13 +84,16 @@ int run_validate(Context& ctx, ValidateArgs a) {
     calib::apply_calibration(copy, cf);
   }
   const calib::BenchModel m = calib::make_bench_model(cat, cf.node);
+  std::vector<std::string> machines;  // distinct, in order
+  for (const auto& x : cf.machines)
+    if (std::find(machines.begin(), machines.end(), x) == machines.end()) machines.push_back(x);
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) {
     files.push_back(calib::load_measurement(f));
     const auto& mf = files.back();
     if (std::find(cf.machines.begin(), cf.machines.end(), mf.machine.name) == cf.machines.end())
       throw ConfigError(mf.file, "/machine/name",
-                        "expected a run of " + join(cf.machines) + " (the machine calibration " + cf.name +
+                        "expected a run of " + join(machines, " or ") + " (the machine calibration " + cf.name +
                             " was fitted to), got \"" + mf.machine.name + "\"");
   }
   const auto samples = calib::samples_of(m, files);
@@ -105,6 +109,16 @@ int run_validate(Context& ctx, ValidateArgs a) {
     rows.push_back(r);
   }
   const calib::Calibration c = calib::calibrate(m, training);
+  // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
+  const std::vector<std::string> order{"copy", "reduce", "d2h", "h2d", "bidir", "pipeline", "internode", "allreduce", "mpi_allreduce"};
+  auto rank_of = [&](const std::string& st) { return std::find(order.begin(), order.end(), st) - order.begin(); };
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {
+    const auto rx = rank_of(x.s->point.stage), ry = rank_of(y.s->point.stage);
+    if (rx != ry) return rx < ry;
+    const std::string kx = calib::series_key(*x.s), ky = calib::series_key(*y.s);
+    if (kx != ky) return kx < ky;
+    return x.s->point.bytes < y.s->point.bytes;
+  });
   eval::FluidEngine fluid;
   auto simgrid = eval::engines().get("simgrid").factory();
   const bool run_analytic = a.engine != "simgrid", run_simgrid = a.engine != "analytic";
@@ -116,7 +130,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
   }
 
   // MAPE per stage over the evaluated (held-out) points, per engine, and per regime (analytic).
-  std::vector<std::string> stages;
+  std::vector<std::string> stages;  // in row order
   for (const Row& r : rows)
     if (std::find(stages.begin(), stages.end(), r.s->point.stage) == stages.end()) stages.push_back(r.s->point.stage);
   struct StageMape {

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "calib/bench_model.hpp"
@@ -192,12 +193,18 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
     CHECK(f.max_abs < 1e-6);
     for (const FittedValue& v : f.values) CHECK(v.status == "fitted");
   }
+  // And every point, fitted or not (the DRAM regime's pipelines are predictions), is reproduced.
+  for (const Sample& smp : samples) {
+    CAPTURE(smp.point.pointer);
+    CHECK(simulate(m, params_for(c, smp.point, smp.regime), smp.point, fluid) ==
+          doctest::Approx(smp.point.time_median).epsilon(1e-6));
+  }
   // The node model takes the DRAM regime's values; the transport of the fewest ranks.
   CHECK(c.node_ranks == 2);
   CHECK(at(node_params(c), Param::DramBandwidth) == doctest::Approx(60e9).epsilon(1e-6));
 }
 
-TEST_CASE("calib: a rate the points only bound is reported as a bound and not written into the node model") {
+TEST_CASE("calib: a rate the points only bound is reported as a bound, and the node model says so") {
   // DRAM-bound reduces: with DRAM at 10 GB/s a k = 8 reduce moves 9 S through DRAM, far below what
   // 2 cores at 50 GB/s each could sum, so these points only bound the per-core rate from below.
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
@@ -229,12 +236,22 @@ TEST_CASE("calib: a rate the points only bound is reported as a bound and not wr
   // kink where the cores stop binding: below it the reduce slows, above it nothing changes.
   CHECK(v->value == doctest::Approx(8 * 10e9 / 9 / 2).epsilon(1e-6));
   CHECK(v->status.rfind("a lower bound", 0) == 0);
-  // Nothing that is not pinned is written into the node model.
+  // The node model gets the value the fit ran with, and its source says it is only a bound.
   const auto overrides = node_overrides(m, c, "cal.json");
-  for (const auto& o : overrides) CHECK(o.pointer != "/reduce_bandwidth_per_core");
-  bool dram = false;
-  for (const auto& o : overrides) dram = dram || o.pointer == "/sockets/0/dram_bandwidth";
-  CHECK(dram);
+  int found = 0;
+  for (const auto& o : overrides) {
+    if (o.pointer == "/reduce_bandwidth_per_core") {
+      ++found;
+      CHECK(o.value == "4.444444GB/s");
+      CHECK(o.source.find("; a lower bound: any larger value fits these points as well") != std::string::npos);
+    }
+    if (o.pointer == "/sockets/0/dram_bandwidth") {
+      ++found;
+      CHECK(o.value == "10GB/s");
+      CHECK(o.source == "cal.json: memory copy, fitted to 3 copy points (dram regime) of x.json; relative RMS residual 0.0%");
+    }
+  }
+  CHECK(found == 2);
 }
 
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
@@ -341,6 +358,11 @@ TEST_CASE("calib::check_machine: the measured machine must fit the node model") 
                        ConfigError);
   f.points[0].backend = "cuda";
   CHECK_NOTHROW(check_machine(h200, f));
+  // 8 virtual devices on the one GPU are a CUDA pipeline the H200 machine can run.
+  f.points[0].stage = "pipeline";
+  f.points[0].devices = 8;
+  f.points[0].chunk_bytes = 4 * MiB;
+  CHECK_NOTHROW(check_machine(h200, f));
   CHECK_THROWS_WITH_AS(check_machine(m, f),
                        "m.json:/points/0/backend: CUDA copies need a GPU, but node model epyc_zen5_2c_vm's devices are "
                        "emulated in host memory",
@@ -361,7 +383,7 @@ TEST_CASE("calib: a calibration file overrides catalog facts, and says where the
   config::Catalog cat = ffsim::testing::catalog();
   const std::string text = R"({"kind": "calibration", "name": "t", "node": "epyc_zen5_2c_vm",
     "measurements": [{"file": "m.json", "machine": "vm", "date": "d", "points": 1}],
-    "regimes": {"last_level_cache": "32MiB", "rule": "r"}, "left_out": [], "fits": [],
+    "regimes": {"last_level_cache": "32MiB", "rule": "r"}, "left_out": [], "predictions": [], "fits": [],
     "overrides": [{"kind": "node", "name": "epyc_zen5_2c_vm", "pointer": "/sockets/0/dram_bandwidth",
                    "value": "33GB/s", "source": "t.json: fitted"},
                   {"kind": "cpu", "name": "epyc_zen5_2c_vm", "pointer": "/reduce_bandwidth_per_core",
@@ -398,4 +420,34 @@ TEST_CASE("calib: a calibration file overrides catalog facts, and says where the
                          "\"9.4us\"), got number 33",
                          ConfigError);
   }
+}
+
+TEST_CASE("calib: a CUDA pipeline of 8 virtual devices on the H200 machine shares its one link") {
+  // shared/reference/h200-probe.md: 8 "virtual GPUs" on the one H200, 186 MiB each, so all 16
+  // copies of a chunk cross the one PCIe link. Bounds from the node model: the port's duplex cap
+  // (99.9 GB/s) carries 8 S down and 8 S up, 16 S / 99.9 GB/s; DRAM (71 GB/s) carries the 8 D2H
+  // writes, the reduce's 8 reads and 1 write, and the 8 H2D reads, 25 S / 71 GB/s. The pipeline of
+  // 47 chunks of 4 MiB adds its fill (about 3 chunk times, 6%) to the larger bound.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "h200_probe_machine");
+  Point p = point("pipeline", 186 * MiB);
+  p.backend = "cuda";
+  p.devices = 8;
+  p.threads = 16;
+  p.chunk_bytes = 4 * MiB;
+  eval::FluidEngine fluid;
+  const double t = simulate(m, published(m), p, fluid);
+  const double S = 186 * MiB;
+  const double bound = std::max(16 * S / 99.9e9, 25 * S / 71e9);
+  CHECK(t >= bound);
+  CHECK(t <= 1.15 * bound);
+  // One virtual device: D2H and H2D of S, nothing to sum, the two directions overlapping. Bounds:
+  // the link, S / 55.2 GB/s per direction; the duplex cap, 2 S / 99.9 GB/s; DRAM, which the D2H
+  // writes and the H2D reads, 2 S / 71 GB/s (3.0, 3.9 and 5.5 ms): DRAM binds (the probe's 71 GB/s
+  // is a CPU copy rate; calibrating the machine would say what its DMA traffic gets).
+  p.devices = 1;
+  const double t1 = simulate(m, published(m), p, fluid);
+  const double bound1 = std::max({S / 55.2e9, 2 * S / 99.9e9, 2 * S / 71e9});
+  CHECK(bound1 == doctest::Approx(2 * S / 71e9));
+  CHECK(t1 >= bound1);
+  CHECK(t1 <= 1.15 * bound1);
 }
