@@ -6,9 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <optional>
 #include <set>
-#include <tuple>
 
 #include "calib/lsq.hpp"
 #include "core/error.hpp"

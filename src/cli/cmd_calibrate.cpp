@@ -210,11 +210,10 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required();
   sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)")->required();
   sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)");
-  sub->callback([&ctx, a, sub] {
+  sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";
     for (const auto& f : a->files) a->command += " " + f;
     a->command += " --node " + a->node + " -o " + a->out + (a->name.empty() ? "" : " --name " + a->name);
-    (void)sub;
     ctx.action = [&ctx, a] { return run_calibrate(ctx, *a); };
   });
 }
