@@ -67,6 +67,7 @@ int run(int argc, char** argv) {
   CLI::App app{"ffsim: what-if simulator and capacity planner for GPU training clusters", "ffsim"};
   app.set_version_flag("--version", std::string("ffsim ") + version());
   app.require_subcommand(1);
+  app.fallthrough();  // global options (--models, --calibration) may also follow the subcommand
   const char* env = std::getenv("FFSIM_MODELS");
   ctx.models_dir = env && *env ? env : FFSIM_DEFAULT_MODELS_DIR;
   app.add_option("--models", ctx.models_dir, "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)");
