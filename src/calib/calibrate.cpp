@@ -81,7 +81,8 @@ public:
       for (int e = -10; e <= 10; ++e) {
         if (e == 0) continue;
         std::vector<double> x = base_x;
-        x[j] = std::max(base_x[j] * std::ldexp(1.0, e), lower[j]);
+        const double from = base_x[j] > 0 ? base_x[j] : 1.0;  // a zero start (an overhead) scans from its scale
+        x[j] = std::max(from * std::ldexp(1.0, e), lower[j]);
         if (const double cx = cost(x); cx < best) {
           best = cx;
           x0 = x;
@@ -120,7 +121,7 @@ public:
       v.status = up && (down || at_bound) ? "fitted"
                  : up ? "an upper bound: any smaller value fits these points as well (below it, other work hides it)"
                  : down ? "a lower bound: any larger value fits these points as well (above it, no point is limited by it)"
-                        : "not pinned: the points of this fit hardly depend on it (kept its start value)";
+                        : "not pinned: the points of this fit hardly depend on it";
       f.values.push_back(v);
     }
     for (const Sample* s : pts) f.points.push_back(FitPoint{s->file, s->point.pointer, s->point.bytes, s->point.time_median, sim(*s)});
