@@ -44,5 +44,6 @@ void setup_check(CLI::App& app, Context& ctx);
 void setup_summary(CLI::App& app, Context& ctx);
 void setup_net(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
+void setup_train(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

@@ -1,0 +1,100 @@
+// Building one training step as a Schedule.
+// SPDX-License-Identifier: Apache-2.0
+#include "train/step.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace ffsim::train {
+
+using sched::Place;
+
+const char* category_name(OpCategory c) {
+  switch (c) {
+    case OpCategory::Compute: return "compute";
+    case OpCategory::Transfer: return "transfer";
+    case OpCategory::Collective: return "collective";
+    case OpCategory::Sync: return "sync";
+  }
+  return "?";
+}
+
+std::string gpu_lane(const platform::Platform& p, const Place& gpu) {
+  return p.cluster().node.gpus.at(static_cast<std::size_t>(gpu.index)).name;
+}
+
+namespace {
+
+std::string nic_lane(const platform::Platform& p, const Place& gpu) {
+  return p.cluster().node.nics.at(static_cast<std::size_t>(p.nic_for(gpu))).name;
+}
+
+void add_unique(std::vector<Track>& v, Track t) {
+  if (std::find(v.begin(), v.end(), t) == v.end()) v.push_back(std::move(t));
+}
+
+}  // namespace
+
+StepBuilder::StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bool comm_free)
+    : p_(p), costs_(costs), comm_free_(comm_free) {
+  FFSIM_ASSERT(costs_ != nullptr || comm_free_, "a step with communication needs collective costs");
+}
+
+OpId StepBuilder::finish(OpId id, OpCategory c, std::vector<Track> t, const std::vector<OpId>& after) {
+  for (OpId a : after)
+    if (a != kNone) s_.depend(id, a);
+  cat_.push_back(c);
+  tracks_.push_back(std::move(t));
+  FFSIM_ASSERT(cat_.size() == s_.size(), "every op of a step goes through the builder");
+  return id;
+}
+
+OpId StepBuilder::compute(const Place& gpu, Seconds alone, std::string_view name, const std::vector<OpId>& after) {
+  const OpId id = s_.compute(gpu, alone, s_.tag(name));
+  return finish(id, OpCategory::Compute, {Track{gpu.node, gpu_lane(p_, gpu)}}, after);
+}
+
+OpId StepBuilder::transfer(const Place& from, const Place& to, Bytes bytes, std::string_view name,
+                           const std::vector<OpId>& after) {
+  std::vector<Track> t;
+  if (from.node != to.node) {
+    t.push_back(Track{from.node, nic_lane(p_, from)});
+    t.push_back(Track{to.node, nic_lane(p_, to)});
+  } else {
+    t.push_back(Track{from.node, gpu_lane(p_, from) + " comm"});
+  }
+  const OpId id = comm_free_ ? s_.delay(Seconds(0), s_.tag(name))
+                             : s_.transfer(from, to, bytes, sched::TrafficClass::NCCL, s_.tag(name));
+  return finish(id, OpCategory::Transfer, std::move(t), after);
+}
+
+OpId StepBuilder::collective(const CollectiveCall& c, std::string_view name, const std::vector<OpId>& after) {
+  std::vector<Track> t;
+  const bool multi_node = c.group.nodes().size() > 1;
+  for (const Place& g : c.shown) {
+    if (c.alg.host_reduce) add_unique(t, Track{g.node, "cpu reducer"});
+    else add_unique(t, Track{g.node, gpu_lane(p_, g) + " comm"});
+  }
+  if (multi_node)
+    for (const Place& g : c.shown) add_unique(t, Track{g.node, nic_lane(p_, g)});
+  double seconds = 0;
+  if (!comm_free_) {
+    const double bytes = c.alg.per_rank_input ? c.bytes / c.group.size() : c.bytes;
+    seconds = costs_->time(c.alg.algorithm, c.group, bytes);
+  }
+  const OpId id = s_.delay(Seconds(seconds), s_.tag(name));
+  return finish(id, OpCategory::Collective, std::move(t), after);
+}
+
+OpId StepBuilder::delay(Seconds t, std::string_view name, const std::vector<OpId>& after) {
+  return finish(s_.delay(t, s_.tag(name)), OpCategory::Sync, {}, after);
+}
+
+OpId StepBuilder::join(const std::vector<OpId>& after) {
+  if (std::none_of(after.begin(), after.end(), [](OpId a) { return a != kNone; })) return kNone;
+  if (after.size() == 1) return after.front();
+  return finish(s_.delay(Seconds(0)), OpCategory::Sync, {}, after);
+}
+
+}  // namespace ffsim::train
