@@ -13,17 +13,21 @@ const char* role_name(Role r) {
     case Role::ParamAllGather: return "allgather";
     case Role::GradReduceScatter: return "reduce_scatter";
     case Role::ExpertAllToAll: return "alltoall";
+    case Role::TensorAllReduce: return "tensor_allreduce";
   }
   return "?";
 }
 
-std::vector<std::string> role_names() { return {"allreduce", "allgather", "reduce_scatter", "alltoall"}; }
+std::vector<std::string> role_names() {
+  return {"allreduce", "allgather", "reduce_scatter", "alltoall", "tensor_allreduce"};
+}
 
 std::vector<std::string> backend_names() { return {"hfreduce", "nccl"}; }
 
 // The one table of which algorithm each backend runs. HFReduce only allreduces (Sec. IV): an
 // FSDP gradient reduce-scatter on it is an allreduce of which each rank keeps its shard [I];
-// parameter allgathers and expert all-to-alls go through NCCL under either backend.
+// parameter allgathers, expert all-to-alls and tensor-parallel allreduces of activations go
+// through NCCL under either backend.
 RoleAlgorithm algorithm_for(const std::string& backend, Role role) {
   struct Row {
     const char* backend;
@@ -35,10 +39,12 @@ RoleAlgorithm algorithm_for(const std::string& backend, Role role) {
       {"hfreduce", Role::GradReduceScatter, {"hfreduce", false, true}},
       {"hfreduce", Role::ParamAllGather, {"allgather", true, false}},
       {"hfreduce", Role::ExpertAllToAll, {"alltoall", false, false}},
+      {"hfreduce", Role::TensorAllReduce, {"nccl", false, false}},
       {"nccl", Role::GradAllReduce, {"nccl", false, false}},
       {"nccl", Role::GradReduceScatter, {"reduce_scatter", false, false}},
       {"nccl", Role::ParamAllGather, {"allgather", true, false}},
       {"nccl", Role::ExpertAllToAll, {"alltoall", false, false}},
+      {"nccl", Role::TensorAllReduce, {"nccl", false, false}},
   };
   for (const Row& r : table)
     if (backend == r.backend && role == r.role) return r.alg;

@@ -14,8 +14,8 @@
 namespace ffsim::train {
 
 /// What a collective does for the training step.
-enum class Role { GradAllReduce, ParamAllGather, GradReduceScatter, ExpertAllToAll };
-[[nodiscard]] const char* role_name(Role r);  ///< "allreduce", "allgather", "reduce_scatter", "alltoall"
+enum class Role { GradAllReduce, ParamAllGather, GradReduceScatter, ExpertAllToAll, TensorAllReduce };
+[[nodiscard]] const char* role_name(Role r);  ///< "allreduce", "allgather", "reduce_scatter", "alltoall", "tensor_allreduce"
 [[nodiscard]] std::vector<std::string> role_names();
 
 /// A backend's choice for one role.

@@ -43,8 +43,10 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   r.data_parallel = plan.data_parallel;
   r.step_s = res.makespan;
   r.compute_s = busiest_compute(b.schedule());
-  r.bubble_s = std::max(0.0, free_makespan - r.compute_s);
-  r.exposed_comm_s = std::max(0.0, r.step_s - std::max(free_makespan, r.compute_s));
+  // Differences below a nanosecond per second of step are rounding in the engines, not time.
+  auto clean = [&](double v) { return v > 1e-9 * r.step_s ? v : 0.0; };
+  r.bubble_s = clean(free_makespan - r.compute_s);
+  r.exposed_comm_s = clean(r.step_s - std::max(free_makespan, r.compute_s));
   FFSIM_ASSERT(r.step_s > 0, "a training step of zero time");
   r.samples_per_s = plan.samples / r.step_s;
   r.tokens_per_s = r.samples_per_s * w.seq;

@@ -41,9 +41,13 @@ StepBuilder::StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bo
   FFSIM_ASSERT(costs_ != nullptr || comm_free_, "a step with communication needs collective costs");
 }
 
-OpId StepBuilder::finish(OpId id, OpCategory c, std::vector<Track> t, const std::vector<OpId>& after) {
+OpId StepBuilder::finish(OpId id, OpCategory c, std::string_view name, std::vector<Track> t,
+                         const std::vector<OpId>& after) {
   for (OpId a : after)
     if (a != kNone) s_.depend(id, a);
+  auto [it, added] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(names_.size()));
+  if (added) names_.emplace_back(name);
+  name_of_.push_back(it->second);
   cat_.push_back(c);
   tracks_.push_back(std::move(t));
   FFSIM_ASSERT(cat_.size() == s_.size(), "every op of a step goes through the builder");
@@ -51,8 +55,8 @@ OpId StepBuilder::finish(OpId id, OpCategory c, std::vector<Track> t, const std:
 }
 
 OpId StepBuilder::compute(const Place& gpu, Seconds alone, std::string_view name, const std::vector<OpId>& after) {
-  const OpId id = s_.compute(gpu, alone, s_.tag(name));
-  return finish(id, OpCategory::Compute, {Track{gpu.node, gpu_lane(p_, gpu)}}, after);
+  const OpId id = s_.compute(gpu, alone, s_.tag("compute"));
+  return finish(id, OpCategory::Compute, name, {Track{gpu.node, gpu_lane(p_, gpu)}}, after);
 }
 
 OpId StepBuilder::transfer(const Place& from, const Place& to, Bytes bytes, std::string_view name,
@@ -64,9 +68,9 @@ OpId StepBuilder::transfer(const Place& from, const Place& to, Bytes bytes, std:
   } else {
     t.push_back(Track{from.node, gpu_lane(p_, from) + " comm"});
   }
-  const OpId id = comm_free_ ? s_.delay(Seconds(0), s_.tag(name))
-                             : s_.transfer(from, to, bytes, sched::TrafficClass::NCCL, s_.tag(name));
-  return finish(id, OpCategory::Transfer, std::move(t), after);
+  const OpId id = comm_free_ ? s_.delay(Seconds(0), s_.tag("transfer"))
+                             : s_.transfer(from, to, bytes, sched::TrafficClass::NCCL, s_.tag("transfer"));
+  return finish(id, OpCategory::Transfer, name, std::move(t), after);
 }
 
 OpId StepBuilder::collective(const CollectiveCall& c, std::string_view name, const std::vector<OpId>& after) {
@@ -81,20 +85,24 @@ OpId StepBuilder::collective(const CollectiveCall& c, std::string_view name, con
   double seconds = 0;
   if (!comm_free_) {
     const double bytes = c.alg.per_rank_input ? c.bytes / c.group.size() : c.bytes;
-    seconds = costs_->time(c.alg.algorithm, c.group, bytes);
+    seconds = c.repeat * costs_->time(c.alg.algorithm, c.group, bytes);
   }
-  const OpId id = s_.delay(Seconds(seconds), s_.tag(name));
-  return finish(id, OpCategory::Collective, std::move(t), after);
+  const OpId id = s_.delay(Seconds(seconds), s_.tag("collective"));
+  return finish(id, OpCategory::Collective, name, std::move(t), after);
 }
 
 OpId StepBuilder::delay(Seconds t, std::string_view name, const std::vector<OpId>& after) {
-  return finish(s_.delay(t, s_.tag(name)), OpCategory::Sync, {}, after);
+  return finish(s_.delay(t, s_.tag("sync")), OpCategory::Sync, name, {}, after);
+}
+
+void StepBuilder::depend(OpId after, OpId before) {
+  if (after != kNone && before != kNone) s_.depend(after, before);
 }
 
 OpId StepBuilder::join(const std::vector<OpId>& after) {
   if (std::none_of(after.begin(), after.end(), [](OpId a) { return a != kNone; })) return kNone;
   if (after.size() == 1) return after.front();
-  return finish(s_.delay(Seconds(0)), OpCategory::Sync, {}, after);
+  return finish(s_.delay(Seconds(0)), OpCategory::Sync, "join", {}, after);
 }
 
 }  // namespace ffsim::train

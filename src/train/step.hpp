@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "coll/collective.hpp"
@@ -35,6 +36,7 @@ struct CollectiveCall {
   coll::Group group;           ///< every rank taking part
   double bytes = 0;            ///< the role's natural size S (see RoleAlgorithm::per_rank_input)
   std::vector<sched::Place> shown;  ///< the ranks whose tracks show it (the simulated ones)
+  int repeat = 1;              ///< back-to-back runs of the same collective in one op
 };
 
 class StepBuilder {
@@ -54,6 +56,8 @@ public:
   OpId delay(Seconds t, std::string_view name, const std::vector<OpId>& after = {});
   /// A zero-time op after all of `after`; kNone when `after` holds no op.
   OpId join(const std::vector<OpId>& after);
+  /// `after` waits for `before` as well (an edge added once both exist).
+  void depend(OpId after, OpId before);
 
   [[nodiscard]] const sched::Schedule& schedule() const { return s_; }
   [[nodiscard]] const platform::Platform& platform() const { return p_; }
@@ -62,10 +66,16 @@ public:
   /// The tracks that show op `id` (empty for sync ops).
   [[nodiscard]] const std::vector<Track>& tracks(OpId id) const { return tracks_[id]; }
   /// Display name of op `id`.
-  [[nodiscard]] const std::string& name(OpId id) const { return s_.tags()[s_.op(id).tag]; }
+  [[nodiscard]] const std::string& name(OpId id) const { return names_[name_of_[id]]; }
 
 private:
-  OpId finish(OpId id, OpCategory c, std::vector<Track> t, const std::vector<OpId>& after);
+  OpId finish(OpId id, OpCategory c, std::string_view name, std::vector<Track> t, const std::vector<OpId>& after);
+
+  // Names are kept here (interned by hash), the schedule's tags hold only the category: the
+  // schedule interns tags by linear search, and a pipeline step names ~10^5 ops.
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_index_;
+  std::vector<std::uint32_t> name_of_;
 
   const platform::Platform& p_;
   CollectiveCosts* costs_;

@@ -19,6 +19,7 @@ bool fits_role(coll::Kind k, Role r) {
     case Role::ParamAllGather: return k == coll::Kind::AllGather;
     case Role::GradReduceScatter: return k == coll::Kind::ReduceScatter || k == coll::Kind::AllReduce;
     case Role::ExpertAllToAll: return k == coll::Kind::AllToAll;
+    case Role::TensorAllReduce: return k == coll::Kind::AllReduce;
   }
   return false;
 }
@@ -33,7 +34,9 @@ std::string dtype_choice(const config::Reader& r, std::string_view key, const st
   return s;
 }
 
-std::string string_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
+}  // namespace
+
+std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
                           const std::string& def) {
   if (!r.has(key)) return def;
   const config::Reader v = r.fact(key);
@@ -42,8 +45,6 @@ std::string string_choice(const config::Reader& r, std::string_view key, const s
     v.fail("expected one of " + join(valid) + "; got \"" + s + "\"" + did_you_mean(s, valid));
   return s;
 }
-
-}  // namespace
 
 RoleAlgorithm WorkloadSpec::algorithm(Role r) const {
   if (auto it = algorithm_overrides.find(r); it != algorithm_overrides.end())
@@ -69,11 +70,13 @@ double optimizer_traffic_bytes(const WorkloadSpec& w) {
   return state + w.grad_bytes + (mixed ? w.act_bytes() : 0.0);
 }
 
-// Bytes held per parameter: weights, gradients and optimizer state (fp32 master weights with mixed precision).
-double optimizer_state_bytes(const WorkloadSpec& w) {
+// Bytes held per parameter: weights and gradients, plus the optimizer state (moments, and fp32
+// master weights with mixed precision), split over `shards` ranks.
+double optimizer_state_bytes(const WorkloadSpec& w, int shards) {
   const bool mixed = element_bytes(w.precision) < 4;
   const double moments = w.optimizer == "sgd" ? 4 : 8;
-  return (mixed ? w.act_bytes() + 4 : 4.0) + w.grad_bytes + moments;
+  const double weights = mixed ? w.act_bytes() : 4.0;
+  return weights + w.grad_bytes + (moments + (mixed ? 4.0 : 0.0)) / shards;
 }
 
 LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
@@ -121,7 +124,7 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   } catch (const ValueError& e) {
     r.fail_at("precision", e.what());
   }
-  w.scaling = string_choice(r, "scaling", {"weak", "strong"}, "");
+  w.scaling = fact_choice(r, "scaling", {"weak", "strong"}, "");
   if (w.scaling.empty()) (void)r.child("scaling", "\"weak\" (batch per data-parallel rank) or \"strong\" (batch per step)");
   w.batch = static_cast<int>(r.fact_integer("batch", 1, 1 << 30));
   w.micro_batch = r.has("micro_batch") ? static_cast<int>(r.fact_integer("micro_batch", 1, 1 << 20)) : 0;
@@ -131,7 +134,7 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   } else {
     w.seq = 1;
   }
-  w.backend = string_choice(r, "backend", backend_names(), "hfreduce");
+  w.backend = fact_choice(r, "backend", backend_names(), "hfreduce");
   if (auto a = r.optional_child("algorithms")) {
     const auto roles = role_names();
     for (const auto& key : a->keys()) {
@@ -152,7 +155,7 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   w.flash_attention = r.has("flash_attention") ? r.fact("flash_attention").as_bool() : true;
   w.grad_bytes = element_bytes(dtype_choice(r, "grad_dtype", "fp32"));
   w.param_bytes = element_bytes(dtype_choice(r, "param_dtype", w.precision));
-  w.optimizer = string_choice(r, "optimizer", {"sgd", "adamw"}, "adamw");
+  w.optimizer = fact_choice(r, "optimizer", {"sgd", "adamw"}, "adamw");
   const config::Reader list = r.child("gpus", "the GPU counts to run, e.g. [32, 64, 128]");
   const std::vector<config::Reader> counts = list.elements("GPU count");
   if (counts.empty()) list.fail("expected at least one GPU count");

@@ -84,14 +84,20 @@ using WorkloadRegistry = Registry<WorkloadFactory>;
 /// Parses a scenario's "workload" section, checking each GPU count against the cluster.
 [[nodiscard]] WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat, const hw::ClusterSpec& c);
 
+/// A string at `key` (a bare value or a {"value", "source"} fact) that must be one of `valid`;
+/// `def` when the key is absent.
+[[nodiscard]] std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
+                                      const std::string& def);
+
 /// Samples per data-parallel rank per step (weak: the batch; strong: the batch over `dp`), or 0
 /// when a strong batch does not split evenly.
 [[nodiscard]] int samples_per_rank(const WorkloadSpec& w, int dp);
 
-/// Bytes of optimizer traffic per parameter (read and written in one step) and of optimizer state
-/// per parameter, for the workload's optimizer and precision.
+/// Bytes of optimizer traffic per parameter (read and written in one step) and of weights,
+/// gradients and optimizer state held per parameter, for the workload's optimizer and precision;
+/// `shards` ranks split the optimizer state (fp32 master weights and moments: ZeRO stage 1).
 [[nodiscard]] double optimizer_traffic_bytes(const WorkloadSpec& w);
-[[nodiscard]] double optimizer_state_bytes(const WorkloadSpec& w);
+[[nodiscard]] double optimizer_state_bytes(const WorkloadSpec& w, int shards = 1);
 
 /// Seconds alone of each layer's forward and backward pass over `samples` samples on GPU `gpu`.
 struct LayerTimes {
