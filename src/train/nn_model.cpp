@@ -164,7 +164,7 @@ std::vector<LayerCost> cnn_costs(const CnnSpec& c) {
         }
         // in x out weights + out biases; 2 in out FLOPs per image.
         const double fo = l.channels;
-        x.name = "fc" + std::to_string(block + (++fc));
+        x.name = "fc" + std::to_string(block - 1 + (++fc));  // after 5 conv blocks: fc6, fc7, fc8
         x.params = features * fo + fo;
         x.gemm_flops = 2 * features * fo;
         x.output_elems = fo;

@@ -21,7 +21,25 @@ double busiest_compute(const sched::Schedule& s) {
   return m;
 }
 
+void trace_of_into(StepTrace& t, const StepBuilder& b, const eval::Result& res, std::string title) {
+  t.title = std::move(title);
+  t.events.clear();
+  const auto& s = b.schedule();
+  for (sched::OpId i = 0; i < s.size(); ++i) {
+    const OpCategory c = b.category(i);
+    if (c == OpCategory::Sync) continue;
+    const auto& o = res.ops[i];
+    for (const Track& k : b.tracks(i)) t.events.push_back(TraceEvent{k.node, k.lane, b.name(i), category_name(c), o.start, o.end});
+  }
+}
+
 }  // namespace
+
+StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string title) {
+  StepTrace t;
+  trace_of_into(t, b, res, std::move(title));
+  return t;
+}
 
 StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bool full, StepTrace* trace) {
   const hw::ClusterSpec& cluster = env.platform.cluster();
@@ -61,18 +79,7 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   r.fits = plan.memory_bytes <= cluster.node.gpus.front().gpu.memory.si();
   r.ops = b.schedule().size();
   r.simulated_gpus = plan.simulated.size();
-  if (trace) {
-    trace->title = w.model.name + " " + w.kind + " at " + std::to_string(gpus) + " GPUs (" + plan.layout + ")";
-    trace->events.clear();
-    const auto& s = b.schedule();
-    for (sched::OpId i = 0; i < s.size(); ++i) {
-      const OpCategory c = b.category(i);
-      if (c == OpCategory::Sync) continue;
-      const auto& t = res.ops[i];
-      for (const Track& k : b.tracks(i))
-        trace->events.push_back(TraceEvent{k.node, k.lane, b.name(i), category_name(c), t.start, t.end});
-    }
-  }
+  if (trace) trace_of_into(*trace, b, res, w.model.name + " " + w.kind + " at " + std::to_string(gpus) + " GPUs (" + plan.layout + ")");
   return r;
 }
 

@@ -57,6 +57,9 @@ struct StepTrace {
   std::vector<TraceEvent> events;
 };
 
+/// The timeline of a built and simulated step: one event per op and track (sync ops excluded).
+[[nodiscard]] StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string title);
+
 /// Simulates one step at `gpus` GPUs. `full` builds every GPU's ops (no symmetry shortcut).
 /// With `trace`, fills the step's timeline.
 [[nodiscard]] StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bool full = false,

@@ -34,6 +34,15 @@ std::string dtype_choice(const config::Reader& r, std::string_view key, const st
   return s;
 }
 
+// The catalog entry of `kind` named at `ref`: unknown neural network "x" (did you mean "y"?); valid: ...
+const config::CatalogEntry& entry_ref(const config::Catalog& cat, const char* kind, const std::string& what,
+                                      const config::Reader& ref) {
+  const std::string name = ref.as_string();
+  if (const auto* e = cat.find(kind, name)) return *e;
+  const auto valid = cat.names(kind);
+  ref.fail("unknown " + what + " \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " + join(valid));
+}
+
 }  // namespace
 
 std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
@@ -108,9 +117,9 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   w.kind = kind.as_string();
   const auto* entry = workloads().find(w.kind);
   if (!entry) kind.fail(workloads().unknown_message(w.kind));
-  w.model = parse_nn_model(cat.resolve_ref(kNnModel, r.child("model", "the name of an nn_model in models/")));
+  w.model = parse_nn_model(entry_ref(cat, kNnModel, "neural network", r.child("model", "the name of an nn_model in models/")));
   if (r.has("compute_model")) {
-    w.compute = parse_compute_model(cat.resolve_ref(kComputeModel, r.child("compute_model")));
+    w.compute = parse_compute_model(entry_ref(cat, kComputeModel, "compute model", r.child("compute_model")));
   } else if (const auto* e = cat.find(kComputeModel, "default")) {
     w.compute = parse_compute_model(*e);
   } else {
@@ -146,8 +155,9 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
       const auto* alg = coll::algorithms().find(name);
       if (!alg) v.fail(coll::algorithms().unknown_message(name));
       if (!fits_role(alg->factory()->kind(), role))
-        v.fail("algorithm \"" + name + "\" is a " + coll::kind_name(alg->factory()->kind()) + ", not what a " + key +
-               " needs");
+        v.fail("algorithm \"" + name + "\" performs " + coll::kind_name(alg->factory()->kind()) + "; the " + key +
+               " role needs " + (role == Role::GradReduceScatter ? "reduce_scatter or allreduce"
+                                 : role == Role::TensorAllReduce ? "allreduce" : key));
       w.algorithm_overrides[role] = name;
     }
     a->finish();
