@@ -30,11 +30,11 @@ public:
     const std::uint32_t tag = s.tag("alltoall");
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b) {
-        // Block b of rank a's input goes to block a of rank b's output.
-        const auto [s0, s1] = split(o.with_data ? elems : static_cast<std::size_t>(n), n, b);
-        const auto [d0, d1] = split(o.with_data ? elems : static_cast<std::size_t>(n), n, a);
-        (void)d1;
-        const double blk = o.with_data ? static_cast<double>(s1 - s0) * o.elem_size : bytes / n;
+        // Block b of rank a's input goes to block a of rank b's output; blocks are bytes/n (whole
+        // elements when checking data: floor(elements / n), the remainder is not exchanged).
+        const std::size_t per = elems / static_cast<std::size_t>(n);
+        const std::size_t s0 = static_cast<std::size_t>(b) * per, d0 = static_cast<std::size_t>(a) * per;
+        const double blk = o.with_data ? static_cast<double>(per) * o.elem_size : bytes / n;
         const sched::Place& pa = g.ranks[static_cast<std::size_t>(a)];
         const sched::Place& pb = g.ranks[static_cast<std::size_t>(b)];
         const double hop = a == b ? 0.0 : hop_type(p, pa, pb) == HopType::Net ? lib.nccl.ring_hop_latency_net

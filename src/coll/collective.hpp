@@ -90,7 +90,10 @@ struct Options {
 struct Emitted {
   std::vector<sched::OpId> done;             ///< per rank: the op after which its result is complete
   std::vector<sched::BufferId> input, output;  ///< per rank, when with_data
-  double data_bytes = 0;                     ///< input bytes per rank the data check should fill
+  double data_bytes = 0;                     ///< size of each input buffer
+  /// Per rank (offset, bytes) of its contribution in `input` and of its result in `output`;
+  /// empty: the whole buffer.
+  std::vector<std::pair<double, double>> in_range, out_range;
 };
 
 /// An algorithm's closed-form estimate (bottleneck bound + latency), microseconds to compute.

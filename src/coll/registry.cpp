@@ -10,10 +10,15 @@ std::unique_ptr<Algorithm> make_allgather();
 std::unique_ptr<Algorithm> make_broadcast();
 std::unique_ptr<Algorithm> make_sendrecv();
 std::unique_ptr<Algorithm> make_alltoall();
+std::unique_ptr<Algorithm> make_hfreduce();
+std::unique_ptr<Algorithm> make_hfreduce_nvlink();
 
 const AlgorithmRegistry& algorithms() {
   static const AlgorithmRegistry r = [] {
     AlgorithmRegistry x("collective algorithm");
+    x.add("hfreduce", "allreduce: HFReduce (D2H, CPU reduce, double binary tree between nodes, H2D)", make_hfreduce);
+    x.add("hfreduce_nvlink", "allreduce: HFReduce reducing inside NVLink pairs first, half the data per GPU via the CPU",
+          make_hfreduce_nvlink);
     x.add("nccl_ring", "allreduce: NCCL's ring over the PCIe node (reduce-scatter + allgather steps)", make_nccl_ring);
     x.add("reduce_scatter", "reduce-scatter: NCCL's ring", make_reduce_scatter);
     x.add("allgather", "allgather: NCCL's ring", make_allgather);

@@ -56,7 +56,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   if (n == 1) {
     e.done[0] = barrier(s, {ready_of(o, 0)});
     if (e.done[0] == kNoOp) e.done[0] = s.delay(Seconds(0));
-    return e;
+    return e;  // one rank: its vector is already the result (and its own segment is all of it)
   }
   const std::uint32_t tag_rs = s.tag("ring reduce-scatter"), tag_ag = s.tag("ring allgather");
   // The position in the ring that owns segment j after reduce-scatter is the one that received it last.
@@ -109,6 +109,15 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   }
   const OpId end = barrier(s, prev);
   for (int r = 0; r < n; ++r) e.done[static_cast<std::size_t>(r)] = end;
+  if (o.with_data && (phases.reduce_scatter != phases.allgather)) {
+    // Position i owns segment (i + 1) mod n after reduce-scatter, and contributes it to allgather.
+    auto& ranges = phases.reduce_scatter ? e.out_range : e.in_range;
+    ranges.assign(static_cast<std::size_t>(n), {0.0, 0.0});
+    for (int i = 0; i < n; ++i) {
+      const int seg = (i + 1) % n;
+      ranges[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = {seg_off(seg), seg_bytes(seg)};
+    }
+  }
   return e;
 }
 

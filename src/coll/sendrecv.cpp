@@ -23,7 +23,7 @@ public:
       const auto out = s.buffer(b, Bytes(bytes), "recv");
       const sched::DataRef src{in, 0}, dst{out, 0};
       t = hop_transfer(s, p, hop, before, a, b, bytes, cls, s.tag("sendrecv"), &src, &dst);
-      e.input = {in, in};
+      e.input = {in, out};  // the receiver's input is its receive buffer (overwritten)
       e.output = {in, out};
       e.data_bytes = bytes;
     } else {

@@ -218,6 +218,12 @@ std::string Platform::resource_name(std::uint32_t id) const {
   return (storage ? "s" : "n") + std::to_string(node) + "." + t.res[local].name;
 }
 
+std::pair<bool, int> Platform::node_of_resource(std::uint32_t id) const {
+  if (id >= fabric_base_) return {false, -1};
+  if (id >= storage_base_) return {true, static_cast<int>((id - storage_base_) / storage_t_.res.size())};
+  return {false, static_cast<int>(id / gpu_t_.res.size())};
+}
+
 std::string Platform::resource_label(std::uint32_t id) const {
   if (id >= fabric_base_) {
     const auto& link = fabric_->links()[(id - fabric_base_) / 2];

@@ -88,6 +88,9 @@ public:
   /// A reader's label: "root port cpu1.rp1 (gpu5+gpu6), GPU->CPU", "DRAM cpu1", "NIC nic0 send".
   [[nodiscard]] std::string resource_label(std::uint32_t id) const;
 
+  /// The node a resource belongs to: {false, i} for GPU node i, {true, i} for storage node i,
+  /// {false, -1} for fabric links.
+  [[nodiscard]] std::pair<bool, int> node_of_resource(std::uint32_t id) const;
   /// The path id between two places (computed once, then cached).
   [[nodiscard]] std::uint32_t path_id(const sched::Place& from, const sched::Place& to) const;
   [[nodiscard]] const Path& path(std::uint32_t id) const { return paths_[id]; }

@@ -157,6 +157,14 @@ OpId Schedule::reduce_accumulate(Place cpu, const std::vector<DataRef>& inputs, 
   return id;
 }
 
+OpId Schedule::reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Place inout, Bytes bytes, std::uint32_t tag) {
+  std::vector<Place> all = inputs;
+  all.push_back(inout);
+  const OpId id = reduce(cpu, all, inout, bytes, tag);
+  ops_[id].accumulate = true;
+  return id;
+}
+
 void Schedule::set_rate_cap(OpId id, double bps) {
   FFSIM_ASSERT(ops_.at(id).kind == OpKind::Transfer && bps > 0, "rate caps apply to transfers");
   ops_[id].rate_cap = bps;

@@ -107,6 +107,7 @@ public:
   OpId transfer(Place from, Place to, DataRef src, DataRef dst, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
   /// out += sum of inputs, with `out` in the reducer's cache (see Op::accumulate).
   OpId reduce_accumulate(Place cpu, const std::vector<DataRef>& inputs, DataRef inout, Bytes bytes, std::uint32_t tag = 0);
+  OpId reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Place inout, Bytes bytes, std::uint32_t tag = 0);
   /// Caps a transfer's rate (bytes per second).
   void set_rate_cap(OpId id, double bytes_per_second);
   /// CPU reduce: out = sum of inputs (elementwise, `bytes` each), on `cpu`'s cores.

@@ -1,0 +1,621 @@
+// "hfreduce" and "hfreduce_nvlink": HFReduce (arXiv 2408.14158 Sec. IV, Algorithms 1 and 2).
+// Per chunk: asynchronous D2H of every GPU into pinned host buffers interleaved over the sockets,
+// a CPU reduce as soon as all copies of the chunk landed, the inter-node double binary tree (each
+// tree carries half of the chunk: reduce up, broadcast down, one thread per tree, chunk-pipelined),
+// and H2D of the result to every GPU: GDRCopy (each socket's cores read the result once and write it
+// to their GPUs) or cudaMemcpy (each GPU's copy engine reads it). The NVLink variant reduces inside
+// each NVLink pair first, sends half the data per GPU through the CPU, and allgathers the halves
+// over NVLink on the way back.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "coll/common.hpp"
+#include "coll/dbt.hpp"
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+using sched::DataRef;
+using sched::OpId;
+using sched::Place;
+
+namespace {
+
+struct Range {
+  double off = 0;  // bytes into the vector
+  double len = 0;
+};
+
+/// How the vector is split: chunks, each made of two tree parts.
+struct Layout {
+  int chunks = 0;
+  std::vector<std::array<Range, 2>> part;  // [chunk][tree]
+};
+
+// Plain: chunk c is a contiguous piece of S; its two halves are the two trees' parts.
+// NVLink: the vector's first half (A) is reduced by the first GPU of each pair, the second (B) by the
+// second; chunk c is chunk c of A (tree 0) and chunk c of B (tree 1).
+Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem) {
+  Layout L;
+  const double span = nvlink ? S / 2 : S;
+  L.chunks = std::max(1, static_cast<int>(std::ceil(span / chunk)));
+  const std::size_t elems = data ? static_cast<std::size_t>(S / elem) : 0;
+  const std::size_t half_elems = elems / 2;
+  for (int c = 0; c < L.chunks; ++c) {
+    std::array<Range, 2> r;
+    if (!data) {
+      const double cl = span / L.chunks;
+      if (nvlink) r = {Range{c * cl, cl}, Range{S / 2 + c * cl, cl}};
+      else r = {Range{c * cl, cl / 2}, Range{c * cl + cl / 2, cl / 2}};
+    } else if (nvlink) {
+      const auto [a0, a1] = split(half_elems, L.chunks, c);
+      const auto [b0, b1] = split(elems - half_elems, L.chunks, c);
+      r = {Range{static_cast<double>(a0) * elem, static_cast<double>(a1 - a0) * elem},
+           Range{static_cast<double>(half_elems + b0) * elem, static_cast<double>(b1 - b0) * elem}};
+    } else {
+      const auto [c0, c1] = split(elems, L.chunks, c);
+      const std::size_t mid = c0 + (c1 - c0) / 2;
+      r = {Range{static_cast<double>(c0) * elem, static_cast<double>(mid - c0) * elem},
+           Range{static_cast<double>(mid) * elem, static_cast<double>(c1 - mid) * elem}};
+    }
+    L.part.push_back(r);
+  }
+  return L;
+}
+
+int socket_index(const hw::NodeSpec& n, const std::string& name) {
+  for (std::size_t i = 0; i < n.sockets.size(); ++i)
+    if (n.sockets[i].name == name) return static_cast<int>(i);
+  return 0;
+}
+
+class HfReduce final : public Algorithm {
+public:
+  explicit HfReduce(bool nvlink) : nvlink_(nvlink) {}
+  Kind kind() const override { return Kind::AllReduce; }
+
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
+               const Options& o) const override {
+    const auto& h = lib.hfreduce;
+    const hw::NodeSpec& node = p.cluster().node;
+    const auto by_node = g.ranks_by_node();
+    const int N = static_cast<int>(by_node.size());
+    const int L = static_cast<int>(by_node.front().size());
+    for (const auto& r : by_node)
+      if (static_cast<int>(r.size()) != L) throw ValueError("hfreduce needs the same number of GPUs on every node");
+    // NVLink pairs among the node's GPUs (by local index): partner[l], and which half l reduces.
+    std::vector<int> partner(static_cast<std::size_t>(L), -1);
+    if (nvlink_) {
+      if (node.nvlink.kind != "pairs")
+        throw ValueError("hfreduce_nvlink needs a node with NVLink pairs; \"" + node.name + "\" has nvlink \"" +
+                         node.nvlink.kind + "\"");
+      for (const auto& [a, b] : node.nvlink.pairs)
+        for (int x = 0; x < L; ++x)
+          for (int y = 0; y < L; ++y)
+            if (g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(x)])].index == a &&
+                g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(y)])].index == b) {
+              partner[static_cast<std::size_t>(x)] = y;
+              partner[static_cast<std::size_t>(y)] = x;
+            }
+      for (int l = 0; l < L; ++l)
+        if (partner[static_cast<std::size_t>(l)] < 0)
+          throw ValueError("hfreduce_nvlink: every GPU of the group must have its NVLink partner in the group");
+    }
+    auto half_of = [&](int l) {  // NVLink: the part (tree) GPU l reduces: 0 for the lower of the pair
+      return l < partner[static_cast<std::size_t>(l)] ? 0 : 1;
+    };
+    const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
+    const Layout lay = make_layout(S, h.chunk_bytes, nvlink_, o.with_data, o.elem_size);
+    const int K = lay.chunks;
+    const int sockets = static_cast<int>(node.sockets.size());
+    const int nic = p.nic_for(Place::dram(g.ranks[0].node, 0));
+    const int sN = node.nics.empty() ? 0 : socket_index(node, node.socket_of_port(node.nics[static_cast<std::size_t>(nic)].port).name);
+    std::vector<int> gpu_socket(static_cast<std::size_t>(L));
+    for (int l = 0; l < L; ++l) {
+      const auto& gp = g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(l)])];
+      gpu_socket[static_cast<std::size_t>(l)] =
+          socket_index(node, node.socket_of_port(node.gpus[static_cast<std::size_t>(gp.index)].port).name);
+    }
+    const auto trees = double_binary_tree(N);
+    const std::uint32_t t_d2h = s.tag("hfreduce D2H"), t_red = s.tag("hfreduce reduce"), t_up = s.tag("hfreduce tree up"),
+                        t_down = s.tag("hfreduce tree down"), t_h2d = s.tag("hfreduce H2D"),
+                        t_nvl = s.tag("hfreduce NVLink"), t_ovh = s.tag("hfreduce software");
+    auto overhead = [&](OpId after) {
+      if (h.chunk_overhead <= 0) return after;
+      const OpId d = s.delay(Seconds(h.chunk_overhead), t_ovh);
+      if (after != kNoOp) s.depend(d, after);
+      return d;
+    };
+    auto dep = [&](OpId a, OpId b) {
+      if (b != kNoOp) s.depend(a, b);
+    };
+
+    // Pieces a GPU copies down per chunk: (range, socket). Plain: tree part t to socket t (interleaved)
+    // or all to the GPU's socket; NVLink: its own part, split over the sockets.
+    struct Piece {
+      Range r;
+      int socket;
+      int part;
+    };
+    auto pieces = [&](int l, int c) {
+      std::vector<Piece> v;
+      const int own = gpu_socket[static_cast<std::size_t>(l)];
+      if (!nvlink_) {
+        for (int t = 0; t < 2; ++t)
+          v.push_back(Piece{lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)],
+                            h.interleave_d2h ? t % sockets : own, t});
+        return v;
+      }
+      const int t = half_of(l);
+      const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+      if (!h.interleave_d2h || sockets == 1) return std::vector<Piece>{Piece{r, own, t}};
+      double first = r.len / 2;
+      if (o.with_data) first = std::floor(r.len / o.elem_size / 2) * o.elem_size;
+      v.push_back(Piece{Range{r.off, first}, 0, t});
+      v.push_back(Piece{Range{r.off + first, r.len - first}, 1 % sockets, t});
+      return v;
+    };
+    // A GPU's pieces of chunk c start at base(l, c); a staging slot holds one chunk's pieces at their
+    // offsets from that base (chunk 0 is the largest).
+    auto base = [&](int l, int c) {
+      double b = 1e300;
+      for (const Piece& pc : pieces(l, c)) b = std::min(b, pc.r.off);
+      return b;
+    };
+    double slot = 0;
+    for (int l = 0; l < L; ++l)
+      for (const Piece& pc : pieces(l, 0)) slot = std::max(slot, pc.r.off + pc.r.len - base(l, 0));
+    const int B = h.staging_buffers;
+
+    Emitted e;
+    e.done.assign(static_cast<std::size_t>(g.size()), kNoOp);
+    // Per node state.
+    struct NodeBufs {
+      std::vector<sched::BufferId> gpu, nvrecv;
+      std::vector<std::vector<sched::BufferId>> stage;  // [gpu][socket]
+      sched::BufferId result = 0;
+      std::array<std::array<sched::BufferId, 2>, 2> recv{};  // [tree][child slot]
+    };
+    std::vector<NodeBufs> bufs(static_cast<std::size_t>(N));
+    if (o.with_data) {
+      e.input.assign(static_cast<std::size_t>(g.size()), 0);
+      e.output.assign(static_cast<std::size_t>(g.size()), 0);
+      e.data_bytes = S;
+      for (int v = 0; v < N; ++v) {
+        NodeBufs& nb = bufs[static_cast<std::size_t>(v)];
+        const int nd = g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][0])].node;
+        for (int l = 0; l < L; ++l) {
+          const int rank = by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)];
+          const Place gp = g.ranks[static_cast<std::size_t>(rank)];
+          nb.gpu.push_back(s.buffer(gp, Bytes(S), "g" + std::to_string(rank)));
+          e.input[static_cast<std::size_t>(rank)] = e.output[static_cast<std::size_t>(rank)] = nb.gpu.back();
+          if (nvlink_) nb.nvrecv.push_back(s.buffer(gp, Bytes(S), "nv" + std::to_string(rank)));
+          nb.stage.emplace_back();
+          for (int q = 0; q < sockets; ++q)
+            nb.stage.back().push_back(s.buffer(Place::dram(nd, q), Bytes(slot * B), "stage" + std::to_string(rank) + "." + std::to_string(q)));
+        }
+        nb.result = s.buffer(Place::dram(nd, sN), Bytes(S), "result" + std::to_string(v));
+        for (int t = 0; t < 2; ++t)
+          for (int k = 0; k < 2; ++k)
+            nb.recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)] =
+                s.buffer(Place::dram(nd, sN), Bytes(S), "recv" + std::to_string(v) + "." + std::to_string(t) + "." + std::to_string(k));
+      }
+    }
+    auto ref = [&](sched::BufferId b, double off) { return DataRef{b, off}; };
+
+    // Chains that order each engine's work: D2H per GPU, the reducer, tree threads, H2D per socket.
+    std::vector<std::vector<OpId>> d2h_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
+    std::vector<std::vector<OpId>> reduce_done(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(K), kNoOp));
+    std::vector<OpId> reducer_last(static_cast<std::size_t>(N), kNoOp);
+    // up_ready[v][t][c]: the node's partial of (c, t) is complete; final_[v][t][c]: the result landed.
+    std::vector<std::array<std::vector<OpId>, 2>> up_ready(static_cast<std::size_t>(N)), final_(static_cast<std::size_t>(N)),
+        sent_up(static_cast<std::size_t>(N));
+    for (auto& a : up_ready) a = {std::vector<OpId>(static_cast<std::size_t>(K), kNoOp), std::vector<OpId>(static_cast<std::size_t>(K), kNoOp)};
+    for (auto& a : final_) a = up_ready.front();
+    for (auto& a : sent_up) a = up_ready.front();
+    std::vector<std::vector<OpId>> h2d_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(sockets), kNoOp));
+    std::vector<std::vector<OpId>> gpu_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
+    std::vector<std::vector<OpId>> nv_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
+
+    auto place_of = [&](int v, int l) {
+      return g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])];
+    };
+    auto nd_of = [&](int v) { return place_of(v, 0).node; };
+
+    // Stage 1-2 for every chunk: (NVLink pair reduce), D2H, CPU reduce.
+    for (int c = 0; c < K; ++c) {
+      for (int v = 0; v < N; ++v) {
+        const int nd = nd_of(v);
+        NodeBufs& nb = bufs[static_cast<std::size_t>(v)];
+        // NVLink: each GPU first receives its partner's copy of the part it reduces and adds it.
+        std::vector<OpId> nv_ready(static_cast<std::size_t>(L), kNoOp);
+        if (nvlink_) {
+          for (int l = 0; l < L; ++l) {
+            const int m = partner[static_cast<std::size_t>(l)];
+            const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(half_of(l))];
+            // m sends l's part to l.
+            OpId t;
+            if (o.with_data) {
+              t = s.transfer(ref(nb.gpu[static_cast<std::size_t>(m)], r.off), ref(nb.nvrecv[static_cast<std::size_t>(l)], r.off),
+                             Bytes(r.len), cls, t_nvl);
+            } else {
+              t = s.transfer(place_of(v, m), place_of(v, l), Bytes(r.len), cls, t_nvl);
+            }
+            dep(t, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)]));
+            dep(t, nv_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)]);
+            nv_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)] = t;
+            const Place gl = place_of(v, l);
+            const double rt = gpu_reduce_time(p, gl, r.len);
+            OpId red;
+            if (o.with_data) {
+              const DataRef mine = ref(nb.gpu[static_cast<std::size_t>(l)], r.off);
+              red = s.gpu_reduce(gl, {mine, ref(nb.nvrecv[static_cast<std::size_t>(l)], r.off)}, mine, Bytes(r.len), Seconds(rt), t_nvl);
+            } else {
+              red = s.compute(gl, Seconds(rt), t_nvl);
+            }
+            s.depend(red, t);
+            dep(red, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]));
+            nv_ready[static_cast<std::size_t>(l)] = red;
+          }
+        }
+        // D2H of every piece; a staging slot is reused once the reduce of its previous chunk is done.
+        // (part, offset, socket) -> (gpu, its D2H): the copies one reduce sums.
+        std::map<std::tuple<int, double, int>, std::vector<std::pair<int, OpId>>> by_piece;
+        for (int l = 0; l < L; ++l) {
+          const Place gl = place_of(v, l);
+          for (const Piece& pc : pieces(l, c)) {
+            const double soff = (c % B) * slot + (pc.r.off - base(l, c));
+            OpId t;
+            if (o.with_data)
+              t = s.transfer(ref(nb.gpu[static_cast<std::size_t>(l)], pc.r.off),
+                             ref(nb.stage[static_cast<std::size_t>(l)][static_cast<std::size_t>(pc.socket)], soff), Bytes(pc.r.len), cls, t_d2h);
+            else
+              t = s.transfer(gl, Place::dram(nd, pc.socket), Bytes(pc.r.len), cls, t_d2h);
+            dep(t, d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
+            dep(t, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]));
+            dep(t, nv_ready[static_cast<std::size_t>(l)]);
+            if (c >= B) dep(t, reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c - B)]);
+            d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = t;
+            by_piece[{pc.part, pc.r.off, pc.socket}].push_back({l, t});
+          }
+        }
+        // The reducer: one pass per chunk, after the previous chunk, once all copies of this chunk landed.
+        const OpId start = overhead(reducer_last[static_cast<std::size_t>(v)]);
+        std::vector<OpId> reds;
+        for (const auto& [key, list] : by_piece) {
+          const auto& [part, off, q] = key;
+          double len = 0;
+          for (const Piece& pc : pieces(list.front().first, c))
+            if (pc.part == part && pc.r.off == off && pc.socket == q) len = pc.r.len;
+          OpId red;
+          if (o.with_data) {
+            std::vector<DataRef> in;
+            for (const auto& [l, d] : list)
+              in.push_back(ref(nb.stage[static_cast<std::size_t>(l)][static_cast<std::size_t>(q)], (c % B) * slot + (off - base(l, c))));
+            red = s.reduce(Place::cpu(nd, q), in, ref(nb.result, off), Bytes(len), t_red);
+          } else {
+            std::vector<Place> in(list.size(), Place::dram(nd, q));
+            red = s.reduce(Place::cpu(nd, q), in, Place::dram(nd, sN), Bytes(len), t_red);
+          }
+          dep(red, start);
+          for (const auto& [l, d] : list) s.depend(red, d);
+          reds.push_back(red);
+        }
+        const OpId rd = barrier(s, reds);
+        reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = rd;
+        reducer_last[static_cast<std::size_t>(v)] = rd;
+        // Both tree parts of this chunk are ready locally once the reduce is done.
+        for (int t = 0; t < 2; ++t) up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = rd;
+      }
+    }
+
+    // Stage 3: the double binary tree, chunk by chunk, one thread per tree and node. Going up, a node
+    // adds its children's partials into its own (the partial stays in cache: only the received data
+    // is read, the paper's "add: 1 read") and sends the sum to its parent; the root's sum comes back
+    // down, each node forwarding it to its children.
+    for (int v = 0; v < N; ++v)
+      for (int t = 0; t < 2; ++t) final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)] =
+                                    up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)];
+    if (N > 1) {
+      for (int t = 0; t < 2; ++t) {
+        const auto& tr = trees[static_cast<std::size_t>(t)];
+        int root = 0;
+        for (int v = 0; v < N; ++v)
+          if (tr[static_cast<std::size_t>(v)].parent < 0) root = v;
+        // Post-order (children before parents) and its reverse (parents before children).
+        std::vector<int> post;
+        std::vector<std::pair<int, int>> st{{root, 0}};
+        while (!st.empty()) {
+          auto& [v, i] = st.back();
+          if (i < 2) {
+            const int ch = tr[static_cast<std::size_t>(v)].child[static_cast<std::size_t>(i++)];
+            if (ch >= 0) st.push_back({ch, 0});
+          } else {
+            post.push_back(v);
+            st.pop_back();
+          }
+        }
+        FFSIM_ASSERT(static_cast<int>(post.size()) == N, "a tree does not span every node");
+        std::vector<OpId> thread(static_cast<std::size_t>(N), kNoOp);
+        for (int c = 0; c < K; ++c) {
+          const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+          for (int v : post) {
+            const auto& tl = tr[static_cast<std::size_t>(v)];
+            const int nd = nd_of(v);
+            NodeBufs& nb = bufs[static_cast<std::size_t>(v)];
+            OpId ready = up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)];
+            std::vector<OpId> got;
+            std::vector<DataRef> in;
+            std::vector<Place> inp;
+            for (int k = 0; k < 2; ++k) {
+              const int ch = tl.child[static_cast<std::size_t>(k)];
+              if (ch < 0) continue;
+              got.push_back(sent_up[static_cast<std::size_t>(ch)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
+              if (o.with_data) in.push_back(ref(nb.recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)], r.off));
+              inp.push_back(Place::dram(nd, sN));
+            }
+            if (!got.empty()) {
+              const OpId add = o.with_data
+                                   ? s.reduce_accumulate(Place::cpu(nd, sN), in, ref(nb.result, r.off), Bytes(r.len), t_up)
+                                   : s.reduce_accumulate(Place::cpu(nd, sN), inp, Place::dram(nd, sN), Bytes(r.len), t_up);
+              dep(add, ready);
+              dep(add, thread[static_cast<std::size_t>(v)]);
+              for (OpId x : got) s.depend(add, x);
+              ready = add;
+              thread[static_cast<std::size_t>(v)] = add;
+            }
+            if (tl.parent < 0) {
+              final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = ready;
+              continue;
+            }
+            const int par = tl.parent;
+            const int slot_k = tr[static_cast<std::size_t>(par)].child[0] == v ? 0 : 1;
+            OpId before = overhead(thread[static_cast<std::size_t>(v)]);
+            OpId send;
+            if (o.with_data)
+              send = s.transfer(ref(nb.result, r.off),
+                                ref(bufs[static_cast<std::size_t>(par)].recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(slot_k)], r.off),
+                                Bytes(r.len), cls, t_up);
+            else
+              send = s.transfer(Place::dram(nd, sN), Place::dram(nd_of(par), sN), Bytes(r.len), cls, t_up);
+            dep(send, before);
+            dep(send, ready);
+            thread[static_cast<std::size_t>(v)] = send;
+            sent_up[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = send;
+          }
+        }
+        // Down: parents before children, chunk by chunk; a parent's sends of chunk c wait for its
+        // sends of chunk c-1 (its down thread).
+        std::vector<OpId> down(static_cast<std::size_t>(N), kNoOp);
+        for (int c = 0; c < K; ++c) {
+          const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
+          std::vector<std::vector<OpId>> sends(static_cast<std::size_t>(N));
+          for (auto it = post.rbegin(); it != post.rend(); ++it) {
+            const int v = *it;
+            const auto& tl = tr[static_cast<std::size_t>(v)];
+            if (tl.parent < 0) continue;
+            const int par = tl.parent;
+            const OpId before = overhead(down[static_cast<std::size_t>(par)]);
+            OpId recv;
+            if (o.with_data)
+              recv = s.transfer(ref(bufs[static_cast<std::size_t>(par)].result, r.off), ref(bufs[static_cast<std::size_t>(v)].result, r.off),
+                                Bytes(r.len), cls, t_down);
+            else
+              recv = s.transfer(Place::dram(nd_of(par), sN), Place::dram(nd_of(v), sN), Bytes(r.len), cls, t_down);
+            dep(recv, before);
+            s.depend(recv, final_[static_cast<std::size_t>(par)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
+            // The child's own send of this chunk must be out of its buffer before the result lands there.
+            dep(recv, sent_up[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
+            final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = recv;
+            sends[static_cast<std::size_t>(par)].push_back(recv);
+          }
+          for (int v = 0; v < N; ++v)
+            if (!sends[static_cast<std::size_t>(v)].empty()) down[static_cast<std::size_t>(v)] = barrier(s, sends[static_cast<std::size_t>(v)]);
+        }
+      }
+    }
+
+    // Stage 4: H2D of each chunk once both of its parts are final; NVLink: each GPU gets its part,
+    // then the pair swaps parts over NVLink.
+    std::vector<std::vector<std::vector<OpId>>> finals_of(static_cast<std::size_t>(N),
+                                                          std::vector<std::vector<OpId>>(static_cast<std::size_t>(L)));
+    for (int v = 0; v < N; ++v) {
+      const int nd = nd_of(v);
+      NodeBufs& nb = bufs[static_cast<std::size_t>(v)];
+      for (int c = 0; c < K; ++c) {
+        const auto& parts = lay.part[static_cast<std::size_t>(c)];
+        auto needs = [&](int l) {  // the range GPU l receives from the host, and the finals it waits for
+          if (!nvlink_)
+            return std::make_pair(Range{parts[0].off, parts[0].len + parts[1].len},
+                                  std::vector<OpId>{final_[static_cast<std::size_t>(v)][0][static_cast<std::size_t>(c)],
+                                                    final_[static_cast<std::size_t>(v)][1][static_cast<std::size_t>(c)]});
+          const int t = half_of(l);
+          return std::make_pair(parts[static_cast<std::size_t>(t)],
+                                std::vector<OpId>{final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]});
+        };
+        std::vector<OpId> landed(static_cast<std::size_t>(L), kNoOp);
+        if (h.h2d == "gdrcopy") {
+          for (int q = 0; q < sockets; ++q) {
+            std::vector<int> mine;
+            for (int l = 0; l < L; ++l)
+              if (gpu_socket[static_cast<std::size_t>(l)] == q) mine.push_back(l);
+            if (mine.empty()) continue;
+            const OpId start = overhead(h2d_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(q)]);
+            std::vector<OpId> ops;
+            // The socket's cores read each distinct range once, then write it to each GPU that needs it.
+            std::map<double, std::pair<Range, std::vector<OpId>>> ranges;
+            for (int l : mine) {
+              auto [r, fin] = needs(l);
+              ranges[r.off] = {r, fin};
+            }
+            for (const auto& [off, rf] : ranges) {
+              const OpId rd = s.transfer(Place::dram(nd, sN), Place::cpu(nd, q), Bytes(rf.first.len), cls, t_h2d);
+              dep(rd, start);
+              for (OpId f : rf.second) s.depend(rd, f);
+              ops.push_back(rd);
+            }
+            for (int l : mine) {
+              auto [r, fin] = needs(l);
+              const Place gl = place_of(v, l);
+              OpId w;
+              if (o.with_data)
+                w = s.transfer(Place::cpu(nd, q), gl, ref(nb.result, r.off), ref(nb.gpu[static_cast<std::size_t>(l)], r.off),
+                               Bytes(r.len), cls, t_h2d);
+              else
+                w = s.transfer(Place::cpu(nd, q), gl, Bytes(r.len), cls, t_h2d);
+              s.set_rate_cap(w, h.gdrcopy_write_bandwidth);
+              dep(w, start);
+              for (OpId f : fin) s.depend(w, f);
+              ops.push_back(w);
+              landed[static_cast<std::size_t>(l)] = w;
+            }
+            h2d_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(q)] = barrier(s, ops);
+          }
+        } else {
+          for (int l = 0; l < L; ++l) {
+            auto [r, fin] = needs(l);
+            OpId w;
+            if (o.with_data)
+              w = s.transfer(ref(nb.result, r.off), ref(nb.gpu[static_cast<std::size_t>(l)], r.off), Bytes(r.len), cls, t_h2d);
+            else
+              w = s.transfer(Place::dram(nd, sN), place_of(v, l), Bytes(r.len), cls, t_h2d);
+            dep(w, gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
+            for (OpId f : fin) s.depend(w, f);
+            gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = w;
+            landed[static_cast<std::size_t>(l)] = w;
+          }
+        }
+        for (int l = 0; l < L; ++l) {
+          finals_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)].push_back(landed[static_cast<std::size_t>(l)]);
+          if (!nvlink_) continue;
+          // Give the partner this GPU's part of the result over NVLink.
+          const int m = partner[static_cast<std::size_t>(l)];
+          const Range r = parts[static_cast<std::size_t>(half_of(l))];
+          OpId x;
+          if (o.with_data)
+            x = s.transfer(ref(nb.gpu[static_cast<std::size_t>(l)], r.off), ref(nb.gpu[static_cast<std::size_t>(m)], r.off), Bytes(r.len), cls, t_nvl);
+          else
+            x = s.transfer(place_of(v, l), place_of(v, m), Bytes(r.len), cls, t_nvl);
+          s.depend(x, landed[static_cast<std::size_t>(l)]);
+          finals_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)].push_back(x);
+        }
+      }
+      for (int l = 0; l < L; ++l)
+        e.done[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])] =
+            barrier(s, finals_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
+    }
+    return e;
+  }
+
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
+    // One representative node, one chunk of every stage at once (the pipeline's steady state):
+    // the bottleneck bound of those flows is the time per chunk; the first chunk's trip through
+    // every stage (down and up the trees) is the fill. Loads are counted from the same paths the
+    // schedule uses, so the host-memory traffic per byte comes out of them.
+    const auto& h = lib.hfreduce;
+    const hw::NodeSpec& node = p.cluster().node;
+    const auto by_node = g.ranks_by_node();
+    const int N = static_cast<int>(by_node.size());
+    const int L = static_cast<int>(by_node.front().size());
+    const int K = std::max(1, static_cast<int>(std::ceil((nvlink_ ? S / 2 : S) / h.chunk_bytes)));
+    const double C = (nvlink_ ? S / 2 : S) / K;  // bytes per GPU per chunk (NVLink: of its half)
+    const double chunk = nvlink_ ? 2 * C : C;     // bytes of the node's result per chunk
+    const int nd = g.ranks[0].node;
+    const int sockets = static_cast<int>(node.sockets.size());
+    const int nic = p.nic_for(Place::dram(nd, 0));
+    const int sN = node.nics.empty() ? 0 : socket_index(node, node.socket_of_port(node.nics[static_cast<std::size_t>(nic)].port).name);
+    std::vector<std::pair<std::uint32_t, double>> flows;
+    auto add = [&](const Place& a, const Place& b, double bytes) { flows.emplace_back(p.path_id(a, b), bytes); };
+    std::vector<int> sock(static_cast<std::size_t>(L));
+    for (int l = 0; l < L; ++l)
+      sock[static_cast<std::size_t>(l)] = socket_index(
+          node, node.socket_of_port(node.gpus[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(l)])].index)].port).name);
+    const int parts = sockets > 1 && h.interleave_d2h ? sockets : 1;
+    for (int l = 0; l < L; ++l) {
+      const Place gl = g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(l)])];
+      if (nvlink_) {
+        const auto pr = node.nvlink.pairs;
+        for (const auto& [a, b] : pr)
+          if (a == gl.index) {
+            add(Place::gpu(nd, b), gl, C);  // pair reduce, each way
+            add(gl, Place::gpu(nd, b), C);
+            add(gl, Place::gpu(nd, b), C);  // allgather back, each way
+            add(Place::gpu(nd, b), gl, C);
+          }
+      }
+      for (int q = 0; q < parts; ++q) add(gl, Place::dram(nd, parts > 1 ? q : sock[static_cast<std::size_t>(l)]), C / parts);
+    }
+    // The CPU reduce: every piece read once on its socket's cores, the sum written to the NIC's socket.
+    for (int q = 0; q < parts; ++q) {
+      const int qs = parts > 1 ? q : sock[0];
+      for (int l = 0; l < L; ++l) add(Place::dram(nd, qs), Place::cpu(nd, qs), C / parts);
+      add(Place::cpu(nd, qs), Place::dram(nd, sN), chunk / parts);
+    }
+    int depth = 0;
+    if (N > 1) {
+      // Per chunk a node sends and receives 2 x chunk (interior in one tree, leaf in the other) and
+      // reads the chunk its children sent once when adding. Peers: other nodes of the group.
+      const int peer = by_node.size() > 1 ? g.ranks[static_cast<std::size_t>(by_node[1][0])].node : nd;
+      add(Place::dram(nd, sN), Place::dram(peer, sN), 2 * chunk);
+      add(Place::dram(peer, sN), Place::dram(nd, sN), 2 * chunk);
+      add(Place::dram(nd, sN), Place::cpu(nd, sN), chunk);
+      const auto trees = double_binary_tree(N);
+      depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
+    }
+    for (int q = 0; q < sockets; ++q) {
+      bool any = false;
+      for (int l = 0; l < L; ++l) any = any || sock[static_cast<std::size_t>(l)] == q;
+      if (!any) continue;
+      if (h.h2d == "gdrcopy") add(Place::dram(nd, sN), Place::cpu(nd, q), chunk);
+    }
+    double gdr_time = 0;
+    for (int l = 0; l < L; ++l) {
+      const Place gl = g.ranks[static_cast<std::size_t>(by_node[0][static_cast<std::size_t>(l)])];
+      const double got = nvlink_ ? C : chunk;
+      if (h.h2d == "gdrcopy") {
+        add(Place::cpu(nd, sock[static_cast<std::size_t>(l)]), gl, got);
+        gdr_time = std::max(gdr_time, got / h.gdrcopy_write_bandwidth);
+      } else {
+        add(Place::dram(nd, sN), gl, got);
+      }
+    }
+    Bound b = bottleneck_bound(p, flows);
+    Estimate est;
+    std::string why = bound_label(p, b.resource);
+    double t_chunk = b.time;
+    if (gdr_time > t_chunk) {
+      t_chunk = gdr_time;
+      why = "GDRCopy write rate";
+    }
+    t_chunk += h.chunk_overhead;
+    // Host-memory traffic per byte of S: every DRAM resource's load, summed, over the chunk.
+    double dram = 0;
+    for (const auto& [pid, bytes] : flows)
+      for (std::uint32_t r : p.path(pid).resources)
+        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd))
+          dram += bytes;
+    est.host_traffic_per_byte = dram / chunk;
+    // Fill: one chunk through D2H, reduce, up and down the trees and H2D, each at its own rate.
+    const double lat_net = N > 1 ? p.path(p.path_id(Place::dram(nd, sN), Place::dram(g.ranks.back().node, sN))).latency : 0;
+    const double hop = N > 1 ? bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(g.ranks.back().node, sN)), chunk / 2}}).time : 0;
+    const double fill = 3 * t_chunk + 2 * depth * (hop + lat_net + h.chunk_overhead);
+    est.time = fill + (K - 1) * t_chunk;
+    est.bottleneck = why;
+    est.note = "per chunk " + std::to_string(static_cast<long long>(chunk)) + " B, " + std::to_string(K) +
+               " chunks, tree depth " + std::to_string(depth);
+    return est;
+  }
+
+private:
+  bool nvlink_;
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_hfreduce() { return std::make_unique<HfReduce>(false); }
+std::unique_ptr<Algorithm> make_hfreduce_nvlink() { return std::make_unique<HfReduce>(true); }
+
+}  // namespace ffsim::coll

@@ -1,0 +1,197 @@
+// The data-movement check: every collective's schedule, executed on small in-memory buffers in two
+// different topological orders, leaves every rank with the exact result.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include "coll/collective.hpp"
+#include "coll/dbt.hpp"
+#include "config/catalog.hpp"
+#include "plan/scenario.hpp"
+#include "sched/execute.hpp"
+#include "test_catalog.hpp"
+
+using namespace ffsim;
+using coll::Kind;
+
+namespace {
+
+plan::ScenarioSpec cluster(int nodes, const std::string& node = "fire_flyer_pcie") {
+  const std::string text = R"({"name": "t", "cluster": {"node": ")" + node + R"(", "nodes": )" + std::to_string(nodes) +
+                           R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
+  return plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog());
+}
+
+coll::Group group(int nodes, int per_node) {
+  coll::Group g;
+  for (int n = 0; n < nodes; ++n)
+    for (int l = 0; l < per_node; ++l) g.ranks.push_back(sched::Place::gpu(n, l));
+  return g;
+}
+
+// Distinct integer-valued inputs: rank r, element e -> (r + 1) * 100003 + e, so that sums are exact in
+// double and a misplaced element shows.
+double input_value(int r, std::size_t e) { return (r + 1) * 100003.0 + static_cast<double>(e); }
+
+// Runs `algo` with data on `g` and checks every rank's result; returns the number of ops emitted.
+std::size_t check(const std::string& algo, const platform::Platform& p, const coll::LibraryParams& lib,
+                  const coll::Group& g, std::size_t elems) {
+  const auto a = coll::algorithms().get(algo).factory();
+  sched::Schedule s;
+  coll::Options o;
+  o.with_data = true;
+  const int n = g.size();
+  const double bytes = static_cast<double>(elems) * o.elem_size;
+  if (algo == "sendrecv" && n != 2) return 0;
+  const coll::Emitted em = a->emit(s, p, lib, g, bytes, o);
+  REQUIRE(em.input.size() == static_cast<std::size_t>(n));
+  for (bool lifo : {false, true}) {
+    CAPTURE(lifo);
+    sched::Memory mem = sched::allocate(s, o.elem_size);
+    auto range = [&](const std::vector<std::pair<double, double>>& rs, int r, std::size_t size) {
+      if (rs.empty()) return std::make_pair<std::size_t, std::size_t>(0, std::move(size));
+      const auto& [off, len] = rs[static_cast<std::size_t>(r)];
+      return std::make_pair(static_cast<std::size_t>(off / o.elem_size), static_cast<std::size_t>((off + len) / o.elem_size));
+    };
+    for (int r = 0; r < n; ++r) {
+      auto& in = mem[em.input[static_cast<std::size_t>(r)]];
+      const auto [b, e] = range(em.in_range, r, in.size());
+      for (std::size_t i = b; i < e; ++i) in[i] = input_value(r, i);
+    }
+    sched::execute(s, mem, o.elem_size, lifo);
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      const auto& out = mem[em.output[static_cast<std::size_t>(r)]];
+      const auto [b, e] = range(em.out_range, r, out.size());
+      bool ok = true;
+      for (std::size_t i = b; i < e && ok; ++i) {
+        double want = 0;
+        switch (a->kind()) {
+          case Kind::AllReduce:
+          case Kind::ReduceScatter:
+            for (int k = 0; k < n; ++k) want += input_value(k, i);
+            break;
+          case Kind::AllGather: {
+            // Element i belongs to the rank whose contribution range holds it.
+            for (int k = 0; k < n; ++k) {
+              const auto [kb, ke] = range(em.in_range, k, out.size());
+              if (i >= kb && i < ke) want = input_value(k, i);
+            }
+            break;
+          }
+          case Kind::Broadcast: want = input_value(o.root, i); break;
+          case Kind::SendRecv: want = input_value(0, i); break;
+          case Kind::AllToAll: {
+            // Blocks of floor(elems / n): block a of rank r's output is block r of rank a's input;
+            // the remainder is not exchanged (the output keeps its zeros).
+            const std::size_t per = elems / static_cast<std::size_t>(n);
+            if (per == 0 || i >= per * static_cast<std::size_t>(n)) {
+              want = 0;
+              break;
+            }
+            const auto blk = static_cast<int>(i / per);
+            want = input_value(blk, static_cast<std::size_t>(r) * per + i % per);
+            break;
+          }
+        }
+        if (out[i] != want) {
+          CHECK_MESSAGE(out[i] == want, algo << ": rank " << r << " element " << i);
+          ok = false;
+        }
+      }
+      CHECK(ok);
+    }
+  }
+  return s.size();
+}
+
+const std::vector<std::size_t> kSizes{0, 1, 7, 100, 4097};
+
+}  // namespace
+
+TEST_CASE("coll::double_binary_tree: both trees span every rank, binary, acyclic; interiors differ") {
+  for (int n : {1, 2, 3, 4, 5, 7, 8, 16, 17, 100, 1250}) {
+    CAPTURE(n);
+    const auto t = coll::double_binary_tree(n);
+    for (int k = 0; k < 2; ++k) {
+      int roots = 0, edges = 0;
+      for (int r = 0; r < n; ++r) {
+        const auto& x = t[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)];
+        if (x.parent < 0) ++roots;
+        for (int c : x.child)
+          if (c >= 0) {
+            ++edges;
+            CHECK(t[static_cast<std::size_t>(k)][static_cast<std::size_t>(c)].parent == r);  // consistent links
+          }
+      }
+      CHECK(roots == 1);
+      CHECK(edges == n - 1);  // a spanning tree
+      CHECK(coll::tree_depth(t[static_cast<std::size_t>(k)]) <= 2 * 11);  // log-depth (<= 2 log2 n)
+    }
+    if (n >= 4 && n % 2 == 0) {
+      // Mirrored: a rank interior in both trees is rare; most interior ranks of tree 0 are leaves in tree 1.
+      int both = 0, interior0 = 0;
+      for (int r = 0; r < n; ++r) {
+        auto interior = [&](int k) {
+          const auto& x = t[static_cast<std::size_t>(k)][static_cast<std::size_t>(r)];
+          return x.child[0] >= 0 || x.child[1] >= 0;
+        };
+        if (interior(0)) ++interior0;
+        if (interior(0) && interior(1)) ++both;
+      }
+      CHECK(both <= interior0 / 2 + 1);
+    }
+  }
+}
+
+TEST_CASE("coll: every algorithm gives every rank the exact result, 1 to 17 nodes, sizes 0, 1, odd, large") {
+  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  // Small chunks and two staging buffers, so that pipelining and buffer reuse are exercised.
+  lib.hfreduce.chunk_bytes = 1024;
+  lib.hfreduce.staging_buffers = 2;
+  lib.nccl.tree_chunk_bytes = 1024;
+  for (int nodes : {1, 2, 3, 5, 17}) {
+    const auto sc = cluster(nodes);
+    const auto p = plan::make_platform(sc);
+    for (int per : {1, 3, 8}) {
+      if (nodes == 17 && per != 8) continue;
+      const auto g = group(nodes, per);
+      for (const auto& name : coll::algorithms().names()) {
+        if (name == "hfreduce_nvlink") continue;  // needs NVLink pairs: below
+        // 17 nodes: the allreduces (the tree's odd, deep shapes) at the sizes that matter.
+        if (nodes == 17 && name != "hfreduce" && name != "nccl_ring" && name != "nccl_tree") continue;
+        for (std::size_t elems : kSizes) {
+          if (nodes == 17 && elems != 1 && elems != 4097) continue;
+          if (name == "alltoall" && g.size() > 24) continue;  // n^2 transfers
+          CAPTURE(name);
+          CAPTURE(nodes);
+          CAPTURE(per);
+          CAPTURE(elems);
+          check(name, *p, lib, g, elems);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("coll: sendrecv and the NVLink variant of HFReduce") {
+  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  lib.hfreduce.chunk_bytes = 1024;
+  lib.hfreduce.staging_buffers = 2;
+  {
+    const auto sc = cluster(2);
+    const auto p = plan::make_platform(sc);
+    for (std::size_t elems : kSizes) check("sendrecv", *p, lib, coll::Group{{sched::Place::gpu(0, 3), sched::Place::gpu(1, 5)}}, elems);
+  }
+  for (int nodes : {1, 2, 3, 7}) {
+    const auto sc = cluster(nodes, "fire_flyer_pcie_nvlink");
+    const auto p = plan::make_platform(sc);
+    for (int per : {2, 8}) {
+      for (std::size_t elems : kSizes) {
+        CAPTURE(nodes);
+        CAPTURE(per);
+        CAPTURE(elems);
+        check("hfreduce_nvlink", *p, lib, group(nodes, per), elems);
+      }
+    }
+  }
+}
