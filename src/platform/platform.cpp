@@ -361,6 +361,13 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     p.latency += pcie;
     return;
   }
+  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
+    sock(from.index, socket_of(to));
+    chain_down(t, b, device_port(to), p);
+    R(t.gpu_down[idx(to)]);
+    p.latency += pcie;
+    return;
+  }
   // Host memory -> device.
   if (is_device(to)) {
     FFSIM_ASSERT(from.kind == PlaceKind::Dram, sched::place_name(from) + " to a device is not a data path");
@@ -382,13 +389,6 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     R(t.dram[idx(from)]);
     sock(from.index, to.index);
     if (t.cpu_reduce[idx(to)] >= 0) R(t.cpu_reduce[idx(to)]);
-    return;
-  }
-  if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
-    sock(from.index, socket_of(to));
-    chain_down(t, b, device_port(to), p);
-    R(t.gpu_down[idx(to)]);
-    p.latency += pcie;
     return;
   }
   if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Dram) {  // a reducer writes its output
