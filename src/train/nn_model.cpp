@@ -264,7 +264,7 @@ std::vector<LayerCost> transformer_costs(const TransformerSpec& t, int seq, bool
     LayerCost o;
     o.name = "head";
     o.params = norm + (t.tied_embeddings ? 0.0 : static_cast<double>(t.vocab) * h);
-    o.active_params = norm + static_cast<double>(t.vocab) * h;
+    o.active_params = o.params;  // a tied head is the embedding's matrix, counted there
     o.gemm_flops = 2 * s * h * t.vocab;
     // The final norm's output, the logits and their softmax for the loss.
     o.memory_elems = s * (h + 2.0 * t.vocab);
