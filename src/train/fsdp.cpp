@@ -15,11 +15,11 @@ namespace {
 
 class Fsdp final : public Workload {
 public:
-  explicit Fsdp(int prefetch) : prefetch_(prefetch) {}
+  Fsdp(int prefetch, int unit_layers) : prefetch_(prefetch), unit_layers_(unit_layers) {}
 
   std::string summary() const override {
-    return "FSDP (ZeRO-3): per-layer units, allgather " + std::to_string(prefetch_) +
-           " unit(s) ahead in forward and backward, reduce-scatter and optimizer per unit in backward";
+    return "FSDP (ZeRO-3): units of " + std::to_string(unit_layers_) + " layer(s), allgather " +
+           std::to_string(prefetch_) + " unit(s) ahead in forward and backward, reduce-scatter and optimizer per unit in backward";
   }
 
   std::string check(const WorkloadSpec& w, int gpus, int cluster_gpus, int) const override {
@@ -46,11 +46,17 @@ public:
     plan.data_parallel = gpus;
     plan.layout = "DP=" + std::to_string(gpus) + " (fully sharded), " + std::to_string(spr) + " samples per GPU";
     plan.simulated = full ? group.ranks : std::vector<sched::Place>{group.ranks.front()};
-    // Units: each layer with parameters; a layer without parameters runs with the unit before it.
+    // Units: `unit_layers` consecutive layers with parameters each (the wrap policy); a layer
+    // without parameters runs with the unit before it.
     std::vector<std::size_t> unit_of(layers.size(), 0);
     std::vector<double> unit_params;
+    int in_unit = unit_layers_;
     for (std::size_t k = 0; k < layers.size(); ++k) {
-      if (layers[k].params > 0 || unit_params.empty()) unit_params.push_back(0);
+      if (unit_params.empty() || (layers[k].params > 0 && in_unit == unit_layers_)) {
+        unit_params.push_back(0);
+        in_unit = 0;
+      }
+      if (layers[k].params > 0) ++in_unit;
       unit_params.back() += layers[k].params;
       unit_of[k] = unit_params.size() - 1;
     }
@@ -134,6 +140,7 @@ private:
     return 0;
   }
   int prefetch_;
+  int unit_layers_;
 };
 
 }  // namespace
@@ -141,8 +148,10 @@ private:
 std::unique_ptr<Workload> make_fsdp(const config::Reader& r, const WorkloadSpec&) {
   // PyTorch FSDP prefetches one unit ahead (forward_prefetch, BackwardPrefetch.BACKWARD_PRE).
   const int prefetch = r.has("prefetch") ? static_cast<int>(r.fact_integer("prefetch", 0, 64)) : 1;
+  // One layer per unit: PyTorch's transformer_auto_wrap_policy wraps each block.
+  const int unit_layers = r.has("unit_layers") ? static_cast<int>(r.fact_integer("unit_layers", 1, 1 << 16)) : 1;
   r.finish();
-  return std::make_unique<Fsdp>(prefetch);
+  return std::make_unique<Fsdp>(prefetch, unit_layers);
 }
 
 }  // namespace ffsim::train
