@@ -12,6 +12,8 @@ std::unique_ptr<Algorithm> make_sendrecv();
 std::unique_ptr<Algorithm> make_alltoall();
 std::unique_ptr<Algorithm> make_hfreduce();
 std::unique_ptr<Algorithm> make_hfreduce_nvlink();
+std::unique_ptr<Algorithm> make_nccl_tree();
+std::unique_ptr<Algorithm> make_nccl();
 
 const AlgorithmRegistry& algorithms() {
   static const AlgorithmRegistry r = [] {
@@ -19,7 +21,9 @@ const AlgorithmRegistry& algorithms() {
     x.add("hfreduce", "allreduce: HFReduce (D2H, CPU reduce, double binary tree between nodes, H2D)", make_hfreduce);
     x.add("hfreduce_nvlink", "allreduce: HFReduce reducing inside NVLink pairs first, half the data per GPU via the CPU",
           make_hfreduce_nvlink);
+    x.add("nccl", "allreduce: what NCCL picks between ring and tree by its own tuning model, then that algorithm", make_nccl);
     x.add("nccl_ring", "allreduce: NCCL's ring over the PCIe node (reduce-scatter + allgather steps)", make_nccl_ring);
+    x.add("nccl_tree", "allreduce: NCCL's double binary tree between nodes, a chain inside each node", make_nccl_tree);
     x.add("reduce_scatter", "reduce-scatter: NCCL's ring", make_reduce_scatter);
     x.add("allgather", "allgather: NCCL's ring", make_allgather);
     x.add("broadcast", "broadcast: NCCL's pipelined ring from the root", make_broadcast);

@@ -59,6 +59,7 @@ struct FlowState {
   std::uint32_t best_limiter = kLimitNone;
   double best_time = -1;
   std::uint32_t mark = 0;  // component search
+  std::uint32_t slot = 0;  // index in the component being solved
 };
 
 struct ResState {
@@ -69,6 +70,7 @@ struct ResState {
   double t_mark = 0;      // last accounting time
   std::uint32_t touch_stamp = 0;
   std::uint32_t comp_stamp = 0;
+  std::uint32_t version = 0;
   bool saturated = false;
 };
 
@@ -229,6 +231,7 @@ private:
   void resolve(double now) {
     if (touched_res_.empty() && touched_flows_.empty()) return;
     const std::uint32_t mark = ++comp_gen_;
+    comp_mark_ = mark;
     comp_res_.clear();
     comp_flows_.clear();
     // Breadth-first over resources and flows.
@@ -266,62 +269,76 @@ private:
       f.t_last = now;
       f.frozen = false;
     }
-    // Progressive filling.
+    // Progressive filling with a heap of fair-share levels: a resource's level is its remaining
+    // capacity over the weight of the unfrozen flows through it (a flow's own cap is a level too).
+    // Freezing flows at the lowest level only raises the other levels, so the heap stays valid.
     for (std::uint32_t res : comp_res_) {
-      ResState& s = res_[res];
-      s.cap_rem = p_.resource(res).capacity;
-      s.wsum = 0;
-      s.load = 0;
-      s.saturated = false;
+      ResState& st = res_[res];
+      st.cap_rem = p_.resource(res).capacity;
+      st.wsum = 0;
+      st.load = 0;
+      st.saturated = false;
+      ++st.version;
     }
     for (std::uint32_t fid : comp_flows_)
       for (std::uint32_t res : p_.path(flows_[fid].path).resources) res_[res].wsum += flows_[fid].weight;
-    std::size_t unfrozen = comp_flows_.size();
-    std::vector<double> new_rate(comp_flows_.size(), 0.0);
-    std::vector<std::uint32_t> new_lim(comp_flows_.size(), kLimitNone);
-    while (unfrozen > 0) {
-      double level = kInf;
-      for (std::uint32_t res : comp_res_) {
-        const ResState& s = res_[res];
-        if (s.wsum > 0) level = std::min(level, std::max(0.0, s.cap_rem) / s.wsum);
+    new_rate_.assign(comp_flows_.size(), 0.0);
+    new_lim_.assign(comp_flows_.size(), kLimitNone);
+    struct Level {
+      double level;
+      std::uint32_t id;       // resource id, or flow index in comp_flows_ for a cap
+      std::uint32_t version;  // resources: must match; caps: 0
+      bool cap;
+      bool operator>(const Level& o) const {
+        return level != o.level ? level > o.level : (cap != o.cap ? cap > o.cap : id > o.id);
       }
-      for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
-        const FlowState& f = flows_[comp_flows_[k]];
-        if (!f.frozen) level = std::min(level, f.cap / f.weight);
-      }
-      FFSIM_ASSERT(std::isfinite(level), "unbounded flow rate in a schedule");
-      const double tol = level * 1e-12;
-      // Saturated resources at this level.
-      for (std::uint32_t res : comp_res_) {
-        ResState& s = res_[res];
-        if (s.wsum > 0 && std::max(0.0, s.cap_rem) / s.wsum <= level + tol) s.saturated = true;
-      }
-      std::size_t frozen_now = 0;
-      for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
-        FlowState& f = flows_[comp_flows_[k]];
-        if (f.frozen) continue;
-        std::uint32_t lim = kLimitNone;
-        if (f.cap / f.weight <= level + tol) lim = kLimitRateCap;
-        for (std::uint32_t res : p_.path(f.path).resources)
-          if (res_[res].saturated && res_[res].wsum > 0) {
-            lim = res;
-            break;
-          }
-        if (lim == kLimitNone) continue;
-        f.frozen = true;
-        ++frozen_now;
-        new_rate[k] = lim == kLimitRateCap ? f.cap : f.weight * level;
-        new_lim[k] = lim;
-        for (std::uint32_t res : p_.path(f.path).resources) {
-          res_[res].cap_rem -= new_rate[k];
-          res_[res].wsum -= f.weight;
-        }
-      }
-      for (std::uint32_t res : comp_res_)
-        if (res_[res].wsum < 1e-12) res_[res].wsum = 0;
-      FFSIM_ASSERT(frozen_now > 0, "max-min filling made no progress");
-      unfrozen -= frozen_now;
+    };
+    std::priority_queue<Level, std::vector<Level>, std::greater<>> heap;
+    for (std::uint32_t res : comp_res_) {
+      const ResState& st = res_[res];
+      if (st.wsum > 0) heap.push(Level{st.cap_rem / st.wsum, res, st.version, false});
     }
+    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
+      FlowState& f = flows_[comp_flows_[k]];
+      f.slot = static_cast<std::uint32_t>(k);
+      if (std::isfinite(f.cap)) heap.push(Level{f.cap / f.weight, static_cast<std::uint32_t>(k), 0, true});
+    }
+    std::size_t unfrozen = comp_flows_.size();
+    auto freeze = [&](std::size_t k, double rate, std::uint32_t lim) {
+      FlowState& f = flows_[comp_flows_[k]];
+      f.frozen = true;
+      --unfrozen;
+      new_rate_[k] = rate;
+      new_lim_[k] = lim;
+      for (std::uint32_t res : p_.path(f.path).resources) {
+        ResState& st = res_[res];
+        st.cap_rem -= rate;
+        st.wsum -= f.weight;
+        if (st.wsum < 1e-12) st.wsum = 0;
+        ++st.version;
+        if (st.wsum > 0) heap.push(Level{std::max(0.0, st.cap_rem) / st.wsum, res, st.version, false});
+      }
+    };
+    while (unfrozen > 0) {
+      FFSIM_ASSERT(!heap.empty(), "unbounded flow rate in a schedule");
+      const Level top = heap.top();
+      heap.pop();
+      if (top.cap) {
+        FlowState& f = flows_[comp_flows_[top.id]];
+        if (!f.frozen) freeze(top.id, f.cap, kLimitRateCap);
+        continue;
+      }
+      ResState& st = res_[top.id];
+      if (top.version != st.version || st.wsum <= 0) continue;
+      // Every unfrozen flow through this resource stops at this level.
+      for (std::uint32_t fid : st.flows) {
+        FlowState& f = flows_[fid];
+        if (f.frozen || f.mark != comp_mark_) continue;
+        freeze(f.slot, f.weight * top.level, top.id);
+      }
+    }
+    std::vector<double>& new_rate = new_rate_;
+    std::vector<std::uint32_t>& new_lim = new_lim_;
     // New rates, loads and end events.
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];
@@ -356,7 +373,9 @@ private:
   std::vector<std::vector<platform::Flow>> pending_;
   std::vector<sched::OpId> done_ops_;
   std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_flows_;
-  std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
+  std::uint32_t touch_gen_ = 1, comp_gen_ = 0, comp_mark_ = 0;
+  std::vector<double> new_rate_;
+  std::vector<std::uint32_t> new_lim_;
   platform::Lowered lowered_;
 };
 

@@ -551,8 +551,11 @@ void Platform::lower(const sched::Schedule& s, sched::OpId id, Lowered& out) con
       return;
     }
     case sched::OpKind::Transfer: {
-      const double w = traffic_.weight(o.cls);
+      // Service levels and virtual lanes arbitrate fabric links only: a transfer that stays inside
+      // a node shares its PCIe links and DRAM with weight 1 whatever its class.
       const std::uint32_t pid = path_id(o.at, o.to);
+      const bool fabric = o.at.node != o.to.node || o.at.storage != o.to.storage;
+      const double w = fabric ? traffic_.weight(o.cls) : 1.0;
       out.latency = paths_[pid].latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(

@@ -254,7 +254,6 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
   sg4::NetZone* iz = zone->get_iface();
   std::map<std::uint32_t, sg4::Link*> links;
-  std::map<double, sg4::Link*> penalty;
   for (std::size_t t = 0; t < latencies.size(); ++t) {
     sg4::Host* a = iz->create_host("t" + std::to_string(t) + "a", 1.0)->seal();
     sg4::Host* b = iz->create_host("t" + std::to_string(t) + "b", 1.0)->seal();
@@ -290,15 +289,12 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
                                 ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
                                 ->seal());
     if (!compute) {
-      auto pit = penalty.find(weight);
-      if (pit == penalty.end()) {
-        sg4::Link* l = iz->create_link("penalty" + std::to_string(penalty.size()), 1e30)
-                           ->set_latency(p.options().arbitration_latency / weight)
-                           ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                           ->seal();
-        pit = penalty.emplace(weight, l).first;
-      }
-      route.links.push_back(pit->second);
+      // One penalty link per route: a link shared by every route of a class would join all their
+      // flows into one LMM system and make every solve global.
+      route.links.push_back(iz->create_link("penalty" + std::to_string(k), 1e30)
+                                ->set_latency(p.options().arbitration_latency / weight)
+                                ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
+                                ->seal());
     }
     sg4::Host* a = iz->create_host("h" + std::to_string(k) + "a", 1.0)->seal();
     sg4::Host* b = iz->create_host("h" + std::to_string(k) + "b", 1.0)->seal();

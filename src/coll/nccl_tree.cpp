@@ -1,0 +1,244 @@
+// "nccl_tree": NCCL's tree allreduce (src/device/all_reduce.h runTreeUpDown): inside a node the
+// GPUs form a chain whose head (the GPU nearest the NIC) joins NCCL's double binary tree between
+// nodes; each tree carries half of the data, chunk-pipelined. Reduce flows up the chains and the
+// tree to the root; the result flows back down the tree and the chains.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <cmath>
+
+#include "coll/common.hpp"
+#include "coll/dbt.hpp"
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+using sched::DataRef;
+using sched::OpId;
+using sched::Place;
+
+namespace {
+
+double hop(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b) {
+  switch (hop_type(p, a, b)) {
+    case HopType::NvLink: return lib.nccl.tree_hop_latency_nvlink;
+    case HopType::Pci: return lib.nccl.tree_hop_latency_pci;
+    case HopType::Net: return lib.nccl.tree_hop_latency_net;
+  }
+  return 0;
+}
+
+class NcclTree final : public Algorithm {
+public:
+  Kind kind() const override { return Kind::AllReduce; }
+
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
+               const Options& o) const override {
+    const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
+    // Chains: each node's ranks in NCCL's ring order, reversed so that the head (index 0) is the GPU
+    // nearest the NIC (the ring leaves the node through it).
+    const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+    std::vector<std::vector<int>> chain;
+    for (int r : order) {
+      if (chain.empty() || g.ranks[static_cast<std::size_t>(r)].node !=
+                               g.ranks[static_cast<std::size_t>(chain.back().front())].node)
+        chain.emplace_back();
+      chain.back().push_back(r);
+    }
+    for (auto& c : chain) std::reverse(c.begin(), c.end());
+    const int N = static_cast<int>(chain.size());
+    const int n = g.size();
+    const auto trees = double_binary_tree(N);
+    const std::size_t elems = o.with_data ? static_cast<std::size_t>(S / o.elem_size) : 0;
+    // Tree t carries half t of the vector, in chunks of the NCCL tree chunk.
+    struct Range {
+      double off, len;
+    };
+    std::array<std::vector<Range>, 2> chunks;
+    for (int t = 0; t < 2; ++t) {
+      const auto [h0, h1] = o.with_data ? split(elems, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
+      const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / 2;
+      const double base = o.with_data ? static_cast<double>(h0) * o.elem_size : t * S / 2;
+      const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
+      for (int c = 0; c < K; ++c) {
+        if (o.with_data) {
+          const auto [c0, c1] = split(h1 - h0, K, c);
+          chunks[static_cast<std::size_t>(t)].push_back(
+              Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
+        } else {
+          chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
+        }
+      }
+    }
+    Emitted e;
+    std::vector<sched::BufferId> work, stage;  // per rank: the vector, and a staging area per child slot (3)
+    if (o.with_data) {
+      for (int r = 0; r < n; ++r) {
+        work.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(S), "w" + std::to_string(r)));
+        stage.push_back(s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(3 * S), "st" + std::to_string(r)));
+      }
+      e.input = work;
+      e.output = work;
+      e.data_bytes = S;
+    }
+    const std::uint32_t t_up = s.tag("nccl tree up"), t_down = s.tag("nccl tree down");
+    std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
+    for (int t = 0; t < 2; ++t) {
+      const auto& tr = trees[static_cast<std::size_t>(t)];
+      // Rank-level tree: parent and children of every rank (chain + node tree at the heads).
+      std::vector<int> parent(static_cast<std::size_t>(n), -1);
+      std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
+      for (int v = 0; v < N; ++v) {
+        const auto& ch = chain[static_cast<std::size_t>(v)];
+        for (std::size_t i = 1; i < ch.size(); ++i) {
+          parent[static_cast<std::size_t>(ch[i])] = ch[i - 1];
+          children[static_cast<std::size_t>(ch[i - 1])].push_back(ch[i]);
+        }
+        if (tr[static_cast<std::size_t>(v)].parent >= 0)
+          parent[static_cast<std::size_t>(ch[0])] = chain[static_cast<std::size_t>(tr[static_cast<std::size_t>(v)].parent)][0];
+        for (int k : tr[static_cast<std::size_t>(v)].child)
+          if (k >= 0) children[static_cast<std::size_t>(ch[0])].push_back(chain[static_cast<std::size_t>(k)][0]);
+      }
+      // Post-order over ranks (children first).
+      int root = 0;
+      for (int r = 0; r < n; ++r)
+        if (parent[static_cast<std::size_t>(r)] < 0) root = r;
+      std::vector<int> post;
+      std::vector<std::pair<int, std::size_t>> st{{root, 0}};
+      while (!st.empty()) {
+        auto& [r, i] = st.back();
+        if (i < children[static_cast<std::size_t>(r)].size()) {
+          const int c = children[static_cast<std::size_t>(r)][i++];
+          st.push_back({c, 0});
+        } else {
+          post.push_back(r);
+          st.pop_back();
+        }
+      }
+      FFSIM_ASSERT(static_cast<int>(post.size()) == n, "the NCCL tree does not span every rank");
+      std::vector<OpId> up_last(static_cast<std::size_t>(n), kNoOp), down_last(static_cast<std::size_t>(n), kNoOp);
+      std::vector<OpId> sent(static_cast<std::size_t>(n), kNoOp), fin(static_cast<std::size_t>(n), kNoOp);
+      for (const Range& rg : chunks[static_cast<std::size_t>(t)]) {
+        // Up: each rank sums its children's partials into its vector, then sends it to its parent.
+        for (int r : post) {
+          const Place& me = g.ranks[static_cast<std::size_t>(r)];
+          OpId ready = barrier(s, {ready_of(o, r), up_last[static_cast<std::size_t>(r)]});
+          const auto& kids = children[static_cast<std::size_t>(r)];
+          if (!kids.empty()) {
+            std::vector<DataRef> in;
+            std::vector<OpId> got;
+            for (std::size_t k = 0; k < kids.size(); ++k) {
+              got.push_back(sent[static_cast<std::size_t>(kids[k])]);
+              if (o.with_data) in.push_back(DataRef{stage[static_cast<std::size_t>(r)], static_cast<double>(k) * S + rg.off});
+            }
+            const double tt = gpu_reduce_time(p, me, rg.len) * static_cast<double>(kids.size()) / 1.0;
+            OpId red;
+            if (o.with_data) {
+              const DataRef mine{work[static_cast<std::size_t>(r)], rg.off};
+              in.insert(in.begin(), mine);
+              red = s.gpu_reduce(me, in, mine, Bytes(rg.len), Seconds(tt), t_up);
+            } else {
+              red = s.compute(me, Seconds(tt), t_up);
+            }
+            for (OpId x : got) s.depend(red, x);
+            if (ready != kNoOp) s.depend(red, ready);
+            ready = red;
+          }
+          const int par = parent[static_cast<std::size_t>(r)];
+          if (par < 0) {
+            fin[static_cast<std::size_t>(r)] = ready;
+            up_last[static_cast<std::size_t>(r)] = ready;
+            continue;
+          }
+          const Place& pp = g.ranks[static_cast<std::size_t>(par)];
+          const auto& pk = children[static_cast<std::size_t>(par)];
+          const auto slot = static_cast<double>(std::find(pk.begin(), pk.end(), r) - pk.begin());
+          OpId x;
+          if (o.with_data) {
+            const DataRef from{work[static_cast<std::size_t>(r)], rg.off}, to{stage[static_cast<std::size_t>(par)], slot * S + rg.off};
+            x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up, &from, &to);
+          } else {
+            x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up);
+          }
+          sent[static_cast<std::size_t>(r)] = x;
+          up_last[static_cast<std::size_t>(r)] = x;
+        }
+        // Down: the root's sum to every rank, parents before children.
+        for (auto it = post.rbegin(); it != post.rend(); ++it) {
+          const int r = *it;
+          const int par = parent[static_cast<std::size_t>(r)];
+          if (par < 0) continue;
+          const Place& me = g.ranks[static_cast<std::size_t>(r)];
+          const Place& pp = g.ranks[static_cast<std::size_t>(par)];
+          const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], down_last[static_cast<std::size_t>(par)],
+                                          sent[static_cast<std::size_t>(r)]});
+          OpId x;
+          if (o.with_data) {
+            const DataRef from{work[static_cast<std::size_t>(par)], rg.off}, to{work[static_cast<std::size_t>(r)], rg.off};
+            x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down, &from, &to);
+          } else {
+            x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down);
+          }
+          fin[static_cast<std::size_t>(r)] = x;
+          down_last[static_cast<std::size_t>(par)] = barrier(s, {down_last[static_cast<std::size_t>(par)], x});
+        }
+        for (int r = 0; r < n; ++r) finals[static_cast<std::size_t>(r)].push_back(fin[static_cast<std::size_t>(r)]);
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      OpId d = barrier(s, finals[static_cast<std::size_t>(r)]);
+      if (d == kNoOp) d = s.delay(Seconds(0));
+      e.done.push_back(d);
+    }
+    return e;
+  }
+
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
+    // Steady state per chunk: every hop of one node busy at once (chain transfers both ways, the
+    // head's network sends and receives for an interior node); fill: one chunk up and down the
+    // chain and the tree depth.
+    Estimate est;
+    const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+    const auto nodes = g.ranks_by_node();
+    const int N = static_cast<int>(nodes.size());
+    const int L = static_cast<int>(nodes.front().size());
+    const double C = lib.nccl.tree_chunk_bytes;
+    const int K = std::max(1, static_cast<int>(std::ceil(S / 2 / C)));
+    const double c = S / 2 / K;
+    std::vector<int> ch;
+    for (int r : order)
+      if (g.ranks[static_cast<std::size_t>(r)].node == g.ranks[0].node) ch.push_back(r);
+    std::reverse(ch.begin(), ch.end());
+    std::vector<std::pair<std::uint32_t, double>> flows;
+    double worst_lat = 0;
+    for (std::size_t i = 1; i < ch.size(); ++i) {
+      const Place& a = g.ranks[static_cast<std::size_t>(ch[i])];
+      const Place& b = g.ranks[static_cast<std::size_t>(ch[i - 1])];
+      // Both trees use the chain both ways: 2 trees x (up + down) per chunk time.
+      flows.emplace_back(p.path_id(a, b), 2 * c);
+      flows.emplace_back(p.path_id(b, a), 2 * c);
+      worst_lat = std::max(worst_lat, hop(p, lib, a, b));
+    }
+    if (N > 1) {
+      const Place head = g.ranks[static_cast<std::size_t>(ch.front())];
+      const Place peer = g.ranks[static_cast<std::size_t>(nodes[1].front())];
+      // Per chunk of each tree a node sends and receives 3 chunks over both trees (interior in one:
+      // 2 children up, 1 parent down; leaf in the other: 1 up, 1 down): 2 x chunk each way per tree pair.
+      flows.emplace_back(p.path_id(head, peer), 4 * c);
+      flows.emplace_back(p.path_id(peer, head), 4 * c);
+      worst_lat = std::max(worst_lat, hop(p, lib, head, peer));
+    }
+    const Bound b = bottleneck_bound(p, flows);
+    const auto trees = double_binary_tree(N);
+    const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
+    const double per = b.time + worst_lat;
+    est.time = (K - 1) * per + 2 * (L - 1 + depth) * (per / 2 + worst_lat) + lib.nccl.tree_base_latency;
+    est.bottleneck = bound_label(p, b.resource);
+    return est;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_nccl_tree() { return std::make_unique<NcclTree>(); }
+
+}  // namespace ffsim::coll
