@@ -329,3 +329,24 @@ TEST_CASE("train: GPU counts a workload cannot run are rejected with the reason"
         "a batch of 4096 samples per step is not a whole number of micro-batches of 1 on each of 12 data-parallel ranks");
   CHECK_THROWS_AS((void)simulate_step(e->w(), e->env(), 30), ValueError);
 }
+
+TEST_CASE("train: the shipped experiments stay below the GPU's GEMM rate (MFU reported)") {
+  // Efficiencies are fractions of the GEMM rate (at most 1), so no step can beat it; checked on the
+  // smallest GPU count of each experiment (collective durations from the closed forms, for speed).
+  for (const char* name : {"vgg16-ddp", "gpt2-fsdp", "llama13b-pp", "moe16b"}) {
+    CAPTURE(name);
+    const auto sc = plan::load_scenario(std::string(FFSIM_TEST_DATA_DIR) + "/train/" + name + "-ring.json", catalog());
+    const auto p = plan::make_platform(sc);
+    const auto lib = coll::load_library_params(catalog());
+    eval::FluidEngine fluid;
+    CollectiveCosts costs(fluid, *p, lib, CollectiveCosts::Method::Estimate);
+    const StepResult r = simulate_step(*sc.workload, StepEnv{*p, fluid, costs}, sc.workload->gpus.front());
+    const GpuRates rates = rates_of(sc.cluster.node.gpus.front().gpu, sc.workload->precision);
+    CHECK(r.gemm_measured);
+    CHECK(r.of_gemm > 0.1);
+    CHECK(r.of_gemm < 1);
+    CHECK(r.tflops_per_gpu * 1e12 < rates.gemm.si());
+    CHECK(r.mfu == doctest::Approx(r.of_gemm * rates.gemm.si() / rates.peak.si()).epsilon(1e-12));
+    CHECK(r.fits);
+  }
+}
