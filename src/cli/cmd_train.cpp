@@ -60,8 +60,8 @@ std::string pct(double f) { return fmt_f(100 * f, 1) + "%"; }
 int run_train(Context& ctx, const TrainArgs& a) {
   const auto* entry = eval::engines().find(a.engine);
   if (!entry) throw UsageError(eval::engines().unknown_message(a.engine));
-  if (a.collectives != "simulate" && a.collectives != "estimate")
-    throw UsageError("--collectives: expected simulate or estimate, got \"" + a.collectives + "\"");
+  if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
+    throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   if (!sc.workload)
     throw ConfigError(sc.file, "", "the scenario has no \"workload\" section; `ffsim train` needs one (see scenarios/train-*.json)");
@@ -84,7 +84,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   train::CollectiveCosts costs(*engine, *platform, lib,
                                a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
                                                            : train::CollectiveCosts::Method::Simulate);
-  const train::StepEnv env{*platform, *engine, costs};
+  const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
   for (int g : gpus) {
@@ -194,7 +194,8 @@ void setup_train(CLI::App& app, Context& ctx) {
                                                " (default: the scenario's)");
   sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives");
   sub->add_option("--collectives", a->collectives,
-                  "simulate (default: each distinct collective run on the engine) or estimate (closed forms)");
+                  "simulate (default: each distinct collective run on the engine, then a timed op), estimate "
+                  "(closed forms) or emit (each collective's whole schedule inside the step; small cases)");
   sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of one step to this file");
   sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first)")
       ->check(CLI::PositiveNumber);

@@ -46,6 +46,7 @@ public:
   /// Distinct (algorithm, group, bytes) evaluated so far.
   [[nodiscard]] std::size_t evaluations() const { return cache_.size(); }
   [[nodiscard]] Method method() const { return method_; }
+  [[nodiscard]] const coll::LibraryParams& lib() const { return lib_; }
 
 private:
   eval::Engine& engine_;

@@ -11,11 +11,13 @@ namespace ffsim::train {
 
 namespace {
 
-// Seconds of kernels per GPU: the sum of the compute ops' times alone.
-double busiest_compute(const sched::Schedule& s) {
+// Seconds of the workload's kernels per GPU (its compute ops' times alone; kernels of emitted
+// collectives are communication), on the busiest GPU.
+double busiest_compute(const StepBuilder& b) {
   std::map<std::uint64_t, double> per_gpu;
-  for (const auto& op : s.ops())
-    if (op.kind == sched::OpKind::Compute) per_gpu[platform::place_key(op.at)] += op.amount;
+  const auto& s = b.schedule();
+  for (sched::OpId i = 0; i < s.size(); ++i)
+    if (b.category(i) == OpCategory::Compute) per_gpu[platform::place_key(s.op(i).at)] += s.op(i).amount;
   double m = 0;
   for (const auto& [k, v] : per_gpu) m = std::max(m, v);
   return m;
@@ -48,7 +50,7 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   StepResult r;
   r.gpus = gpus;
   // The step with communication, on the chosen engine.
-  StepBuilder b(env.platform, &env.costs, false);
+  StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
   const StepPlan plan = w.impl->build(b, w, gpus, full);
   const eval::Result res = env.engine.run(b.schedule(), env.platform);
   // The same step with free communication, on the analytic engine (compute and delays only).
@@ -60,7 +62,7 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   r.layout = plan.layout;
   r.data_parallel = plan.data_parallel;
   r.step_s = res.makespan;
-  r.compute_s = busiest_compute(b.schedule());
+  r.compute_s = busiest_compute(b);
   // Differences below a nanosecond per second of step are rounding in the engines, not time.
   auto clean = [&](double v) { return v > 1e-9 * r.step_s ? v : 0.0; };
   r.bubble_s = clean(free_makespan - r.compute_s);

@@ -17,6 +17,8 @@ struct StepEnv {
   const platform::Platform& platform;
   eval::Engine& engine;
   CollectiveCosts& costs;
+  /// Each collective as its algorithm's whole schedule inside the step instead of a timed op.
+  bool emit_collectives = false;
 };
 
 struct StepResult {

@@ -36,8 +36,8 @@ void add_unique(std::vector<Track>& v, Track t) {
 
 }  // namespace
 
-StepBuilder::StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bool comm_free)
-    : p_(p), costs_(costs), comm_free_(comm_free) {
+StepBuilder::StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bool comm_free, bool emit_collectives)
+    : p_(p), costs_(costs), comm_free_(comm_free), emit_(emit_collectives && !comm_free) {
   FFSIM_ASSERT(costs_ != nullptr || comm_free_, "a step with communication needs collective costs");
 }
 
@@ -82,6 +82,20 @@ OpId StepBuilder::collective(const CollectiveCall& c, std::string_view name, con
   }
   if (multi_node)
     for (const Place& g : c.shown) add_unique(t, Track{g.node, nic_lane(p_, g)});
+  if (emit_ && c.group.size() > 1 && c.bytes > 0) {
+    const double bytes = c.alg.per_rank_input ? c.bytes / c.group.size() : c.bytes;
+    const auto alg = coll::algorithms().get(c.alg.algorithm).factory();
+    OpId start = join(after);
+    for (int k = 0; k < c.repeat; ++k) {
+      coll::Options o;
+      o.ready.assign(static_cast<std::size_t>(c.group.size()), start);
+      const auto first = static_cast<OpId>(s_.size());
+      const coll::Emitted e = alg->emit(s_, p_, costs_->lib(), c.group, bytes, o);
+      adopt(first, name);
+      start = join(e.done);
+    }
+    return start;
+  }
   double seconds = 0;
   if (!comm_free_) {
     const double bytes = c.alg.per_rank_input ? c.bytes / c.group.size() : c.bytes;
@@ -93,6 +107,32 @@ OpId StepBuilder::collective(const CollectiveCall& c, std::string_view name, con
 
 OpId StepBuilder::delay(Seconds t, std::string_view name, const std::vector<OpId>& after) {
   return finish(s_.delay(t, s_.tag("sync")), OpCategory::Sync, name, {}, after);
+}
+
+void StepBuilder::adopt(OpId first, std::string_view name) {
+  auto [it, added] = name_index_.try_emplace(std::string(name), static_cast<std::uint32_t>(names_.size()));
+  if (added) names_.emplace_back(name);
+  for (OpId id = first; id < s_.size(); ++id) {
+    const sched::Op& op = s_.op(id);
+    std::vector<Track> t;
+    OpCategory c = OpCategory::Collective;
+    switch (op.kind) {
+      case sched::OpKind::Transfer: {
+        // A GPU's copies show on its communication track, a NIC's traffic on the NIC's.
+        for (const Place* x : {&op.at, &op.to})
+          if (x->kind == sched::PlaceKind::Gpu && !x->storage) add_unique(t, Track{x->node, gpu_lane(p_, *x) + " comm"});
+        if (op.at.node != op.to.node)
+          for (const Place* x : {&op.at, &op.to}) add_unique(t, Track{x->node, p_.cluster().node.nics.at(static_cast<std::size_t>(p_.nic_for(*x))).name});
+        break;
+      }
+      case sched::OpKind::Compute: t.push_back(Track{op.at.node, gpu_lane(p_, op.at) + " comm"}); break;
+      case sched::OpKind::Reduce: t.push_back(Track{op.at.node, "cpu reducer"}); break;
+      case sched::OpKind::Delay: c = OpCategory::Sync; break;
+    }
+    cat_.push_back(c);
+    tracks_.push_back(std::move(t));
+    name_of_.push_back(it->second);
+  }
 }
 
 void StepBuilder::depend(OpId after, OpId before) {

@@ -43,14 +43,17 @@ class StepBuilder {
 public:
   /// `costs` may be null only when `comm_free`. With `comm_free`, every transfer and collective
   /// becomes a zero-time op (the step as if communication were free: compute plus pipeline bubble).
-  StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bool comm_free);
+  /// With `emit_collectives`, each collective is the algorithm's whole schedule inside the step
+  /// (every rank of its group; the validation of the timed ops, affordable on small cases).
+  StepBuilder(const platform::Platform& p, CollectiveCosts* costs, bool comm_free, bool emit_collectives = false);
 
   /// A kernel of `alone` seconds on `gpu` after `after` (kNone entries are ignored).
   OpId compute(const sched::Place& gpu, Seconds alone, std::string_view name, const std::vector<OpId>& after = {});
   /// Data from one GPU to another (NCCL send/recv): a real transfer on the platform.
   OpId transfer(const sched::Place& from, const sched::Place& to, Bytes bytes, std::string_view name,
                 const std::vector<OpId>& after = {});
-  /// A collective as one op lasting the collective model's time, after `after`.
+  /// A collective as one op lasting the collective model's time, after `after` (or, when emitting,
+  /// its whole schedule, every rank starting once all of `after` have ended); returns its end.
   OpId collective(const CollectiveCall& c, std::string_view name, const std::vector<OpId>& after);
   /// A fixed wait (a stagger offset, a launch).
   OpId delay(Seconds t, std::string_view name, const std::vector<OpId>& after = {});
@@ -77,9 +80,13 @@ private:
   std::unordered_map<std::string, std::uint32_t> name_index_;
   std::vector<std::uint32_t> name_of_;
 
+  /// Registers ops that an algorithm emitted straight into the schedule, from `first` on.
+  void adopt(OpId first, std::string_view name);
+
   const platform::Platform& p_;
   CollectiveCosts* costs_;
   bool comm_free_;
+  bool emit_;
   sched::Schedule s_;
   std::vector<OpCategory> cat_;
   std::vector<std::vector<Track>> tracks_;

@@ -350,3 +350,38 @@ TEST_CASE("train: the shipped experiments stay below the GPU's GEMM rate (MFU re
     CHECK(r.fits);
   }
 }
+
+TEST_CASE("train: a collective as a timed op against its whole schedule inside the step") {
+  // HFReduce runs on copy engines, host memory and the CPUs: nothing the step's kernels use, so
+  // the timed op (the collective simulated alone) and the emitted schedule give the same step.
+  // NCCL's ring sums on the GPU: its reduce kernels share the SMs with backward, so the emitted
+  // step is a little longer; the timed op leaves that contention out.
+  const std::string base = R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                               "optimizer": "sgd", "gpus": [16], "algorithms": {"allreduce": ")";
+  for (const char* alg : {"hfreduce", "nccl_ring"}) {
+    CAPTURE(alg);
+    auto e = make(base + alg + "\"}}", 2);
+    StepEnv timed = e->env(), emitted = e->env();
+    emitted.emit_collectives = true;
+    const StepResult t = simulate_step(e->w(), timed, 16, true);
+    const StepResult x = simulate_step(e->w(), emitted, 16, true);
+    CHECK(x.ops > t.ops);
+    CHECK(x.compute_s == doctest::Approx(t.compute_s).epsilon(1e-12));
+    if (std::string(alg) == "hfreduce") {
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(1e-9));
+    } else {
+      CHECK(x.step_s >= t.step_s * (1 - 1e-12));
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.02));
+    }
+  }
+  SUBCASE("a pipeline's data-parallel reduction and ZeRO-1 allgather, emitted") {
+    auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 8, "seq": 2048,
+                      "precision": "bf16", "grad_dtype": "bf16", "pp": 4, "zero_stage": 1, "stagger": "transfer",
+                      "algorithms": {"allreduce": "hfreduce"}, "gpus": [32]})", 4);
+    StepEnv emitted = e->env();
+    emitted.emit_collectives = true;
+    const StepResult t = simulate_step(e->w(), e->env(), 32, true);
+    const StepResult x = simulate_step(e->w(), emitted, 32, true);
+    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01));
+  }
+}
