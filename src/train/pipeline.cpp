@@ -99,18 +99,19 @@ std::vector<std::pair<bool, int>> stage_order(const std::string& schedule, int s
 
 namespace {
 
-// Disjoint sets over data-parallel ranks.
+// Disjoint sets over data-parallel ranks (the smallest rank represents its set).
 struct Sets {
   std::vector<int> parent;
   explicit Sets(int n) : parent(static_cast<std::size_t>(n)) { std::iota(parent.begin(), parent.end(), 0); }
+  int& up(int x) { return parent[static_cast<std::size_t>(x)]; }
   int find(int x) {
-    while (parent[static_cast<std::size_t>(x)] != x) x = parent[static_cast<std::size_t>(x)] = parent[static_cast<std::size_t>(parent[static_cast<std::size_t>(x)])];
+    while (up(x) != x) x = up(x) = up(up(x));  // path halving
     return x;
   }
   void unite(int a, int b) {
     a = find(a);
     b = find(b);
-    if (a != b) parent[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+    if (a != b) up(std::max(a, b)) = std::min(a, b);
   }
 };
 
