@@ -162,6 +162,14 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
     }
     a->finish();
   }
+  // Every role's algorithm must exist (a backend whose table names an unregistered algorithm).
+  const auto roles = role_names();
+  for (std::size_t i = 0; i < roles.size(); ++i) {
+    const std::string name = w.algorithm(static_cast<Role>(i)).algorithm;
+    if (!coll::algorithms().find(name))
+      r.fail_at("backend", "backend \"" + w.backend + "\" runs " + name + " for the " + roles[i] + " role: " +
+                               coll::algorithms().unknown_message(name));
+  }
   w.flash_attention = r.has("flash_attention") ? r.fact("flash_attention").as_bool() : true;
   w.grad_bytes = element_bytes(dtype_choice(r, "grad_dtype", "fp32"));
   w.param_bytes = element_bytes(dtype_choice(r, "param_dtype", w.precision));
