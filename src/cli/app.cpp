@@ -70,6 +70,7 @@ int run(int argc, char** argv) {
   setup_check(app, ctx);
   setup_summary(app, ctx);
   setup_net(app, ctx);
+  setup_collective(app, ctx);
   setup_plan(app, ctx);
   setup_train(app, ctx);
 

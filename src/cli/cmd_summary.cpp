@@ -1,12 +1,18 @@
-// `ffsim summary <scenario>`: the main job: what ffsim knows and predicts about a scenario.
+// `ffsim summary <scenario>`: the main job: what ffsim knows and predicts about a scenario: the
+// cluster, its plan against the alternative design, HFReduce against NCCL, and (when the scenario has
+// a workload) a training step.
 // SPDX-License-Identifier: Apache-2.0
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
 #include "cli/context.hpp"
+#include "coll/collective.hpp"
 #include "core/format.hpp"
+#include "plan/design.hpp"
 #include "plan/scenario.hpp"
 #include "report/table.hpp"
 
@@ -14,12 +20,14 @@ namespace ffsim::cli {
 
 namespace {
 
-int run_summary(Context& ctx, const std::string& file) {
-  const plan::ScenarioSpec s = plan::load_scenario(file, ctx.catalog());
+struct SummaryArgs {
+  std::string scenario;
+  std::string against;
+};
+
+void cluster_section(const plan::ScenarioSpec& s) {
   const hw::ClusterSpec& c = s.cluster;
   const hw::NodeSpec& n = c.node;
-  std::cout << "Scenario " << s.name << " (" << s.file << ")\n";
-  if (!s.description.empty()) std::cout << "  " << s.description << "\n";
   std::cout << "\nCluster\n";
   report::Table t({"item", "value"});
   t.add({"GPU nodes", fmt_int(c.nodes) + " x " + n.name});
@@ -36,19 +44,77 @@ int run_summary(Context& ctx, const std::string& file) {
   t.add({"compute NICs per node", std::to_string(n.compute_nics()) + " x " +
                                       (n.nics.empty() ? std::string("-") : n.nics.front().nic.name)});
   if (c.storage) t.add({"storage nodes", fmt_int(c.storage->count) + " x " + c.storage->node.name});
-  if (n.power) t.add({"GPU node power (total)", fmt_power(*n.power * static_cast<double>(c.nodes))});
-  if (n.price) t.add({"GPU node price (total, relative units)", fmt_int(static_cast<long long>(*n.price * c.nodes + 0.5))});
+  t.add({"fabric", s.fabric.design->summary()});
   t.print(std::cout, "  ");
+}
+
+void plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
+  const plan::DesignPlan a = plan::plan_design(s), b = plan::plan_design(alt);
+  const plan::Relative r = plan::compare(a, b);
+  std::cout << "\nCapacity plan against " << b.name << " (ffsim plan for every row)\n";
+  report::Table t({"", a.name, b.name});
+  auto money = [](const std::optional<plan::CostBreakdown>& c, double (plan::CostBreakdown::*m)() const) {
+    return c ? fmt_int(static_cast<long long>(std::llround(((*c).*m)()))) + " " + c->unit : std::string("-");
+  };
+  t.add({"GPUs", fmt_int(a.gpus), fmt_int(b.gpus)});
+  t.add({"switches", fmt_int(a.counts.switches), fmt_int(b.counts.switches)});
+  t.add({"cables", fmt_int(a.counts.cables), fmt_int(b.counts.cables)});
+  t.add({"network cost", money(a.cost, &plan::CostBreakdown::network), money(b.cost, &plan::CostBreakdown::network)});
+  t.add({"server cost", money(a.cost, &plan::CostBreakdown::servers), money(b.cost, &plan::CostBreakdown::servers)});
+  t.add({"total cost", money(a.cost, &plan::CostBreakdown::total), money(b.cost, &plan::CostBreakdown::total)});
+  const auto pa = a.power.total(), pb = b.power.total();
+  t.add({"power", pa ? fmt_power(*pa) : "-", pb ? fmt_power(*pb) : "-"});
+  t.add({"performance (" + a.precision + " GEMM)", fmt_flop_rate(a.performance()), fmt_flop_rate(b.performance())});
+  t.add({"node performance vs " + b.name, fmt_f(100 * r.node_performance, 1) + "%", "100.0%"});
+  if (r.node_price) t.add({"node price vs " + b.name, fmt_f(100 * *r.node_price, 1) + "%", "100.0%"});
+  if (r.node_cost_performance) t.add({"node cost-performance", fmt_f(*r.node_cost_performance, 2), "1.00"});
+  if (r.node_power_saving) t.add({"node power saving", fmt_f(100 * *r.node_power_saving, 1) + "%", "0.0%"});
+  t.print(std::cout, "  ");
+}
+
+void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
+  const auto p = plan::make_platform(s);
+  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  const double S = 184.0 * 1048576;
+  std::cout << "\nAllreduce of 184 MiB per GPU, closed-form model (ffsim collective --engine fluid|simgrid to simulate)\n";
+  report::Table t({"GPUs", "hfreduce algbw", "nccl algbw", "hfreduce / nccl", "hfreduce host mem/node", "hfreduce bound by"});
+  const auto hf = coll::algorithms().get("hfreduce").factory();
+  const auto nc = coll::algorithms().get("nccl").factory();
+  for (int n : {16, 128, 1440}) {
+    if (n > s.cluster.gpus()) continue;
+    const coll::Group g = coll::Group::first_gpus(*p, n);
+    const auto eh = hf->estimate(*p, lib, g, S), en = nc->estimate(*p, lib, g, S);
+    t.add({std::to_string(n), fmt_bandwidth(BytesPerSecond(S / eh.time)), fmt_bandwidth(BytesPerSecond(S / en.time)),
+           fmt_f(en.time / eh.time, 2) + "x", fmt_f(eh.host_traffic_per_byte, 1) + " S", eh.bottleneck});
+  }
+  t.print(std::cout, "  ");
+}
+
+int run_summary(Context& ctx, const SummaryArgs& a) {
+  const plan::ScenarioSpec s = plan::load_scenario(a.scenario, ctx.catalog());
+  std::cout << "Scenario " << s.name << " (" << s.file << ")\n";
+  if (!s.description.empty()) std::cout << "  " << s.description << "\n";
+  cluster_section(s);
+  std::string against = a.against;
+  if (against.empty()) {
+    const auto dflt = std::filesystem::path(a.scenario).parent_path() / "dgx-a100-cluster.json";
+    if (std::filesystem::exists(dflt) && std::filesystem::path(a.scenario).filename() != "dgx-a100-cluster.json")
+      against = dflt.string();
+  }
+  if (!against.empty()) plan_section(s, plan::load_scenario(against, ctx.catalog()));
+  if (!s.cluster.node.nics.empty() && s.cluster.nodes > 1) collective_section(ctx, s);
   return kOk;
 }
 
 }  // namespace
 
 void setup_summary(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("summary", "The main job: a scenario's cluster and what ffsim predicts for it");
-  auto file = std::make_shared<std::string>();
-  sub->add_option("scenario", *file, "Scenario JSON file")->required()->check(CLI::ExistingFile);
-  sub->callback([&ctx, file] { ctx.action = [&ctx, file] { return run_summary(ctx, *file); }; });
+  auto* sub = app.add_subcommand("summary", "The main job: a scenario's cluster, its plan, HFReduce vs NCCL, a training step");
+  auto a = std::make_shared<SummaryArgs>();
+  sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
+  sub->add_option("--against", a->against, "Design to compare with (default: dgx-a100-cluster.json beside the scenario)")
+      ->check(CLI::ExistingFile);
+  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_summary(ctx, *a); }; });
 }
 
 }  // namespace ffsim::cli

@@ -43,6 +43,7 @@ void setup_models(CLI::App& app, Context& ctx);
 void setup_check(CLI::App& app, Context& ctx);
 void setup_summary(CLI::App& app, Context& ctx);
 void setup_net(CLI::App& app, Context& ctx);
+void setup_collective(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
 void setup_train(CLI::App& app, Context& ctx);
 

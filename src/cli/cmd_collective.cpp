@@ -1,0 +1,206 @@
+// `ffsim collective <scenario>`: allreduce (and other collectives) on the simulated cluster, one row
+// per (algorithm, GPU count): time, algbw and busbw (as nccl-tests define them), host-memory traffic
+// per node, and the binding resource.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/app.hpp"
+#include "cli/context.hpp"
+#include "coll/collective.hpp"
+#include "coll/nccl_select.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/spell.hpp"
+#include "core/unit_parse.hpp"
+#include "plan/scenario.hpp"
+#include "report/json_writer.hpp"
+#include "report/table.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+struct CollArgs {
+  std::string scenario;
+  std::string algos = "hfreduce,nccl";
+  std::string gpus = "16,32,64,128";
+  std::string size = "184MiB";
+  std::string engine = "analytic";
+  bool cross_zone = false;
+  bool json = false;
+  bool explain = false;
+  bool full = false;
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ','))
+    if (!x.empty()) v.push_back(x);
+  return v;
+}
+
+// The first `gpus` GPUs, or with cross_zone half of the nodes from each of the first two zones.
+coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
+  if (!cross_zone) return coll::Group::first_gpus(p, gpus);
+  const int per = static_cast<int>(p.cluster().node.gpus.size());
+  if (gpus % per != 0) throw UsageError("--cross-zone needs whole nodes: " + std::to_string(gpus) + " GPUs is not a multiple of " + std::to_string(per));
+  const int nodes = gpus / per;
+  int second = -1;
+  const auto* f = p.fabric();
+  const int z0 = f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(0, p.nic_for(sched::Place::dram(0, 0)))))].zone;
+  for (int v = 0; v < p.cluster().nodes && second < 0; ++v)
+    if (f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(v, p.nic_for(sched::Place::dram(v, 0)))))].zone != z0)
+      second = v;
+  if (second < 0) throw UsageError("--cross-zone: the scenario's fabric has a single zone");
+  const int a = (nodes + 1) / 2, b = nodes - a;
+  if (a > second || second + b > p.cluster().nodes) throw UsageError("--cross-zone: not enough nodes in the zones");
+  coll::Group g;
+  for (int v = 0; v < a; ++v)
+    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(v, l));
+  for (int v = 0; v < b; ++v)
+    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(second + v, l));
+  return g;
+}
+
+int run_collective(Context& ctx, const CollArgs& a) {
+  const auto algos = split_list(a.algos);
+  for (const auto& x : algos)
+    if (!coll::algorithms().find(x)) throw UsageError("--algo: " + coll::algorithms().unknown_message(x));
+  std::vector<int> gpus;
+  for (const auto& x : split_list(a.gpus)) {
+    try {
+      std::size_t used = 0;
+      const int v = std::stoi(x, &used);
+      if (used != x.size() || v < 1) throw std::invalid_argument(x);
+      gpus.push_back(v);
+    } catch (const std::exception&) {
+      throw UsageError("--gpus: expected a comma-separated list of positive integers, got \"" + x + "\"");
+    }
+  }
+  double bytes = 0;
+  try {
+    bytes = parse_size(a.size).si();
+  } catch (const ValueError& e) {
+    throw UsageError(std::string("--size: ") + e.what());
+  }
+  if (bytes < 0) throw UsageError("--size must not be negative");
+  const std::vector<std::string> engines{"analytic", "fluid", "simgrid"};
+  if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
+    throw UsageError("--engine: expected one of analytic, fluid, simgrid; got \"" + a.engine + "\"" + did_you_mean(a.engine, engines));
+  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  const auto p = plan::make_platform(sc);
+  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  std::unique_ptr<eval::Engine> engine;
+  if (a.engine != "analytic") engine = eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
+
+  struct Row {
+    std::string algo;
+    int gpus;
+    double time, algbw, busbw, host, wall;
+    std::string bottleneck, note;
+  };
+  std::vector<Row> rows;
+  for (const auto& name : algos) {
+    const auto algo = coll::algorithms().get(name).factory();
+    for (int n : gpus) {
+      if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
+      const coll::Group g = make_group(*p, n, a.cross_zone);
+      const auto t0 = std::chrono::steady_clock::now();
+      const coll::Estimate est = algo->estimate(*p, lib, g, bytes);
+      const double t = !engine ? est.time
+                       : a.full ? algo->simulate_full(*engine, *p, lib, g, bytes)
+                                : algo->simulate(*engine, *p, lib, g, bytes);
+      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double algbw = t > 0 ? bytes / t : 0;
+      rows.push_back({name, n, t, algbw, algbw * coll::busbw_factor(algo->kind(), n), est.host_traffic_per_byte, wall,
+                      est.bottleneck, est.note});
+    }
+  }
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    w.begin_array();
+    for (const auto& r : rows) {
+      w.begin_object();
+      w.field("scenario", sc.name);
+      w.field("algo", r.algo);
+      w.field("gpus", r.gpus);
+      w.field("bytes", bytes);
+      w.field("engine", a.engine);
+      w.field("cross_zone", a.cross_zone);
+      w.field("time_s", r.time);
+      w.field("algbw_GBps", r.algbw / 1e9);
+      w.field("busbw_GBps", r.busbw / 1e9);
+      w.field("host_traffic_per_node_S", r.host);
+      w.field("bottleneck", r.bottleneck);
+      w.field("wall_s", r.wall);
+      w.end_object();
+    }
+    w.end_array();
+    return kOk;
+  }
+  std::cout << "ffsim collective on " << sc.name << ": allreduce of " << fmt_bytes(Bytes(bytes)) << " per GPU, "
+            << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << "\n";
+  report::Table t({"algorithm", "GPUs", "time", "algbw", "busbw", "host mem/node", "bound by"});
+  std::string prev;
+  for (const auto& r : rows) {
+    if (!prev.empty() && prev != r.algo) t.rule();
+    prev = r.algo;
+    t.add({r.algo, std::to_string(r.gpus), fmt_time(Seconds(r.time)), fmt_bandwidth(BytesPerSecond(r.algbw)),
+           fmt_bandwidth(BytesPerSecond(r.busbw)), r.host > 0 ? fmt_f(r.host, 1) + " S" : "-", r.bottleneck});
+  }
+  t.print(std::cout, "  ");
+  std::cout << "  algbw = size / time; busbw = algbw x 2(n-1)/n (nccl-tests); host mem/node: bytes read + written in host\n"
+               "  memory per node, in multiples of the size S; bound by: the resource the closed-form model finds binding\n";
+  if (a.explain) {
+    std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
+    report::Table e({"GPUs", "algorithm", "latency", "algbw (NCCL's view)", "predicted time", "picked"});
+    for (int n : gpus) {
+      const coll::Group g = make_group(*p, n, a.cross_zone);
+      const auto table = coll::nccl_cost_table(lib, g, bytes);
+      const std::string pick = coll::nccl_pick(lib, g, bytes);
+      for (const auto& c : table)
+        e.add({std::to_string(n), c.algorithm, fmt_time(Seconds(c.latency)), fmt_bandwidth(BytesPerSecond(c.algbw)),
+               fmt_time(Seconds(c.time)), c.algorithm == pick ? "yes" : ""});
+    }
+    e.print(std::cout, "  ");
+    // The closed form of each algorithm: where its host-memory traffic and bound come from.
+    std::cout << "\nHFReduce host-memory accounting per node (arXiv 2408.14158 Sec. IV): D2H 8 writes, reduce 8 reads +\n"
+                 "  1 write, network send 2 reads, receive 2 writes, tree add 1 read, H2D 2 reads (GDRCopy) or 8 (memcpy):\n"
+                 "  the model counts the bytes of its own flows; at the node's DRAM bandwidth that is the ceiling below.\n";
+    for (const auto& r : rows)
+      if (r.host > 0) {
+        BytesPerSecond dram(0);
+        for (const auto& s : sc.cluster.node.sockets) dram += s.dram_bandwidth;
+        std::cout << "  " << r.algo << " at " << r.gpus << " GPUs: " << fmt_f(r.host, 1) << " S per node -> ceiling "
+                  << fmt_bandwidth(BytesPerSecond(dram.si() / r.host)) << " (" << fmt_bandwidth(dram) << " / " << fmt_f(r.host, 1)
+                  << "); simulated " << fmt_bandwidth(BytesPerSecond(r.algbw)) << ", held below it by " << r.bottleneck << "\n";
+      }
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void setup_collective(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("collective", "Allreduce algorithms on the simulated cluster: time, algbw, busbw, bound");
+  auto a = std::make_shared<CollArgs>();
+  sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
+  sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names()));
+  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)");
+  sub->add_option("--size", a->size, "Bytes per GPU (default 184MiB)");
+  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation) or simgrid");
+  sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
+  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");
+  sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
+  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_collective(ctx, *a); }; });
+}
+
+}  // namespace ffsim::cli

@@ -1,0 +1,165 @@
+// Collectives on the engines: exact shortcuts, closed forms on contention-free cases, sweeps.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include "coll/collective.hpp"
+#include "coll/nccl_select.hpp"
+#include "config/catalog.hpp"
+#include "plan/scenario.hpp"
+#include "sim/simgrid_engine.hpp"
+#include "test_catalog.hpp"
+
+using namespace ffsim;
+
+namespace {
+
+plan::ScenarioSpec cluster(int nodes) {
+  const std::string text = R"({"name": "t", "cluster": {"node": "fire_flyer_pcie", "nodes": )" + std::to_string(nodes) +
+                           R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
+  return plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog());
+}
+
+eval::Engine& engine(const char* name) {
+  static bool reg = [] {
+    sim::register_simgrid_engine(eval::engines());
+    return true;
+  }();
+  (void)reg;
+  static std::unique_ptr<eval::Engine> fluid = eval::engines().get("analytic").factory();
+  static std::unique_ptr<eval::Engine> simgrid = eval::engines().get("simgrid").factory();
+  return std::string(name) == "simgrid" ? *simgrid : *fluid;
+}
+
+}  // namespace
+
+TEST_CASE("coll::nccl_ring: one simulated step per phase, reused, equals the full schedule") {
+  const auto sc = cluster(4);
+  const auto p = plan::make_platform(sc);
+  const auto lib = coll::load_library_params(testing::catalog());
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  const auto rs = coll::algorithms().get("reduce_scatter").factory();
+  const auto ag = coll::algorithms().get("allgather").factory();
+  for (const char* e : {"analytic", "simgrid"}) {
+    for (int n : {2, 3, 8, 13, 32}) {
+      CAPTURE(e);
+      CAPTURE(n);
+      const auto g = coll::Group::first_gpus(*p, n);
+      for (double bytes : {1.0 * 1048576, 184.0 * 1048576}) {
+        // Every step moves bytes/n per link over the same links, after a barrier: n-1 copies of one
+        // reduce-scatter step and n-1 of one allgather step give the whole schedule's time.
+        CHECK(ring->simulate(engine(e), *p, lib, g, bytes) ==
+              doctest::Approx(ring->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9));
+        CHECK(rs->simulate(engine(e), *p, lib, g, bytes) ==
+              doctest::Approx(rs->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9));
+        CHECK(ag->simulate(engine(e), *p, lib, g, bytes / n) ==
+              doctest::Approx(ag->simulate_full(engine(e), *p, lib, g, bytes / n)).epsilon(1e-9));
+      }
+    }
+  }
+}
+
+TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
+  const auto sc = cluster(2);
+  const auto p = plan::make_platform(sc);
+  const auto lib = coll::load_library_params(testing::catalog());
+  const double S = 64.0 * 1048576;
+  SUBCASE("sendrecv across nodes") {
+    // gpu3 of node 0 -> gpu5 of node 1 over GPUDirect: the node's GPU->NIC peer-to-peer cap binds
+    // (9 GiB/s); time = NCCL's NET hop latency (it exceeds the physical one) + eps + S / 9 GiB/s.
+    const coll::Group g{{sched::Place::gpu(0, 3), sched::Place::gpu(1, 5)}};
+    const auto a = coll::algorithms().get("sendrecv").factory();
+    const double closed = lib.nccl.ring_hop_latency_net +
+                          p->options().arbitration_latency + S / (9.0 * 1073741824.0);
+    // The fire-flyer test cluster has no traffic section: weights are 1.
+    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12));
+    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+  }
+  SUBCASE("ring allreduce of 2 GPUs on their own root ports") {
+    // gpu0 <-> gpu1: each direction has its own links, nothing shared. Per step: NCCL's PCI hop
+    // latency + eps + (S/2) / 20 GB/s (the GPU peer-to-peer cap), plus the GPU reduce kernel in the
+    // reduce-scatter step (3 x S/2 / 1555 GB/s); one step per phase, plus the ring's base latency.
+    const coll::Group g{{sched::Place::gpu(0, 0), sched::Place::gpu(0, 1)}};
+    const auto a = coll::algorithms().get("nccl_ring").factory();
+    const double step = lib.nccl.ring_hop_latency_pci + p->options().arbitration_latency + (S / 2) / 20e9;
+    const double closed = lib.nccl.ring_base_latency + 2 * step + 3 * (S / 2) / 1555e9;
+    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12));
+    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("coll: every algorithm runs on ranks {1,2,3,4,5,7,8,16} x sizes {0,1,4,100,1000,4097}") {
+  const auto sc = cluster(2);
+  const auto p = plan::make_platform(sc);
+  auto lib = coll::load_library_params(testing::catalog());
+  lib.hfreduce.chunk_bytes = 1024;
+  for (const auto& name : coll::algorithms().names()) {
+    if (name == "hfreduce_nvlink" || name == "sendrecv") continue;  // NVLink pairs / exactly 2 ranks: own tests
+    const auto a = coll::algorithms().get(name).factory();
+    for (int n : {1, 2, 3, 4, 5, 7, 8, 16}) {
+      if ((name == "hfreduce") && n > 8 && n % 8 != 0) continue;  // whole nodes beyond one node
+      const auto g = coll::Group::first_gpus(*p, n);
+      double prev = -1;
+      for (double bytes : {0.0, 1.0, 4.0, 100.0, 1000.0, 4097.0}) {
+        CAPTURE(name);
+        CAPTURE(n);
+        CAPTURE(bytes);
+        const double t = a->simulate(engine("analytic"), *p, lib, g, bytes * 4);
+        const double est = a->estimate(*p, lib, g, bytes * 4).time;
+        CHECK(t >= 0);
+        CHECK(est >= 0);
+        if (n == 1 && (name == "nccl_ring" || name == "reduce_scatter" || name == "allgather")) CHECK(t == 0.0);
+        // More bytes never take less time.
+        CHECK(t >= prev * (1 - 1e-12));
+        prev = t;
+      }
+    }
+  }
+}
+
+TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tree at large scale") {
+  const auto lib = coll::load_library_params(testing::catalog());
+  auto group = [](int nodes) {
+    coll::Group g;
+    for (int v = 0; v < nodes; ++v)
+      for (int l = 0; l < 8; ++l) g.ranks.push_back(sched::Place::gpu(v, l));
+    return g;
+  };
+  // 184 MiB: the ring's latency 2(n-1) hops grows linearly, the tree's logarithmically.
+  const double S = 184.0 * 1048576;
+  CHECK(coll::nccl_pick(lib, group(2), S) == "nccl_ring");
+  CHECK(coll::nccl_pick(lib, group(180), S) == "nccl_tree");
+  const auto t = coll::nccl_cost_table(lib, group(180), S);
+  REQUIRE(t.size() == 2);
+  // Ring latency per tuning.cc: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops.
+  const int n = 1440, nodes = 180;
+  const double ring_lat = lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
+                          2 * (nodes - 1) * lib.nccl.ring_hop_latency_net;
+  CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12));
+}
+
+TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemcpy write-back") {
+  // arXiv 2408.14158 Sec. IV, per node in multiples of S: D2H 8 writes; intra-node add 8 reads + 1 write;
+  // IB send 2 reads, receive 2 writes; tree add 1 read; H2D 2 reads with GDRCopy (one per socket),
+  // 8 with cudaMemcpy (one per GPU): 24 S and 30 S. The model counts its own flows' DRAM bytes.
+  const auto sc = cluster(4);
+  const auto p = plan::make_platform(sc);
+  auto lib = coll::load_library_params(testing::catalog());
+  const auto hf = coll::algorithms().get("hfreduce").factory();
+  const auto g = coll::Group::first_gpus(*p, 32);
+  const double S = 184.0 * 1048576;
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(24.0).epsilon(1e-12));
+  lib.hfreduce.h2d = "memcpy";
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(30.0).epsilon(1e-12));
+  // The same traffic, measured by the fluid engine on the whole schedule: DRAM bytes of node 1 / S.
+  lib.hfreduce.h2d = "gdrcopy";
+  sched::Schedule s;
+  (void)hf->emit(s, *p, lib, g, S, coll::Options{});
+  const auto r = engine("analytic").run(s, *p);
+  double dram = 0;
+  for (std::uint32_t i = 0; i < r.usage.size(); ++i)
+    if (p->resource(i).kind == platform::ResourceKind::Dram && p->node_of_resource(i) == std::make_pair(false, 1))
+      dram += r.usage[i].bytes;
+  CHECK(dram / S == doctest::Approx(24.0).epsilon(1e-6));
+}
