@@ -6,6 +6,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
@@ -87,11 +89,15 @@ int run_train(Context& ctx, const TrainArgs& a) {
   const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
-  for (int g : gpus) {
+  // Progress on a terminal: a step with large simulated collectives can take minutes.
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (progress) std::cerr << "\r  simulating " << gpus[i] << " GPUs (" << i + 1 << "/" << gpus.size() << ")...   " << std::flush;
     const auto t0 = std::chrono::steady_clock::now();
-    rows.push_back(train::simulate_step(w, env, g, a.full));
+    rows.push_back(train::simulate_step(w, env, gpus[i], a.full));
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
   train::set_efficiencies(rows);
   if (!a.trace.empty()) {
     const int tg = a.trace_gpus > 0 ? a.trace_gpus : gpus.front();
