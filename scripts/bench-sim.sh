@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Speed of the simulator on this machine, as ratios measured in one run (machines are noisy):
 # the closed-form engine per evaluation, SimGrid and fluid replays of whole schedules, and the exact
-# ring shortcut (one simulated step reused) against the flat one-flow-per-GPU ring it replaces.
+# ring shortcut (one simulated step reused) against the flat one-flow-per-GPU ring it replaces;
+# and simulated training steps (`ffsim train`) against issue 6's limits: a 512-GPU DDP step in under
+# 5 s, a 10,000-GPU DDP step in under 60 s (wall time of the whole process / limit; below 1 passes).
 # Usage: scripts/bench-sim.sh [--quick]   Writes docs/bench-sim.txt.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
@@ -45,4 +47,34 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
     fast=$(wall $FF collective $SC --algo nccl_ring --gpus $n --engine simgrid)
     printf "%5d GPUs: nccl_ring on SimGrid with the shortcut %.2f s\n" $n "$fast"
   done
+  echo
+  echo "## Training steps (ffsim train): one GPU count per process; ratio = wall / the issue's limit"
+  echo "# DDP: VGG16, 50 images per GPU (scenarios/train-vgg16-ddp.json; 10,000 GPUs: train-vgg16-ddp-10k.json);"
+  echo "# 'ring': tests/data/train/*-ring.json (NCCL's ring, whose simulate() has the exact one-step shortcut)."
+  # train_case NAME LIMIT_S ARGS...
+  train_case() {
+    local name=$1 limit=$2 t0 t1 w js
+    shift 2
+    t0=$(now)
+    js=$($FF train "$@" --json)
+    t1=$(now)
+    w=$(echo "$t1 - $t0" | bc -l)
+    local step ops
+    step=$(echo "$js" | awk -F': ' '/"step_s"/ { gsub(",", "", $2); print $2; exit }')
+    ops=$(echo "$js" | awk -F': ' '/"ops"/ { gsub(",", "", $2); print $2; exit }')
+    awk -v n="$name" -v w="$w" -v l="$limit" -v s="$step" -v o="$ops" 'BEGIN {
+      printf "%-46s %8.2f s  limit %3d s  ratio %6.3f %s (step %.4g s, %d ops)\n", n, w, l, w / l, (w <= l ? "ok  " : "SLOW"), s, o }'
+  }
+  train_case "DDP 512 GPUs, hfreduce, closed forms" 5 scenarios/train-vgg16-ddp.json --gpus 512 --collectives estimate
+  train_case "DDP 512 GPUs, ring, simulated" 5 tests/data/train/vgg16-ddp-ring.json --gpus 512
+  train_case "DDP 10000 GPUs, hfreduce, closed forms" 60 scenarios/train-vgg16-ddp-10k.json --gpus 10000 --collectives estimate
+  train_case "DDP 10000 GPUs, ring, simulated" 60 tests/data/train/vgg16-ddp-10k-ring.json --gpus 10000
+  train_case "pipeline LLaMA-13B 64 GPUs, ring, simulated" 60 tests/data/train/llama13b-pp-ring.json --gpus 64
+  train_case "MoE DeepSeekMoE-16B 40 GPUs, ring, simulated" 60 tests/data/train/moe16b-ring.json --gpus 40
+  if [ $quick = 1 ]; then
+    echo "(--quick: skipped the DDP step at 512 GPUs with HFReduce's whole schedule simulated, about a minute)"
+  else
+    train_case "DDP 512 GPUs, hfreduce, simulated" 5 scenarios/train-vgg16-ddp.json --gpus 512
+    train_case "pipeline LLaMA-13B 512 GPUs, hfreduce, simulated" 60 scenarios/train-llama13b-pp.json --gpus 512
+  fi
 } | tee "$out"

@@ -15,6 +15,8 @@
 #include "hw/parse.hpp"
 #include "sim/simgrid_engine.hpp"
 #include "plan/prices.hpp"
+#include "train/compute.hpp"
+#include "train/nn_model.hpp"
 
 #ifndef FFSIM_DEFAULT_MODELS_DIR
 #define FFSIM_DEFAULT_MODELS_DIR "models"
@@ -56,6 +58,10 @@ void register_kinds(Context& ctx) {
                 [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
   ctx.kinds.add(calib::kCalibration, "fitted parameters of a node model (ffsim calibrate) and the facts they override",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { calib::check_calibration_entry(e, c); });
+  ctx.kinds.add(train::kNnModel, "a neural network: layers, widths, experts (the model zoo)",
+                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_nn_model(e); });
+  ctx.kinds.add(train::kComputeModel, "kernel efficiencies of the training compute model (calibration hook)",
+                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_compute_model(e); });
   ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }
@@ -83,6 +89,7 @@ int run(int argc, char** argv) {
   setup_plan(app, ctx);
   setup_calibrate(app, ctx);
   setup_validate(app, ctx);
+  setup_train(app, ctx);
 
   try {
     app.parse(argc, argv);

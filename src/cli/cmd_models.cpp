@@ -11,6 +11,8 @@
 #include "hw/parse.hpp"
 #include "plan/prices.hpp"
 #include "report/table.hpp"
+#include "train/compute.hpp"
+#include "train/nn_model.hpp"
 
 namespace ffsim::cli {
 
@@ -101,6 +103,38 @@ int run_models(Context& ctx, const std::string& only, bool sources) {
     }
     t.print(std::cout, "  ");
   }
+  if (want(train::kNnModel)) {
+    section("Neural networks (parameters and FLOPs derived from the architecture; published counts for comparison)");
+    report::Table t({"name", "architecture", "layers", "parameters", "activated", "published", "fwd FLOPs/sample",
+                     "sample"});
+    for (const auto* e : cat.of_kind(train::kNnModel)) {
+      const auto m = train::parse_nn_model(*e);
+      const bool tf = m.architecture == "transformer";
+      const int seq = tf ? m.transformer.max_sequence : 1;
+      const auto l = train::layer_costs(m, seq, true);
+      double active = 0;
+      for (const auto& x : l) active += x.active_params;
+      std::string what = tf ? std::to_string(m.transformer.layers) + " x " + std::to_string(m.transformer.hidden) : std::to_string(l.size());
+      if (tf && m.transformer.moe)
+        what += ", " + std::to_string(m.transformer.moe->routed_experts) + " experts top-" +
+                std::to_string(m.transformer.moe->top_k);
+      t.add({m.name, m.architecture, what, fmt_g(train::total_params(l), 4), fmt_g(active, 4),
+             m.published_parameters ? fmt_g(*m.published_parameters, 4) : "-", fmt_g(train::forward_flops(l), 4),
+             tf ? std::to_string(seq) + " tokens" : "1 image"});
+    }
+    t.print(std::cout, "  ");
+  }
+  if (want(train::kComputeModel)) {
+    section("Compute models (kernel efficiencies against the GPU's GEMM rate and memory bandwidth)");
+    report::Table t({"name", "GEMM", "conv", "attention", "memory", "backward x (GEMM, attention, memory)"});
+    for (const auto* e : cat.of_kind(train::kComputeModel)) {
+      const auto c = train::parse_compute_model(*e);
+      t.add({c.name, fmt_g(c.gemm_efficiency, 3), fmt_g(c.conv_efficiency, 3), fmt_g(c.attention_efficiency, 3),
+             fmt_g(c.memory_efficiency, 3),
+             fmt_g(c.backward_gemm, 3) + ", " + fmt_g(c.backward_attention, 3) + ", " + fmt_g(c.backward_memory, 3)});
+    }
+    t.print(std::cout, "  ");
+  }
   if (want(calib::kCalibration)) {
     section("Calibrations (ffsim calibrate; apply one with --calibration FILE)");
     report::Table t({"name", "node model", "measurement files", "facts overridden", "file"});
@@ -137,7 +171,7 @@ void setup_models(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("models", "List the hardware catalog with key facts");
   auto kind = std::make_shared<std::string>();
   auto sources = std::make_shared<bool>(false);
-  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book, calibration)");
+  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book, nn_model, compute_model, calibration, ...)");
   sub->add_flag("--sources", *sources, "Also list every fact with its source");
   sub->callback([&ctx, kind, sources] {
     ctx.action = [&ctx, kind, sources] {

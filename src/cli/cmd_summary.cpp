@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,8 @@
 #include "plan/design.hpp"
 #include "plan/scenario.hpp"
 #include "report/table.hpp"
+#include "train/collectives.hpp"
+#include "train/run.hpp"
 
 namespace ffsim::cli {
 
@@ -90,6 +93,43 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
   t.print(std::cout, "  ");
 }
 
+// A training step of the scenario's workload, or of train-vgg16-ddp.json beside it: step time and
+// scaling on both backends, with closed-form collective costs so that the main job stays quick.
+void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s) {
+  std::optional<plan::ScenarioSpec> t;
+  if (s.workload) {
+    t = s;
+  } else {
+    const auto path = std::filesystem::path(a.scenario).parent_path() / "train-vgg16-ddp.json";
+    if (!std::filesystem::exists(path)) return;
+    t = plan::load_scenario(path.string(), ctx.catalog());
+    if (!t->workload) return;
+  }
+  train::WorkloadSpec w = *t->workload;
+  std::vector<int> gpus;
+  for (int g : w.gpus)
+    if (g <= t->cluster.gpus()) gpus.push_back(g);
+  if (gpus.size() > 2) gpus = {gpus.front(), gpus.back()};
+  if (gpus.empty()) return;
+  const auto p = plan::make_platform(*t);
+  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  auto engine = eval::engines().get("analytic").factory();
+  std::cout << "\nTraining step: " << t->name << " (" << w.kind << "; collectives by closed form here, `ffsim train "
+            << t->file << "` simulates them)\n";
+  report::Table tab({"backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU"});
+  for (const char* backend : {"hfreduce", "nccl"}) {
+    w.backend = backend;
+    train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
+    const train::StepEnv env{*p, *engine, costs, false};
+    auto rows = train::simulate_scaling(w, env, gpus);
+    for (const auto& r : rows)
+      tab.add({backend, std::to_string(r.gpus), fmt_time(Seconds(r.step_s)), fmt_time(Seconds(r.compute_s)),
+               fmt_time(Seconds(r.exposed_comm_s)), fmt_f(100 * r.efficiency, 1) + "%", fmt_f(100 * r.mfu, 1) + "%"});
+    tab.rule();
+  }
+  tab.print(std::cout, "  ");
+}
+
 int run_summary(Context& ctx, const SummaryArgs& a) {
   const plan::ScenarioSpec s = plan::load_scenario(a.scenario, ctx.catalog());
   std::cout << "Scenario " << s.name << " (" << s.file << ")\n";
@@ -103,6 +143,7 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
   }
   if (!against.empty()) plan_section(s, plan::load_scenario(against, ctx.catalog()));
   if (!s.cluster.node.nics.empty() && s.cluster.nodes > 1) collective_section(ctx, s);
+  training_section(ctx, a, s);
   return kOk;
 }
 

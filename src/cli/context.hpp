@@ -51,5 +51,6 @@ void setup_collective(CLI::App& app, Context& ctx);
 void setup_plan(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_validate(CLI::App& app, Context& ctx);
+void setup_train(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

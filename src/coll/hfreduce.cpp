@@ -621,10 +621,12 @@ public:
         if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd))
           dram += bytes;
     est.host_traffic_per_byte = dram / chunk;
-    // Fill: one chunk through D2H, reduce, up and down the trees and H2D, each at its own rate.
+    // Fill: in steady state every stage of a node moves one chunk per period t_chunk, so a chunk
+    // spends one period in the node's own stages (the D2H, reduce and H2D overlap with the chunks
+    // around it) and one period per tree level on the way up and again on the way down: a tree of
+    // depth d adds 2 d periods (and the network latency per hop) before the last chunk lands.
     const double lat_net = N > 1 ? p.path(p.path_id(Place::dram(nd, sN), Place::dram(g.ranks.back().node, sN))).latency : 0;
-    const double hop = N > 1 ? bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(g.ranks.back().node, sN)), chunk / 2}}).time : 0;
-    const double fill = 3 * t_chunk + 2 * depth * (hop + lat_net + h.chunk_overhead);
+    const double fill = t_chunk + 2 * depth * (t_chunk + lat_net);
     est.time = fill + (K - 1) * t_chunk;
     est.bottleneck = why;
     est.note = "per chunk " + std::to_string(static_cast<long long>(chunk)) + " B, " + std::to_string(K) +

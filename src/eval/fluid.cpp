@@ -95,6 +95,12 @@ public:
       if (preds_[i] == 0) start_op(i, 0.0, r);
     double now = 0;
     while (!events_.empty()) {
+      // A flow whose rate changed left its old end event behind: drop it without advancing the
+      // clock (a flow that sped up would otherwise stretch the makespan to its stale end).
+      if (stale(events_.top())) {
+        events_.pop();
+        continue;
+      }
       now = events_.top().time;
       // Take every event at this instant, then re-solve the touched components once.
       while (!events_.empty() && events_.top().time == now) {
@@ -128,6 +134,10 @@ public:
   }
 
 private:
+  bool stale(const Event& e) const {
+    return e.kind == 1 && (!flows_[e.id].active || flows_[e.id].version != e.version);
+  }
+
   void push(double t, std::uint32_t kind, std::uint32_t id, std::uint32_t version) {
     events_.push(Event{t, seq_++, kind, id, version});
   }

@@ -31,6 +31,7 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
     }
   }
   if (auto t = r.optional_child("traffic")) s.traffic = platform::parse_traffic(*t);
+  if (auto w = r.optional_child("workload")) s.workload = train::parse_workload(*w, cat, s.cluster);
   r.finish();
   if (!check_fit) return s;
   // Building the fabric once checks that the cluster fits the design; pricing its counts checks the book.

@@ -12,6 +12,7 @@
 #include "platform/traffic.hpp"
 #include "plan/prices.hpp"
 #include "topo/topology.hpp"
+#include "train/workload.hpp"
 
 namespace ffsim::plan {
 
@@ -25,6 +26,8 @@ struct ScenarioSpec {
   platform::TrafficConfig traffic;                   ///< "traffic" section (default: no isolation)
   /// "price_book": the name of a catalog price book, or an inline book; none: costs unknown.
   std::optional<PriceBook> prices;
+  /// "workload": a training job for `ffsim train` (none: the scenario describes only the machine).
+  std::optional<train::WorkloadSpec> workload;
 };
 
 /// The simulated machine of a scenario.

@@ -138,3 +138,28 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
                           2 * (nodes - 1) * lib.nccl.ring_hop_latency_net;
   CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12));
 }
+
+TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemcpy write-back") {
+  // arXiv 2408.14158 Sec. IV, per node in multiples of S: D2H 8 writes; intra-node add 8 reads + 1 write;
+  // IB send 2 reads, receive 2 writes; tree add 1 read; H2D 2 reads with GDRCopy (one per socket),
+  // 8 with cudaMemcpy (one per GPU): 24 S and 30 S. The model counts its own flows' DRAM bytes.
+  const auto sc = cluster(4);
+  const auto p = plan::make_platform(sc);
+  auto lib = coll::load_library_params(testing::catalog());
+  const auto hf = coll::algorithms().get("hfreduce").factory();
+  const auto g = coll::Group::first_gpus(*p, 32);
+  const double S = 184.0 * 1048576;
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(24.0).epsilon(1e-12));
+  lib.hfreduce.h2d = "memcpy";
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(30.0).epsilon(1e-12));
+  // The same traffic, measured by the fluid engine on the whole schedule: DRAM bytes of node 1 / S.
+  lib.hfreduce.h2d = "gdrcopy";
+  sched::Schedule s;
+  (void)hf->emit(s, *p, lib, g, S, coll::Options{});
+  const auto r = engine("analytic").run(s, *p);
+  double dram = 0;
+  for (std::uint32_t i = 0; i < r.usage.size(); ++i)
+    if (p->resource(i).kind == platform::ResourceKind::Dram && p->node_of_resource(i) == std::make_pair(false, 1))
+      dram += r.usage[i].bytes;
+  CHECK(dram / S == doctest::Approx(24.0).epsilon(1e-6));
+}

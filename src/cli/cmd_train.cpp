@@ -1,0 +1,214 @@
+// `ffsim train <scenario>`: one simulated training step per GPU count: step time, throughput,
+// scaling efficiency, breakdown (compute, exposed communication, pipeline bubble) and MFU.
+// SPDX-License-Identifier: Apache-2.0
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/app.hpp"
+#include "cli/context.hpp"
+#include "coll/collective.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/spell.hpp"
+#include "plan/scenario.hpp"
+#include "report/json_writer.hpp"
+#include "report/table.hpp"
+#include "report/trace.hpp"
+#include "train/run.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+struct TrainArgs {
+  std::string scenario;
+  std::string gpus;
+  std::string backend;
+  std::string engine = "analytic";
+  std::string collectives = "simulate";
+  std::string trace;
+  int trace_gpus = 0;
+  bool json = false;
+  bool full = false;
+  bool timing = false;
+};
+
+std::vector<int> parse_gpus(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const long v = std::stol(item, &used);
+      if (used != item.size() || v <= 0 || v > (1L << 24)) throw std::invalid_argument(item);
+      out.push_back(static_cast<int>(v));
+    } catch (const std::exception&) {
+      throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\"");
+    }
+  }
+  if (out.empty()) throw UsageError("--gpus: expected at least one GPU count");
+  return out;
+}
+
+std::string pct(double f) { return fmt_f(100 * f, 1) + "%"; }
+
+int run_train(Context& ctx, const TrainArgs& a) {
+  const auto* entry = eval::engines().find(a.engine);
+  if (!entry) throw UsageError(eval::engines().unknown_message(a.engine));
+  if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
+    throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
+  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  if (!sc.workload)
+    throw ConfigError(sc.file, "", "the scenario has no \"workload\" section; `ffsim train` needs one (see scenarios/train-*.json)");
+  train::WorkloadSpec w = *sc.workload;
+  if (!a.backend.empty()) {
+    const auto b = train::backend_names();
+    if (std::find(b.begin(), b.end(), a.backend) == b.end())
+      throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) + "; valid: " + join(b));
+    w.backend = a.backend;
+  }
+  const std::vector<int> gpus = a.gpus.empty() ? w.gpus : parse_gpus(a.gpus);
+  const int per_node = static_cast<int>(sc.cluster.node.gpus.size());
+  for (int g : gpus) {
+    const std::string why = w.impl->check(w, g, sc.cluster.gpus(), per_node);
+    if (!why.empty()) throw UsageError("--gpus " + std::to_string(g) + ": " + why);
+  }
+  const auto platform = plan::make_platform(sc);
+  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  auto engine = entry->factory();
+  train::CollectiveCosts costs(*engine, *platform, lib,
+                               a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
+                                                           : train::CollectiveCosts::Method::Simulate);
+  const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};
+  std::vector<train::StepResult> rows;
+  std::vector<double> wall;
+  // Progress on a terminal: a step with large simulated collectives can take minutes.
+  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (progress) std::cerr << "\r  simulating " << gpus[i] << " GPUs (" << i + 1 << "/" << gpus.size() << ")...   " << std::flush;
+    const auto t0 = std::chrono::steady_clock::now();
+    rows.push_back(train::simulate_step(w, env, gpus[i], a.full));
+    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
+  train::set_efficiencies(rows);
+  if (!a.trace.empty()) {
+    const int tg = a.trace_gpus > 0 ? a.trace_gpus : gpus.front();
+    train::StepTrace tr;
+    (void)train::simulate_step(w, env, tg, a.full, &tr);
+    std::ofstream out(a.trace);
+    if (!out) throw UsageError("--trace: cannot write " + a.trace);
+    report::write_chrome_trace(out, tr);
+  }
+  const auto& gpu = sc.cluster.node.gpus.front().gpu;
+  const train::GpuRates rates = train::rates_of(gpu, w.precision);
+  std::vector<std::string> algs;
+  for (auto r : {train::Role::GradAllReduce, train::Role::GradReduceScatter, train::Role::ParamAllGather,
+                 train::Role::ExpertAllToAll})
+    algs.push_back(std::string(train::role_name(r)) + " " + w.algorithm(r).algorithm);
+  const std::string scaling = w.scaling == "weak" ? "weak scaling, " + std::to_string(w.batch) + " samples per data-parallel rank"
+                                                  : "strong scaling, " + std::to_string(w.batch) + " samples per step";
+  if (a.json) {
+    report::JsonWriter j(std::cout);
+    j.begin_object();
+    j.field("scenario", sc.name);
+    j.field("model", w.model.name);
+    j.field("workload", w.kind);
+    j.field("summary", w.impl->summary());
+    j.field("scaling", w.scaling);
+    j.field("batch", w.batch);
+    j.field("seq", w.seq);
+    j.field("precision", w.precision);
+    j.field("backend", w.backend);
+    j.field("engine", a.engine);
+    j.field("collectives", a.collectives);
+    j.field("gpu_peak_tflops", rates.peak.si() / 1e12);
+    j.field("gpu_gemm_tflops", rates.gemm.si() / 1e12);
+    j.field("gpu_gemm_measured", rates.gemm_measured);
+    j.key("rows");
+    j.begin_array();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& r = rows[i];
+      j.begin_object();
+      j.field("gpus", r.gpus);
+      j.field("layout", r.layout);
+      j.field("step_s", r.step_s);
+      j.field("efficiency", r.efficiency);
+      j.field("compute_s", r.compute_s);
+      j.field("exposed_comm_s", r.exposed_comm_s);
+      j.field("bubble_s", r.bubble_s);
+      j.field("samples_per_s", r.samples_per_s);
+      j.field("tokens_per_s", r.tokens_per_s);
+      j.field("model_flops", r.model_flops);
+      j.field("tflops_per_gpu", r.tflops_per_gpu);
+      j.field("mfu", r.mfu);
+      j.field("of_gemm", r.of_gemm);
+      j.field("memory_bytes", r.memory_bytes);
+      j.field("fits", r.fits);
+      j.field("ops", r.ops);
+      j.field("simulated_gpus", r.simulated_gpus);
+      if (a.timing) j.field("wall_s", wall[i]);
+      j.end_object();
+    }
+    j.end_array();
+    j.end_object();
+    return kOk;
+  }
+  std::cout << "ffsim train " << sc.name << ": " << w.model.name << ", " << w.impl->summary() << "\n  " << scaling
+            << (w.model.architecture == "transformer" ? " of " + std::to_string(w.seq) + " tokens" : std::string()) << ", "
+            << w.precision << "; backend " << w.backend << " (" << join(algs) << "); engine " << a.engine
+            << ", collectives " << a.collectives << "\n";
+  std::vector<std::string> header{"GPUs", "layout", "step", "compute", "bubble", "exposed comm", "samples/s",
+                                  "efficiency", "TFLOPS/GPU", "MFU", "of GEMM", "memory/GPU"};
+  if (a.timing) header.push_back("simulated in");
+  report::Table t(header);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    std::vector<std::string> row{std::to_string(r.gpus), r.layout, fmt_time(Seconds(r.step_s)),
+                                 fmt_time(Seconds(r.compute_s)), fmt_time(Seconds(r.bubble_s)),
+                                 fmt_time(Seconds(r.exposed_comm_s)), fmt_g(r.samples_per_s, 4), pct(r.efficiency),
+                                 fmt_f(r.tflops_per_gpu, 1), pct(r.mfu), pct(r.of_gemm),
+                                 fmt_bytes_si(Bytes(r.memory_bytes)) + (r.fits ? "" : " (exceeds)")};
+    if (a.timing) row.push_back(fmt_time(Seconds(wall[i])));
+    t.add(row);
+  }
+  t.print(std::cout, "  ");
+  std::cout << "  efficiency: samples/s per GPU against " << rows.front().gpus << " GPUs (" << w.scaling
+            << " scaling); MFU against the " << w.precision << " peak " << fmt_flop_rate(rates.peak) << ", of GEMM against "
+            << fmt_flop_rate(rates.gemm) << (rates.gemm_measured ? " (measured GEMM)" : " (peak: no measured GEMM)") << "\n";
+  std::cout << "  breakdown on the busiest GPU: bubble = idle time with free communication; exposed comm = what "
+               "communication adds on top\n";
+  if (!a.trace.empty()) std::cout << "  trace: " << a.trace << "\n";
+  return kOk;
+}
+
+}  // namespace
+
+void setup_train(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("train", "Simulate training steps (DDP, FSDP, pipeline, MoE) and their scaling");
+  auto a = std::make_shared<TrainArgs>();
+  sub->add_option("scenario", a->scenario, "Scenario JSON file with a \"workload\" section")->required()->check(CLI::ExistingFile);
+  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the scenario's)");
+  sub->add_option("--backend", a->backend, "Gradient reduction backend: " + join(train::backend_names()) +
+                                               " (default: the scenario's)");
+  sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives");
+  sub->add_option("--collectives", a->collectives,
+                  "simulate (default: each distinct collective run on the engine, then a timed op), estimate "
+                  "(closed forms) or emit (each collective's whole schedule inside the step; small cases)");
+  sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of one step to this file");
+  sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
+  sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
+  sub->add_flag("--json", a->json, "Machine-readable output");
+  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_train(ctx, *a); }; });
+}
+
+}  // namespace ffsim::cli

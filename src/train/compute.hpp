@@ -1,0 +1,76 @@
+// The compute model: how long a GPU takes for a layer's work, per kernel kind (GEMM, convolution,
+// attention, memory-bound), from the GPU's rates times efficiencies (catalog kind "compute_model").
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+
+#include "config/catalog.hpp"
+#include "config/reader.hpp"
+#include "core/units.hpp"
+#include "hw/specs.hpp"
+#include "train/nn_model.hpp"
+
+namespace ffsim::train {
+
+inline constexpr const char* kComputeModel = "compute_model";
+
+/// Efficiencies (fractions of a rate) and work ratios. The calibration hook: a calibrated entry
+/// "extends" the default and overrides these; a scenario names it, or overrides single values.
+struct ComputeModel {
+  std::string name;
+  // Fractions of the GPU's GEMM rate at the training precision (measured when published, else peak).
+  double gemm_efficiency = 1;       ///< linear layers
+  double conv_efficiency = 1;       ///< convolutions (implicit GEMM)
+  double attention_efficiency = 1;  ///< attention score and value products
+  /// Fraction of the GPU's memory bandwidth that memory-bound kernels reach.
+  double memory_efficiency = 1;
+  /// Backward work over forward work, per kind.
+  double backward_gemm = 2;         ///< input gradient + weight gradient
+  double backward_attention = 2;
+  double backward_memory = 2;
+  /// Memory traffic of forward memory-bound kernels per stored activation element (x element size).
+  double memory_passes = 2;
+};
+
+/// Parses a "compute_model" catalog entry.
+[[nodiscard]] ComputeModel parse_compute_model(const config::CatalogEntry& e);
+/// Overrides from a scenario section {"gemm": 0.7, ...} (the keys of "efficiency").
+void apply_efficiency_overrides(ComputeModel& m, const config::Reader& r);
+
+/// The work of one layer pass.
+struct Work {
+  double gemm_flops = 0;
+  double conv_flops = 0;
+  double attention_flops = 0;
+  double memory_bytes = 0;
+  Work& operator+=(const Work& o);
+  [[nodiscard]] double flops() const { return gemm_flops + conv_flops + attention_flops; }
+};
+[[nodiscard]] Work operator*(const Work& w, double k);
+
+/// Forward and backward work of `samples` samples through layer `l`, with activations of
+/// `act_bytes` bytes per element; `recompute` adds a second forward to the backward (activation
+/// checkpointing). `expert_fraction` scales the routed experts' GEMMs (MoE: the share of routed
+/// tokens this GPU's experts process; 1 when every expert is local).
+[[nodiscard]] Work forward_work(const LayerCost& l, double samples, double act_bytes, const ComputeModel& m);
+[[nodiscard]] Work backward_work(const LayerCost& l, double samples, double act_bytes, const ComputeModel& m,
+                                 bool recompute);
+
+/// Rates of a GPU at a precision.
+struct GpuRates {
+  FlopsPerSecond gemm;          ///< measured large-GEMM rate if published, else peak
+  FlopsPerSecond peak;
+  BytesPerSecond memory;
+  bool gemm_measured = false;
+};
+/// Throws ValueError when the GPU has no rate for `precision`.
+[[nodiscard]] GpuRates rates_of(const hw::GpuSpec& gpu, const std::string& precision);
+
+/// Seconds the GPU takes for `w` alone: each kind at its rate times its efficiency, one after another.
+[[nodiscard]] Seconds kernel_time(const ComputeModel& m, const GpuRates& r, const Work& w);
+
+/// Bytes per element of a precision: fp32/tf32 4, fp16/bf16 2, fp8 1, fp64 8.
+[[nodiscard]] double element_bytes(const std::string& precision);
+
+}  // namespace ffsim::train

@@ -1,0 +1,296 @@
+// The model zoo: parsing "nn_model" entries and deriving per-layer costs.
+// SPDX-License-Identifier: Apache-2.0
+#include "train/nn_model.hpp"
+
+#include <string>
+
+#include "core/error.hpp"
+#include "core/spell.hpp"
+
+namespace ffsim::train {
+
+namespace {
+
+int fact_int(const config::Reader& r, std::string_view key, int min = 1, int max = 1 << 30) {
+  return static_cast<int>(r.fact_integer(key, min, max));
+}
+
+CnnSpec parse_cnn(const config::Reader& r) {
+  CnnSpec c;
+  const config::Reader in = r.child("input", "the input image: channels, size");
+  c.input_channels = fact_int(in, "channels");
+  c.input_size = fact_int(in, "size");
+  in.finish();
+  c.kernel = fact_int(r, "conv_kernel", 1, 15);
+  const config::Reader list = r.fact("cnn_layers");
+  int size = c.input_size;
+  for (const config::Reader& l : list.elements("layer")) {
+    if (!l.is_object()) l.fail("expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features}, got " + l.describe());
+    const auto keys = l.keys();
+    if (keys.size() != 1) l.fail("expected exactly one of \"conv\", \"fc\", \"pool\" in a layer");
+    const std::string& k = keys.front();
+    const std::vector<std::string> kinds{"conv", "fc", "pool"};
+    CnnLayer x;
+    if (k == "conv") x.type = CnnLayer::Type::Conv;
+    else if (k == "pool") x.type = CnnLayer::Type::Pool;
+    else if (k == "fc") x.type = CnnLayer::Type::Fc;
+    else l.fail("unknown layer type \"" + k + "\"" + did_you_mean(k, kinds) + "; valid: " + join(kinds));
+    x.channels = static_cast<int>(l.integer(k, 1, 1 << 20));
+    l.finish();
+    if (x.type == CnnLayer::Type::Pool) {
+      if (size % x.channels != 0)
+        l.fail_at(k, "a pool of window " + std::to_string(x.channels) + " does not divide the feature map of size " +
+                                    std::to_string(size));
+      size /= x.channels;
+    }
+    c.layers.push_back(x);
+  }
+  if (c.layers.empty()) list.fail("expected at least one layer");
+  return c;
+}
+
+TransformerSpec parse_transformer(const config::Reader& r) {
+  TransformerSpec t;
+  t.layers = fact_int(r, "layers");
+  t.hidden = fact_int(r, "hidden");
+  t.heads = fact_int(r, "heads");
+  t.kv_heads = r.has("kv_heads") ? fact_int(r, "kv_heads") : t.heads;
+  if (t.heads % t.kv_heads != 0)
+    r.fail_at("kv_heads", "expected a divisor of heads (" + std::to_string(t.heads) + "), got " + std::to_string(t.kv_heads));
+  if (!r.has("mla") && t.hidden % t.heads != 0)
+    r.fail_at("heads", "expected a divisor of hidden (" + std::to_string(t.hidden) + "), got " + std::to_string(t.heads));
+  t.ffn_hidden = fact_int(r, "ffn_hidden");
+  {
+    const config::Reader f = r.fact("ffn");
+    const std::string v = f.as_string();
+    if (v != "gelu" && v != "swiglu") f.fail("expected \"gelu\" (2 matrices) or \"swiglu\" (3 matrices), got \"" + v + "\"");
+    t.gated_ffn = v == "swiglu";
+  }
+  t.bias = r.fact("bias").as_bool();
+  {
+    const config::Reader n = r.fact("norm");
+    const std::string v = n.as_string();
+    if (v != "layernorm" && v != "rmsnorm") n.fail("expected \"layernorm\" or \"rmsnorm\", got \"" + v + "\"");
+    t.layernorm = v == "layernorm";
+  }
+  t.vocab = fact_int(r, "vocab");
+  t.learned_positions = r.has("learned_positions") ? fact_int(r, "learned_positions", 0) : 0;
+  t.tied_embeddings = r.fact("tied_embeddings").as_bool();
+  t.max_sequence = fact_int(r, "max_sequence");
+  if (auto m = r.optional_child("mla")) {
+    MlaSpec a;
+    a.q_lora_rank = fact_int(*m, "q_lora_rank", 0);
+    a.kv_lora_rank = fact_int(*m, "kv_lora_rank");
+    a.qk_nope_head_dim = fact_int(*m, "qk_nope_head_dim");
+    a.qk_rope_head_dim = fact_int(*m, "qk_rope_head_dim", 0);
+    a.v_head_dim = fact_int(*m, "v_head_dim");
+    m->finish();
+    t.mla = a;
+  }
+  if (auto m = r.optional_child("moe")) {
+    MoeSpec e;
+    e.first_dense_layers = fact_int(*m, "first_dense_layers", 0, t.layers);
+    e.routed_experts = fact_int(*m, "routed_experts");
+    e.shared_experts = fact_int(*m, "shared_experts", 0);
+    e.top_k = fact_int(*m, "top_k", 1, e.routed_experts);
+    e.expert_ffn_hidden = fact_int(*m, "expert_ffn_hidden");
+    m->finish();
+    t.moe = e;
+  }
+  return t;
+}
+
+// Weights of one linear map (no FLOPs for biases and norms: they are memory-bound).
+struct Linear {
+  double weights = 0;  // multiply-accumulate weights: 2 FLOPs each per token
+  double other = 0;    // biases and norm parameters
+};
+
+}  // namespace
+
+NnModelSpec parse_nn_model(const config::CatalogEntry& e) {
+  const config::Reader r = e.document.root();
+  r.allow({"kind", "name", "description", "extends"});
+  NnModelSpec m;
+  m.name = e.name;
+  m.description = e.description;
+  const config::Reader arch = r.fact("architecture");
+  m.architecture = arch.as_string();
+  if (m.architecture == "cnn") m.cnn = parse_cnn(r);
+  else if (m.architecture == "transformer") m.transformer = parse_transformer(r);
+  else arch.fail("expected \"cnn\" or \"transformer\", got \"" + m.architecture + "\"");
+  if (r.has("published_parameters")) m.published_parameters = r.fact_number("published_parameters", 1, 1e15);
+  r.finish();
+  return m;
+}
+
+namespace {
+
+std::vector<LayerCost> cnn_costs(const CnnSpec& c) {
+  std::vector<LayerCost> out;
+  const double k2 = static_cast<double>(c.kernel) * c.kernel;
+  double ch = c.input_channels, size = c.input_size;
+  int block = 1, in_block = 0, fc = 0;
+  bool flat = false;
+  double features = 0;
+  for (const CnnLayer& l : c.layers) {
+    LayerCost x;
+    switch (l.type) {
+      case CnnLayer::Type::Conv: {
+        // A k x k convolution with padding (k-1)/2 and stride 1 keeps the spatial size:
+        // weights k^2 Cin Cout + Cout biases; 2 k^2 Cin Cout H W FLOPs per image.
+        const double co = l.channels;
+        x.name = "conv" + std::to_string(block) + "_" + std::to_string(++in_block);
+        x.params = k2 * ch * co + co;
+        x.conv_flops = 2 * k2 * ch * co * size * size;
+        x.output_elems = co * size * size;
+        x.memory_elems = x.output_elems;
+        ch = co;
+        break;
+      }
+      case CnnLayer::Type::Pool: {
+        x.name = "pool" + std::to_string(block);
+        x.memory_elems = ch * size * size;  // reads its input once
+        size /= l.channels;
+        x.output_elems = ch * size * size;
+        ++block;
+        in_block = 0;
+        break;
+      }
+      case CnnLayer::Type::Fc: {
+        if (!flat) {
+          features = ch * size * size;
+          flat = true;
+        }
+        // in x out weights + out biases; 2 in out FLOPs per image.
+        const double fo = l.channels;
+        x.name = "fc" + std::to_string(block - 1 + (++fc));  // after 5 conv blocks: fc6, fc7, fc8
+        x.params = features * fo + fo;
+        x.gemm_flops = 2 * features * fo;
+        x.output_elems = fo;
+        x.memory_elems = fo;
+        features = fo;
+        break;
+      }
+    }
+    x.active_params = x.params;
+    out.push_back(x);
+  }
+  // The first layer's input is data: no input gradient.
+  if (!out.empty()) out.front().needs_input_grad = false;
+  return out;
+}
+
+std::vector<LayerCost> transformer_costs(const TransformerSpec& t, int seq, bool flash) {
+  std::vector<LayerCost> out;
+  const double h = t.hidden, s = seq, heads = t.heads;
+  const double norm = t.layernorm ? 2 * h : h;  // weight (+ bias) per norm
+  {
+    LayerCost e;
+    e.name = "embedding";
+    e.params = (static_cast<double>(t.vocab) + t.learned_positions) * h;
+    e.active_params = e.params;
+    e.memory_elems = s * h;
+    e.output_elems = s * h;
+    e.needs_input_grad = false;
+    out.push_back(e);
+  }
+  // Attention: projections and the dimensions of scores (q.k) and values.
+  Linear attn;
+  double d_qk = 0, d_v = 0;
+  if (t.mla) {
+    const MlaSpec& a = *t.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim) + a.qk_rope_head_dim;
+    // DeepSeek-V2 (arXiv 2405.04434 Sec. 2.1): q = W_UQ (norm(W_DQ x)), [c_kv, k_rope] = W_DKV x,
+    // [k_nope, v] = W_UKV norm(c_kv), out = W_O v.
+    if (a.q_lora_rank > 0) {
+      attn.weights += h * a.q_lora_rank + a.q_lora_rank * heads * qk;
+      attn.other += a.q_lora_rank;
+    } else {
+      attn.weights += h * heads * qk;
+    }
+    attn.weights += h * (static_cast<double>(a.kv_lora_rank) + a.qk_rope_head_dim) +
+                    a.kv_lora_rank * heads * (static_cast<double>(a.qk_nope_head_dim) + a.v_head_dim) +
+                    heads * a.v_head_dim * h;
+    attn.other += a.kv_lora_rank;
+    d_qk = qk;
+    d_v = a.v_head_dim;
+  } else {
+    const double hd = h / heads, kv = static_cast<double>(t.kv_heads) * hd;
+    // q and o are h x h; k and v are h x (kv_heads x head_dim) (grouped-query attention).
+    attn.weights = 2 * h * h + 2 * h * kv;
+    if (t.bias) attn.other = 2 * h + 2 * kv;
+    d_qk = d_v = hd;
+  }
+  const double mats = t.gated_ffn ? 3 : 2;
+  // Causal attention: blockwise kernels skip the blocks above the diagonal (half the score
+  // matrix); a materialised implementation computes all of it and masks.
+  const double ctx = flash ? s / 2 : s;
+  for (int i = 0; i < t.layers; ++i) {
+    LayerCost b;
+    b.name = "block " + std::to_string(i);
+    Linear ffn;
+    double f_active = 0;
+    if (t.moe && i >= t.moe->first_dense_layers) {
+      const MoeSpec& m = *t.moe;
+      const double expert = mats * h * m.expert_ffn_hidden;
+      const double router = static_cast<double>(m.routed_experts) * h;
+      b.moe = true;
+      b.routed_params = m.routed_experts * expert;
+      b.params = (static_cast<double>(m.routed_experts) + m.shared_experts) * expert + router;
+      ffn.weights = (static_cast<double>(m.top_k) + m.shared_experts) * expert + router;
+      f_active = (static_cast<double>(m.top_k) + m.shared_experts) * m.expert_ffn_hidden;
+      b.dispatch_elems = s * m.top_k * h;
+    } else {
+      ffn.weights = mats * h * t.ffn_hidden;
+      if (t.bias) ffn.other = t.ffn_hidden + h;
+      b.params = ffn.weights + ffn.other;
+      f_active = t.ffn_hidden;
+    }
+    b.params += attn.weights + attn.other + 2 * norm;
+    b.active_params = attn.weights + attn.other + 2 * norm + ffn.weights + ffn.other;
+    b.gemm_flops = 2 * s * (attn.weights + ffn.weights);
+    // q.k^T over `ctx` keys and the weighted sum of values, per head: 2 FLOPs per multiply-add.
+    b.attention_flops = 2 * s * ctx * heads * (d_qk + d_v);
+    // Stored activations, after Korthikanti et al. 2022 (arXiv 2205.05198) Sec. 4.1: 34 s h bytes of
+    // 16-bit activations per layer = 9 h elements per token outside the MLP's hidden units plus
+    // 2 per hidden unit (GELU: its input and output; 3 with a gate); 5 a s bytes (2.5 a s elements)
+    // per token of scores, softmax and dropout when attention is materialised.
+    b.memory_elems = s * (9 * h + mats * f_active) + (flash ? 0.0 : 2.5 * heads * s * s);
+    b.output_elems = s * h;
+    out.push_back(b);
+  }
+  {
+    LayerCost o;
+    o.name = "head";
+    o.params = norm + (t.tied_embeddings ? 0.0 : static_cast<double>(t.vocab) * h);
+    o.active_params = o.params;  // a tied head is the embedding's matrix, counted there
+    o.gemm_flops = 2 * s * h * t.vocab;
+    // The final norm's output, the logits and their softmax for the loss.
+    o.memory_elems = s * (h + 2.0 * t.vocab);
+    o.output_elems = 0;
+    out.push_back(o);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<LayerCost> layer_costs(const NnModelSpec& m, int seq, bool flash_attention) {
+  if (m.architecture == "cnn") return cnn_costs(m.cnn);
+  return transformer_costs(m.transformer, seq, flash_attention);
+}
+
+double total_params(const std::vector<LayerCost>& layers) {
+  double p = 0;
+  for (const auto& l : layers) p += l.params;
+  return p;
+}
+
+double forward_flops(const std::vector<LayerCost>& layers) {
+  double f = 0;
+  for (const auto& l : layers) f += l.gemm_flops + l.conv_flops + l.attention_flops;
+  return f;
+}
+
+}  // namespace ffsim::train

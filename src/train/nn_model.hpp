@@ -1,0 +1,105 @@
+// The model zoo: neural-network architectures (catalog kind "nn_model") and the per-layer
+// parameters, FLOPs and activation sizes derived from them.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+
+namespace ffsim::train {
+
+inline constexpr const char* kNnModel = "nn_model";
+
+/// One layer of a convolutional network (config D of VGG: 3x3 convolutions keep the spatial size,
+/// 2x2 max-pools halve it, fully connected layers flatten what comes before them).
+struct CnnLayer {
+  enum class Type { Conv, Pool, Fc } type = Type::Conv;
+  int channels = 0;  ///< Conv: output channels; Fc: output features; Pool: window (and stride)
+};
+
+/// Multi-head latent attention (DeepSeek-V2): low-rank query and key-value projections.
+struct MlaSpec {
+  int q_lora_rank = 0;   ///< 0: a full-rank query projection
+  int kv_lora_rank = 0;
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+/// Mixture-of-experts feed-forward layers (DeepSeekMoE): shared experts every token uses, routed
+/// experts of which each token uses top_k.
+struct MoeSpec {
+  int first_dense_layers = 0;  ///< leading layers with a dense feed-forward of ffn_hidden
+  int routed_experts = 0;
+  int shared_experts = 0;
+  int top_k = 0;
+  int expert_ffn_hidden = 0;   ///< hidden width of one expert
+};
+
+struct TransformerSpec {
+  int layers = 0;
+  int hidden = 0;
+  int heads = 0;
+  int kv_heads = 0;            ///< grouped-query attention; = heads for multi-head attention
+  int ffn_hidden = 0;          ///< dense feed-forward width
+  bool gated_ffn = false;      ///< SwiGLU (3 matrices) rather than GELU (2 matrices)
+  bool bias = false;           ///< linear layers carry biases
+  bool layernorm = true;       ///< LayerNorm (weight + bias) rather than RMSNorm (weight)
+  int vocab = 0;
+  int learned_positions = 0;   ///< rows of a learned position embedding (0: rotary)
+  bool tied_embeddings = false;
+  int max_sequence = 0;
+  std::optional<MlaSpec> mla;
+  std::optional<MoeSpec> moe;
+};
+
+struct CnnSpec {
+  int input_channels = 0;
+  int input_size = 0;          ///< square images
+  int kernel = 3;
+  std::vector<CnnLayer> layers;
+};
+
+/// A catalog "nn_model" entry.
+struct NnModelSpec {
+  std::string name;
+  std::string description;
+  std::string architecture;    ///< "cnn" or "transformer"
+  CnnSpec cnn;
+  TransformerSpec transformer;
+  /// The parameter count its authors publish: a validation target for the derivation, never an input.
+  std::optional<double> published_parameters;
+};
+
+[[nodiscard]] NnModelSpec parse_nn_model(const config::CatalogEntry& e);
+
+/// Work of one layer for one sample (an image, or a sequence of `seq` tokens), forward pass.
+struct LayerCost {
+  std::string name;             ///< "conv3_2", "fc6", "block 7", "embedding", "head"
+  double params = 0;            ///< parameters stored
+  double active_params = 0;     ///< parameters one token uses (MoE: shared + top_k routed experts)
+  double gemm_flops = 0;        ///< dense matrix products (linear layers)
+  double conv_flops = 0;        ///< convolutions (implicit GEMM)
+  double attention_flops = 0;   ///< score and value products of attention
+  double memory_elems = 0;      ///< activation elements stored for backward (drives memory-bound work)
+  double output_elems = 0;      ///< elements of the layer's output (what a pipeline stage sends on)
+  bool needs_input_grad = true; ///< false for the first layer: backward computes weight gradients only
+  bool moe = false;             ///< a mixture-of-experts layer
+  double routed_params = 0;     ///< MoE: parameters of the routed experts (split over expert-parallel ranks)
+  double dispatch_elems = 0;    ///< MoE: elements sent to routed experts per sample (tokens x top_k x hidden)
+};
+
+/// The layers of `m` for one sample of `seq` tokens (ignored by CNNs). Attention is causal and
+/// computed blockwise (FlashAttention), so it costs half the full score matrix and stores no scores
+/// when `flash_attention`; otherwise the full matrix and its softmax are materialised.
+[[nodiscard]] std::vector<LayerCost> layer_costs(const NnModelSpec& m, int seq, bool flash_attention);
+
+/// Sum of parameters over layers.
+[[nodiscard]] double total_params(const std::vector<LayerCost>& layers);
+/// Forward FLOPs of all kinds over layers, per sample.
+[[nodiscard]] double forward_flops(const std::vector<LayerCost>& layers);
+
+}  // namespace ffsim::train

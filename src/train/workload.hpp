@@ -1,0 +1,113 @@
+// Training workloads: a scenario's "workload" section (the model, its batch, its parallelism and
+// the unknowns of the paper as explicit parameters), and a registry of workload kinds (DDP, FSDP,
+// pipeline, MoE), each in its own file, each building one training step as a Schedule.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/catalog.hpp"
+#include "config/reader.hpp"
+#include "core/registry.hpp"
+#include "hw/parse.hpp"
+#include "train/collectives.hpp"
+#include "train/compute.hpp"
+#include "train/nn_model.hpp"
+#include "train/step.hpp"
+
+namespace ffsim::train {
+
+class Workload;
+
+/// The parameters every workload kind shares.
+struct WorkloadSpec {
+  std::string kind;              ///< registry name: "ddp", "fsdp", "pipeline", "moe"
+  NnModelSpec model;
+  ComputeModel compute;
+  std::string precision;         ///< the kernels' arithmetic: "tf32", "bf16", ...
+  /// "weak": `batch` samples per data-parallel rank at every size; "strong": `batch` samples per step in all.
+  std::string scaling;
+  int batch = 0;
+  /// Samples per forward/backward pass (gradient accumulation, pipeline micro-batches); 0: the
+  /// kind's default (data parallel: the whole per-rank batch in one pass; pipelines: 1).
+  int micro_batch = 0;
+  int seq = 0;                   ///< tokens per sample (transformers; 1 for images)
+  std::vector<int> gpus;         ///< the GPU counts to run
+  std::string backend;           ///< "hfreduce" or "nccl"
+  std::map<Role, std::string> algorithm_overrides;  ///< role -> coll algorithm, replacing the backend's
+  bool flash_attention = true;
+  double grad_bytes = 4;         ///< bytes per gradient element communicated
+  double param_bytes = 4;        ///< bytes per parameter element communicated (allgathers)
+  std::string optimizer;         ///< "sgd" (momentum) or "adamw"
+  std::shared_ptr<const Workload> impl;
+
+  /// The algorithm of a role: an explicit override, else the backend's table entry.
+  [[nodiscard]] RoleAlgorithm algorithm(Role r) const;
+  /// Bytes per activation element (the precision's element size).
+  [[nodiscard]] double act_bytes() const;
+};
+
+/// What a workload built for one GPU count.
+struct StepPlan {
+  std::string layout;            ///< "DP=512", "PP=4 x DP=16, 256 micro-batches of 1 (dp_inner, staggered)"
+  int data_parallel = 0;
+  double samples = 0;            ///< samples per step (whole job)
+  double model_flops = 0;        ///< forward + backward FLOPs per step (whole job, no recomputation)
+  double memory_bytes = 0;       ///< estimate for the fullest GPU: weights, gradients, optimizer, activations
+  std::vector<sched::Place> simulated;  ///< GPUs whose ops the schedule holds
+};
+
+class Workload {
+public:
+  virtual ~Workload() = default;
+  /// One line: "DDP, buckets of 25 MiB (first 1 MiB)".
+  [[nodiscard]] virtual std::string summary() const = 0;
+  /// Why `gpus` cannot run this workload on a cluster of `cluster_gpus` GPUs of `gpus_per_node`
+  /// per node, or "" when it can.
+  [[nodiscard]] virtual std::string check(const WorkloadSpec& w, int gpus, int cluster_gpus, int gpus_per_node) const = 0;
+  /// Builds one step for `gpus` GPUs. With `full`, every GPU's ops; otherwise a representative set
+  /// whose timing equals the full schedule's (proven on small cases by the tests).
+  virtual StepPlan build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool full) const = 0;
+};
+
+/// Parses a kind's own keys of the "workload" section (the common keys are already read); it must
+/// call finish() on `r`.
+using WorkloadFactory = std::function<std::unique_ptr<Workload>(const config::Reader& r, const WorkloadSpec& common)>;
+using WorkloadRegistry = Registry<WorkloadFactory>;
+[[nodiscard]] const WorkloadRegistry& workloads();
+
+/// Parses a scenario's "workload" section, checking each GPU count against the cluster.
+[[nodiscard]] WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat, const hw::ClusterSpec& c);
+
+/// A string at `key` (a bare value or a {"value", "source"} fact) that must be one of `valid`;
+/// `def` when the key is absent.
+[[nodiscard]] std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
+                                      const std::string& def);
+
+/// Samples per data-parallel rank per step (weak: the batch; strong: the batch over `dp`), or 0
+/// when a strong batch does not split evenly.
+[[nodiscard]] int samples_per_rank(const WorkloadSpec& w, int dp);
+
+/// Bytes of optimizer traffic per parameter (read and written in one step) and of weights,
+/// gradients and optimizer state held per parameter, for the workload's optimizer and precision;
+/// `shards` ranks split the optimizer state (fp32 master weights and moments: ZeRO stage 1).
+[[nodiscard]] double optimizer_traffic_bytes(const WorkloadSpec& w);
+[[nodiscard]] double optimizer_state_bytes(const WorkloadSpec& w, int shards = 1);
+
+/// Seconds alone of each layer's forward and backward pass over `samples` samples on GPU `gpu`.
+struct LayerTimes {
+  std::vector<double> fwd, bwd;
+};
+[[nodiscard]] LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
+                                     double samples, bool recompute);
+/// Seconds alone of an optimizer step over `params` parameters (memory-bound).
+[[nodiscard]] double optimizer_time(const WorkloadSpec& w, const hw::GpuSpec& gpu, double params);
+/// Forward + backward FLOPs of one sample through `layers` (no recomputation): the model FLOPs.
+[[nodiscard]] double model_flops_per_sample(const WorkloadSpec& w, const std::vector<LayerCost>& layers);
+
+}  // namespace ffsim::train

@@ -1,0 +1,387 @@
+// Tests of the training workloads on small Fire-Flyer clusters: every symmetry shortcut against the
+// full schedule, step times against hand-derived timelines, the breakdown, both engines.
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "coll/collective.hpp"
+#include "config/catalog.hpp"
+#include "core/error.hpp"
+#include "plan/scenario.hpp"
+#include "sim/simgrid_engine.hpp"
+#include "test_catalog.hpp"
+#include "train/ddp.hpp"
+#include "train/pipeline.hpp"
+#include "train/run.hpp"
+
+using namespace ffsim;
+using namespace ffsim::train;
+using sched::Place;
+
+namespace {
+
+const config::Catalog& catalog() { return ffsim::testing::catalog(); }
+
+// A Fire-Flyer cluster of `nodes` nodes on one two-layer tree, running `workload` (a JSON object).
+struct Env {
+  plan::ScenarioSpec sc;
+  std::unique_ptr<platform::Platform> p;
+  coll::LibraryParams lib;
+  std::unique_ptr<eval::Engine> engine;
+  std::unique_ptr<CollectiveCosts> costs;
+  [[nodiscard]] StepEnv env() const { return StepEnv{*p, *engine, *costs}; }
+  [[nodiscard]] const WorkloadSpec& w() const { return *sc.workload; }
+};
+
+std::unique_ptr<Env> make(const std::string& workload, int nodes = 8, const char* engine = "analytic") {
+  static const bool registered = [] {
+    sim::register_simgrid_engine(eval::engines());
+    return true;
+  }();
+  (void)registered;
+  auto e = std::make_unique<Env>();
+  const std::string text = R"({"name": "t", "cluster": {"node": "fire_flyer_pcie", "nodes": )" + std::to_string(nodes) +
+                           R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}, "workload": )" + workload + "}";
+  e->sc = plan::parse_scenario(config::Document::parse(text, "t.json", false), catalog());
+  e->p = plan::make_platform(e->sc);
+  e->lib = coll::load_library_params(catalog());
+  e->engine = eval::engines().get(engine).factory();
+  e->costs = std::make_unique<CollectiveCosts>(*e->engine, *e->p, e->lib, CollectiveCosts::Method::Simulate);
+  return e;
+}
+
+// NCCL's ring for every gradient reduction (the backends' table is tested on its own).
+const std::string kRing = R"("algorithms": {"allreduce": "nccl_ring", "reduce_scatter": "reduce_scatter"})";
+
+void check_same(const StepResult& a, const StepResult& b) {
+  CHECK(a.step_s == doctest::Approx(b.step_s).epsilon(1e-12));
+  CHECK(a.compute_s == doctest::Approx(b.compute_s).epsilon(1e-12));
+  CHECK(a.bubble_s == doctest::Approx(b.bubble_s).epsilon(1e-9));
+  CHECK(a.exposed_comm_s == doctest::Approx(b.exposed_comm_s).epsilon(1e-9));
+  CHECK(a.samples_per_s == doctest::Approx(b.samples_per_s).epsilon(1e-12));
+}
+
+}  // namespace
+
+TEST_CASE("train::algorithm_for: one table maps backend and role to an algorithm") {
+  CHECK(algorithm_for("hfreduce", Role::GradAllReduce).algorithm == "hfreduce");
+  CHECK(algorithm_for("hfreduce", Role::GradAllReduce).host_reduce);
+  CHECK(algorithm_for("nccl", Role::GradAllReduce).algorithm == "nccl");
+  CHECK_FALSE(algorithm_for("nccl", Role::GradAllReduce).host_reduce);
+  CHECK(algorithm_for("nccl", Role::GradReduceScatter).algorithm == "reduce_scatter");
+  // An allgather is given its per-rank input (S / n).
+  CHECK(algorithm_for("nccl", Role::ParamAllGather).per_rank_input);
+  CHECK_THROWS_WITH_AS((void)algorithm_for("ncl", Role::GradAllReduce),
+                       "unknown backend \"ncl\" (did you mean \"nccl\"?); valid: hfreduce, nccl", ValueError);
+}
+
+TEST_CASE("train::ddp: one GPU alone: the step is its kernels, nothing exposed") {
+  auto e = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 8, "precision": "tf32",
+                    "optimizer": "sgd", "gpus": [1]})");
+  const StepResult r = simulate_step(e->w(), e->env(), 1);
+  // A group of one reduces nothing; the step is forward + backward of 8 images + the SGD update.
+  const auto layers = layer_costs(e->w().model, 1, true);
+  const auto& gpu = e->sc.cluster.node.gpus.front().gpu;
+  const LayerTimes t = layer_times(e->w(), gpu, layers, 8, false);
+  double expect = optimizer_time(e->w(), gpu, total_params(layers));
+  for (std::size_t k = 0; k < layers.size(); ++k) expect += t.fwd[k] + t.bwd[k];
+  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12));
+  CHECK(r.compute_s == doctest::Approx(expect).epsilon(1e-12));
+  CHECK(r.exposed_comm_s == 0);
+  CHECK(r.bubble_s == 0);
+  // SGD with momentum, fp32: 20 bytes of traffic per parameter (read w, g, m; write w, m).
+  CHECK(optimizer_traffic_bytes(e->w()) == 20);
+  // Model FLOPs: 3 x forward, less the input gradient of the first layer, per image.
+  CHECK(r.model_flops == doctest::Approx(8 * (3 * forward_flops(layers) - layers.front().conv_flops)).epsilon(1e-12));
+}
+
+TEST_CASE("train::ddp: the bucketed allreduce timeline, derived by hand") {
+  auto e = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 4, "precision": "tf32",
+                    "optimizer": "sgd", )" + kRing + R"(, "gpus": [16]})");
+  const StepResult r = simulate_step(e->w(), e->env(), 16);
+  const auto layers = layer_costs(e->w().model, 1, true);
+  const auto& gpu = e->sc.cluster.node.gpus.front().gpu;
+  const LayerTimes t = layer_times(e->w(), gpu, layers, 4, false);
+  // Bucket i is ready when the backward of its last layer ends; the stream runs buckets in order:
+  // start_i = max(ready_i, end_{i-1}); the optimizer follows the last bucket and the last kernel.
+  const auto buckets = assign_buckets(layers, 4, 25.0 * 1048576, 1048576);
+  const coll::Group g = coll::Group::first_gpus(*e->p, 16);
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  double clock = 0;
+  for (double f : t.fwd) clock += f;
+  std::vector<double> bwd_end(layers.size());
+  for (std::size_t k = layers.size(); k-- > 0;) bwd_end[k] = clock += t.bwd[k];
+  double stream = 0;
+  for (const auto& b : buckets)
+    stream = std::max(stream, bwd_end[b.layers.back()]) + ring->simulate(*e->engine, *e->p, e->lib, g, b.bytes);
+  const double expect = std::max(stream, clock) + optimizer_time(e->w(), gpu, total_params(layers));
+  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12));
+  // The fc buckets overlap the conv backward: less is exposed than the collectives take.
+  double total = 0;
+  for (const auto& b : buckets) total += ring->simulate(*e->engine, *e->p, e->lib, g, b.bytes);
+  CHECK(r.exposed_comm_s > 0);
+  CHECK(r.exposed_comm_s < total);
+  CHECK(r.exposed_comm_s == doctest::Approx(r.step_s - r.compute_s).epsilon(1e-12));
+  // 6 distinct (algorithm, group, size), one per bucket (the two 27 MiB buckets differ by 512
+  // parameters); a second step finds them all cached.
+  CHECK(e->costs->evaluations() == 6);
+  (void)simulate_step(e->w(), e->env(), 16);
+  CHECK(e->costs->evaluations() == 6);
+}
+
+TEST_CASE("train::ddp: one rank stands for all, in both engines") {
+  const std::string w = R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                            "optimizer": "sgd", )" + kRing + R"(, "gpus": [16]})";
+  for (const char* engine : {"analytic", "simgrid"}) {
+    CAPTURE(engine);
+    auto e = make(w, 4, engine);
+    const StepResult rep = simulate_step(e->w(), e->env(), 16, false);
+    const StepResult all = simulate_step(e->w(), e->env(), 16, true);
+    CHECK(rep.simulated_gpus == 1);
+    CHECK(all.simulated_gpus == 16);
+    check_same(rep, all);
+  }
+  auto a = make(w, 4, "analytic"), s = make(w, 4, "simgrid");
+  CHECK(simulate_step(s->w(), s->env(), 16).step_s ==
+        doctest::Approx(simulate_step(a->w(), a->env(), 16).step_s).epsilon(1e-6));
+}
+
+TEST_CASE("train::fsdp: one rank stands for all; free communication leaves no idle time") {
+  auto e = make(R"({"kind": "fsdp", "model": "gpt2_medium", "scaling": "weak", "batch": 2, "seq": 256,
+                    "precision": "bf16", "param_dtype": "bf16", )" + kRing + R"(, "gpus": [1, 16]})");
+  const StepResult rep = simulate_step(e->w(), e->env(), 16, false);
+  const StepResult all = simulate_step(e->w(), e->env(), 16, true);
+  check_same(rep, all);
+  // Without communication the GPU never waits: no bubble; the collectives add what is exposed.
+  CHECK(rep.bubble_s == 0);
+  CHECK(rep.exposed_comm_s == doctest::Approx(rep.step_s - rep.compute_s).epsilon(1e-12));
+  CHECK(rep.exposed_comm_s > 0);
+  // On one GPU nothing is gathered or reduced.
+  const StepResult one = simulate_step(e->w(), e->env(), 1);
+  CHECK(one.exposed_comm_s == 0);
+  CHECK(one.step_s == doctest::Approx(one.compute_s).epsilon(1e-12));
+}
+
+TEST_CASE("train::pipeline: with free communication the timeline is the 1F1B recurrence") {
+  // 4 stages on one node, 6 micro-batches, no data parallelism.
+  auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 6, "seq": 2048,
+                    "precision": "bf16", "pp": 4, "gpus": [4]})", 1);
+  StepBuilder free(*e->p, nullptr, true);
+  (void)e->w().impl->build(free, e->w(), 4, false);
+  eval::FluidEngine fluid;
+  const double makespan = fluid.run(free.schedule(), *e->p).makespan;
+  // Stage times from the partition, then the recurrence: an op starts when the op before it on
+  // its stage and the op it needs (the forward of stage s-1, the backward of stage s+1) have ended.
+  const auto layers = layer_costs(e->w().model, 2048, true);
+  const auto& gpu = e->sc.cluster.node.gpus.front().gpu;
+  const LayerTimes t = layer_times(e->w(), gpu, layers, 1, false);
+  std::vector<double> cost;
+  for (std::size_t k = 0; k < layers.size(); ++k) cost.push_back(t.fwd[k] + t.bwd[k]);
+  const auto ranges = partition_stages(layers, cost, 4, "balanced");
+  const int p = 4, m = 6;
+  std::vector<double> f(p, 0), b(p, 0);
+  for (int s = 0; s < p; ++s)
+    for (std::size_t k = ranges[static_cast<std::size_t>(s)].first; k < ranges[static_cast<std::size_t>(s)].second; ++k) {
+      f[static_cast<std::size_t>(s)] += t.fwd[k];
+      b[static_cast<std::size_t>(s)] += t.bwd[k];
+    }
+  std::map<std::tuple<int, bool, int>, double> end;  // (stage, forward, micro-batch)
+  std::vector<std::size_t> next(p, 0);
+  std::vector<double> clock(p, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int s = 0; s < p; ++s) {
+      const auto order = stage_order("1f1b", s, p, m);
+      while (next[static_cast<std::size_t>(s)] < order.size()) {
+        const auto [fwd, i] = order[next[static_cast<std::size_t>(s)]];
+        double ready = clock[static_cast<std::size_t>(s)];
+        if (fwd && s > 0) {
+          auto it = end.find({s - 1, true, i});
+          if (it == end.end()) break;
+          ready = std::max(ready, it->second);
+        }
+        if (!fwd && s + 1 < p) {
+          auto it = end.find({s + 1, false, i});
+          if (it == end.end()) break;
+          ready = std::max(ready, it->second);
+        }
+        clock[static_cast<std::size_t>(s)] = end[{s, fwd, i}] =
+            ready + (fwd ? f[static_cast<std::size_t>(s)] : b[static_cast<std::size_t>(s)]);
+        ++next[static_cast<std::size_t>(s)];
+        progress = true;
+      }
+    }
+  }
+  // Stage 0 ends last (its last backward); the optimizer of the stages follows (ZeRO-0: whole stage).
+  double expect = 0;
+  for (int s = 0; s < p; ++s) {
+    double params = 0;
+    for (std::size_t k = ranges[static_cast<std::size_t>(s)].first; k < ranges[static_cast<std::size_t>(s)].second; ++k)
+      params += layers[k].params;
+    expect = std::max(expect, clock[static_cast<std::size_t>(s)] + optimizer_time(e->w(), gpu, params));
+  }
+  CHECK(makespan == doctest::Approx(expect).epsilon(1e-9));
+  // Equal stages would give the textbook (m + p - 1)(f + b); ours are balanced, so close to it.
+  const double fb = *std::max_element(f.begin(), f.end()) + *std::max_element(b.begin(), b.end());
+  CHECK(clock[0] <= (m + p - 1) * fb * (1 + 1e-12));
+}
+
+TEST_CASE("train::pipeline: the ranks that share nodes stand for the whole job") {
+  // 8 nodes, PP=4 x DP=16, dp_inner: stage s of ranks 0-7 fills node 2s, of ranks 8-15 node 2s+1.
+  for (const char* layout : {"dp_inner", "pp_inner"})
+    for (const char* stagger : {"none", "transfer"}) {
+      CAPTURE(layout);
+      CAPTURE(stagger);
+      auto e = make(std::string(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 32,
+                    "seq": 2048, "precision": "bf16", "pp": 4, "zero_stage": 1, "layout": ")") + layout +
+                    R"(", "stagger": ")" + stagger + R"(", )" + kRing + R"(, "gpus": [64]})");
+      const StepResult rep = simulate_step(e->w(), e->env(), 64, false);
+      const StepResult all = simulate_step(e->w(), e->env(), 64, true);
+      // dp_inner: ranks 0-7 (32 GPUs); pp_inner: rank d's stages fill half a node, ranks 2k and 2k+1 share it.
+      CHECK(rep.simulated_gpus == (std::string(layout) == "dp_inner" ? 32u : 8u));
+      CHECK(all.simulated_gpus == 64);
+      check_same(rep, all);
+    }
+}
+
+TEST_CASE("train::pipeline: layouts decide which transfers cross the NIC; staggering spreads them") {
+  const std::string common = R"("kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 16,
+      "seq": 2048, "precision": "bf16", "pp": 4, "zero_stage": 1, )" + kRing + R"(, "gpus": [32])";
+  auto count_inter_node = [](const StepBuilder& b) {
+    int n = 0;
+    for (const auto& op : b.schedule().ops())
+      if (op.kind == sched::OpKind::Transfer && op.at.node != op.to.node) ++n;
+    return n;
+  };
+  {
+    // pp_inner: each pipeline's 4 stages on 4 GPUs of one node: no activation leaves the node.
+    auto e = make("{" + common + R"(, "layout": "pp_inner"})", 4);
+    StepBuilder b(*e->p, e->costs.get(), false);
+    (void)e->w().impl->build(b, e->w(), 32, true);
+    CHECK(count_inter_node(b) == 0);
+  }
+  // dp_inner: a node holds one stage of 8 pipelines; every activation crosses a NIC, 8 at once
+  // unless the pipelines are staggered.
+  auto none = make("{" + common + R"(, "layout": "dp_inner", "stagger": "none"})", 4);
+  auto stag = make("{" + common + R"(, "layout": "dp_inner", "stagger": "transfer"})", 4);
+  StepBuilder b(*none->p, none->costs.get(), false);
+  (void)none->w().impl->build(b, none->w(), 32, true);
+  // 3 boundaries x 8 pipelines x 2 micro-batches x 2 directions.
+  CHECK(count_inter_node(b) == 3 * 8 * 2 * 2);
+  const StepResult rn = simulate_step(none->w(), none->env(), 32);
+  const StepResult rs = simulate_step(stag->w(), stag->env(), 32);
+  CHECK(rs.exposed_comm_s < rn.exposed_comm_s);
+  // The stagger itself idles the later pipelines: it shows as bubble, by 7 transfer slots at most.
+  CHECK(rs.bubble_s > rn.bubble_s);
+}
+
+TEST_CASE("train::moe: expert parallelism adds all-to-alls and splits the routed experts") {
+  auto names = [](const std::string& w) {
+    auto e = make(w, 2);
+    StepBuilder b(*e->p, e->costs.get(), false);
+    const StepPlan plan = e->w().impl->build(b, e->w(), 16, false);
+    int a2a = 0;
+    for (sched::OpId i = 0; i < b.schedule().size(); ++i)
+      if (b.name(i).rfind("all-to-all", 0) == 0) ++a2a;
+    return std::make_pair(a2a, plan.memory_bytes);
+  };
+  const std::string base = R"({"kind": "moe", "model": "deepseek_moe_16b", "scaling": "strong", "batch": 16,
+      "seq": 4096, "precision": "bf16", "pp": 2, "zero_stage": 1, )" + kRing + R"(, "gpus": [16], "ep": )";
+  const auto [a1, m1] = names(base + "1}");
+  const auto [a4, m4] = names(base + "4}");
+  CHECK(a1 == 0);
+  // PP=2 x DP=8, EP=4: the representative is one expert-parallel block of 4 ranks (they share a node
+  // with the other block, so both: 8 ranks = 2 groups); 2 micro-batches; per stage pass one
+  // all-to-all op (dispatch + combine of its MoE layers), forward and backward, except the split
+  // last backward, which has one per MoE layer.
+  CHECK(a4 > 0);
+  CHECK(m4 < m1);
+  auto e = make(base + "4}", 2);
+  const StepResult r = simulate_step(e->w(), e->env(), 16);
+  CHECK(r.exposed_comm_s > 0);
+}
+
+TEST_CASE("train::set_efficiencies: samples per second per GPU against the first row") {
+  std::vector<StepResult> rows(3);
+  rows[0].gpus = 32;
+  rows[0].samples_per_s = 100;
+  rows[1].gpus = 64;
+  rows[1].samples_per_s = 190;  // 190/64 over 100/32 = 0.95
+  rows[2].gpus = 16;
+  rows[2].samples_per_s = 60;   // 60/16 over 100/32 = 1.2
+  set_efficiencies(rows);
+  CHECK(rows[0].efficiency == 1);
+  CHECK(rows[1].efficiency == doctest::Approx(0.95).epsilon(1e-15));
+  CHECK(rows[2].efficiency == doctest::Approx(1.2).epsilon(1e-15));
+}
+
+TEST_CASE("train: GPU counts a workload cannot run are rejected with the reason") {
+  auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 4096, "seq": 2048,
+                    "precision": "bf16", "pp": 4, "gpus": [64]})");
+  CHECK(e->w().impl->check(e->w(), 66, 64, 8) == "the cluster has 64 GPUs; cannot run 66");
+  CHECK(e->w().impl->check(e->w(), 30, 64, 8) == "PP=4 x TP=1 does not divide 30 GPUs");
+  // 4096 over 48 / 4 = 12 ranks is not whole.
+  CHECK(e->w().impl->check(e->w(), 48, 64, 8) ==
+        "a batch of 4096 samples per step is not a whole number of micro-batches of 1 on each of 12 data-parallel ranks");
+  CHECK_THROWS_AS((void)simulate_step(e->w(), e->env(), 30), ValueError);
+}
+
+TEST_CASE("train: the shipped experiments stay below the GPU's GEMM rate (MFU reported)") {
+  // Efficiencies are fractions of the GEMM rate (at most 1), so no step can beat it; checked on the
+  // smallest GPU count of each experiment (collective durations from the closed forms, for speed).
+  for (const char* name : {"vgg16-ddp", "gpt2-fsdp", "llama13b-pp", "moe16b"}) {
+    CAPTURE(name);
+    const auto sc = plan::load_scenario(std::string(FFSIM_TEST_DATA_DIR) + "/train/" + name + "-ring.json", catalog());
+    const auto p = plan::make_platform(sc);
+    const auto lib = coll::load_library_params(catalog());
+    eval::FluidEngine fluid;
+    CollectiveCosts costs(fluid, *p, lib, CollectiveCosts::Method::Estimate);
+    const StepResult r = simulate_step(*sc.workload, StepEnv{*p, fluid, costs}, sc.workload->gpus.front());
+    const GpuRates rates = rates_of(sc.cluster.node.gpus.front().gpu, sc.workload->precision);
+    CHECK(r.gemm_measured);
+    CHECK(r.of_gemm > 0.1);
+    CHECK(r.of_gemm < 1);
+    CHECK(r.tflops_per_gpu * 1e12 < rates.gemm.si());
+    CHECK(r.mfu == doctest::Approx(r.of_gemm * rates.gemm.si() / rates.peak.si()).epsilon(1e-12));
+    CHECK(r.fits);
+  }
+}
+
+TEST_CASE("train: a collective as a timed op against its whole schedule inside the step") {
+  // HFReduce runs on copy engines, host memory and the CPUs: nothing the step's kernels use, so
+  // the timed op (the collective simulated alone) and the emitted schedule give the same step.
+  // NCCL's ring sums on the GPU: its reduce kernels share the SMs with backward, so the emitted
+  // step is a little longer; the timed op leaves that contention out.
+  const std::string base = R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                               "optimizer": "sgd", "gpus": [16], "algorithms": {"allreduce": ")";
+  for (const char* alg : {"hfreduce", "nccl_ring"}) {
+    CAPTURE(alg);
+    auto e = make(base + alg + "\"}}", 2);
+    StepEnv timed = e->env(), emitted = e->env();
+    emitted.emit_collectives = true;
+    const StepResult t = simulate_step(e->w(), timed, 16, true);
+    const StepResult x = simulate_step(e->w(), emitted, 16, true);
+    CHECK(x.ops > t.ops);
+    CHECK(x.compute_s == doctest::Approx(t.compute_s).epsilon(1e-12));
+    if (std::string(alg) == "hfreduce") {
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(1e-9));
+    } else {
+      CHECK(x.step_s >= t.step_s * (1 - 1e-12));
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.02));
+    }
+  }
+  SUBCASE("a pipeline's data-parallel reduction and ZeRO-1 allgather, emitted") {
+    auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 8, "seq": 2048,
+                      "precision": "bf16", "grad_dtype": "bf16", "pp": 4, "zero_stage": 1, "stagger": "transfer",
+                      "algorithms": {"allreduce": "hfreduce"}, "gpus": [32]})", 4);
+    StepEnv emitted = e->env();
+    emitted.emit_collectives = true;
+    const StepResult t = simulate_step(e->w(), e->env(), 32, true);
+    const StepResult x = simulate_step(e->w(), emitted, 32, true);
+    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01));
+  }
+}
