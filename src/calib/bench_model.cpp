@@ -170,21 +170,7 @@ void emit_tree(Schedule& s, const platform::Platform& p, int N, double S, double
     const auto& tr = trees[static_cast<std::size_t>(t)];
     const double part = t == 0 ? S / 2 : S - S / 2;
     const int M = std::max(1, static_cast<int>(std::ceil(part / slice)));
-    int root = 0;
-    for (int v = 0; v < N; ++v)
-      if (tr[static_cast<std::size_t>(v)].parent < 0) root = v;
-    std::vector<int> post;  // children before parents
-    std::vector<std::pair<int, int>> st{{root, 0}};
-    while (!st.empty()) {
-      auto& [v, i] = st.back();
-      if (i < 2) {
-        const int ch = tr[static_cast<std::size_t>(v)].child[static_cast<std::size_t>(i++)];
-        if (ch >= 0) st.push_back({ch, 0});
-      } else {
-        post.push_back(v);
-        st.pop_back();
-      }
-    }
+    const std::vector<int> post = coll::post_order(tr);  // children before parents
     const auto U = static_cast<std::size_t>(N);
     std::vector<std::vector<sched::OpId>> done(U, std::vector<sched::OpId>(static_cast<std::size_t>(M), none));
     std::vector<sched::OpId> up(U, none), fin(U, none), act(U, none), adder(U, none);

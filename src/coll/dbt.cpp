@@ -59,6 +59,26 @@ std::array<std::vector<TreeLinks>, 2> double_binary_tree(int n) {
   return t;
 }
 
+std::vector<int> post_order(const std::vector<TreeLinks>& t) {
+  int root = 0;
+  for (std::size_t v = 0; v < t.size(); ++v)
+    if (t[v].parent < 0) root = static_cast<int>(v);
+  std::vector<int> post;
+  std::vector<std::pair<int, int>> st{{root, 0}};
+  while (!st.empty()) {
+    auto& [v, i] = st.back();
+    if (i < 2) {
+      const int ch = t[static_cast<std::size_t>(v)].child[static_cast<std::size_t>(i++)];
+      if (ch >= 0) st.push_back({ch, 0});
+    } else {
+      post.push_back(v);
+      st.pop_back();
+    }
+  }
+  FFSIM_ASSERT(post.size() == t.size(), "a tree does not span every rank");
+  return post;
+}
+
 int tree_depth(const std::vector<TreeLinks>& t) {
   int best = 0;
   for (std::size_t r = 0; r < t.size(); ++r) {

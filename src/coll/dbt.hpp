@@ -17,6 +17,9 @@ struct TreeLinks {
 /// shifted by one when n is odd), as NCCL builds them. Result: [tree][rank].
 [[nodiscard]] std::array<std::vector<TreeLinks>, 2> double_binary_tree(int n);
 
+/// The ranks of a tree in post-order (children before parents; the root last).
+[[nodiscard]] std::vector<int> post_order(const std::vector<TreeLinks>& t);
+
 /// Depth of a tree (edges on the longest root-to-leaf path).
 [[nodiscard]] int tree_depth(const std::vector<TreeLinks>& t);
 

@@ -340,23 +340,8 @@ public:
     if (N > 1) {
       for (int t = 0; t < 2; ++t) {
         const auto& tr = trees[static_cast<std::size_t>(t)];
-        int root = 0;
-        for (int v = 0; v < N; ++v)
-          if (tr[static_cast<std::size_t>(v)].parent < 0) root = v;
         // Post-order (children before parents) and its reverse (parents before children).
-        std::vector<int> post;
-        std::vector<std::pair<int, int>> st{{root, 0}};
-        while (!st.empty()) {
-          auto& [v, i] = st.back();
-          if (i < 2) {
-            const int ch = tr[static_cast<std::size_t>(v)].child[static_cast<std::size_t>(i++)];
-            if (ch >= 0) st.push_back({ch, 0});
-          } else {
-            post.push_back(v);
-            st.pop_back();
-          }
-        }
-        FFSIM_ASSERT(static_cast<int>(post.size()) == N, "a tree does not span every node");
+        const std::vector<int> post = post_order(tr);
         std::vector<OpId> thread(static_cast<std::size_t>(N), kNoOp);
         for (int c = 0; c < K; ++c) {
           const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
