@@ -113,7 +113,13 @@ int run_collective(Context& ctx, const CollArgs& a) {
       if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
       const coll::Group g = make_group(*p, n, a.cross_zone);
       const auto t0 = std::chrono::steady_clock::now();
-      const coll::Estimate est = algo->estimate(*p, lib, g, bytes);
+      coll::Estimate est;
+      try {
+        est = algo->estimate(*p, lib, g, bytes);
+      } catch (const ValueError& e) {
+        // A group the algorithm cannot run on is a usage error of this command.
+        throw UsageError("--algo " + name + " --gpus " + std::to_string(n) + ": " + e.what());
+      }
       const double t = !engine ? est.time
                        : a.full ? algo->simulate_full(*engine, *p, lib, g, bytes)
                                 : algo->simulate(*engine, *p, lib, g, bytes);

@@ -84,8 +84,7 @@ public:
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
-    for (const auto& r : by_node)
-      if (static_cast<int>(r.size()) != L) throw ValueError("hfreduce needs the same number of GPUs on every node");
+    check_group(p, g);
     // NVLink pairs among the node's GPUs (by local index): partner[l], and which half l reduces.
     std::vector<int> partner(static_cast<std::size_t>(L), -1);
     if (nvlink_) {
@@ -523,6 +522,7 @@ public:
     // schedule uses, so the host-memory traffic per byte comes out of them.
     const auto& h = lib.hfreduce;
     const hw::NodeSpec& node = p.cluster().node;
+    check_group(p, g);
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
@@ -620,6 +620,32 @@ public:
   }
 
 private:
+  /// The same number of GPUs on every node; for the NVLink variant, NVLink pairs with both GPUs in the group.
+  void check_group(const platform::Platform& p, const Group& g) const {
+    const auto by_node = g.ranks_by_node();
+    const auto L = by_node.front().size();
+    for (const auto& r : by_node)
+      if (r.size() != L)
+        throw ValueError(std::string(nvlink_ ? "hfreduce_nvlink" : "hfreduce") +
+                         " needs the same number of GPUs on every node (whole nodes, or the same GPUs of each)");
+    if (!nvlink_) return;
+    const hw::NodeSpec& node = p.cluster().node;
+    if (node.nvlink.kind != "pairs")
+      throw ValueError("hfreduce_nvlink needs a node with NVLink pairs; \"" + node.name + "\" has nvlink \"" +
+                       node.nvlink.kind + "\"");
+    for (int r : by_node.front()) {
+      const int gi = g.ranks[static_cast<std::size_t>(r)].index;
+      bool paired = false;
+      for (const auto& [a, b] : node.nvlink.pairs) {
+        const int other = a == gi ? b : b == gi ? a : -1;
+        if (other < 0) continue;
+        for (int q : by_node.front())
+          if (g.ranks[static_cast<std::size_t>(q)].index == other) paired = true;
+      }
+      if (!paired) throw ValueError("hfreduce_nvlink: every GPU of the group must have its NVLink partner in the group");
+    }
+  }
+
   bool nvlink_;
 };
 
