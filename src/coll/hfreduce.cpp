@@ -606,12 +606,23 @@ public:
         if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd))
           dram += bytes;
     est.host_traffic_per_byte = dram / chunk;
-    // Fill: in steady state every stage of a node moves one chunk per period t_chunk, so a chunk
-    // spends one period in the node's own stages (the D2H, reduce and H2D overlap with the chunks
-    // around it) and one period per tree level on the way up and again on the way down: a tree of
-    // depth d adds 2 d periods (and the network latency per hop) before the last chunk lands.
-    const double lat_net = N > 1 ? p.path(p.path_id(Place::dram(nd, sN), Place::dram(g.ranks.back().node, sN))).latency : 0;
-    const double fill = t_chunk + 2 * depth * (t_chunk + lat_net);
+    // Fill (a pipeline's time is its stages' latencies for the first chunk plus K - 1 periods of
+    // the slowest stage): a chunk spends one period in the node's own stages (the D2H, reduce and
+    // H2D overlap with the chunks around it) and, per tree level on the way up and again on the way
+    // down, one hop: its tree part sent to the next node while the node's other tree traffic of the
+    // same chunk (2 x chunk each way, see above) shares the NIC, the receiver's add of it (up), and
+    // the network latency and software overhead of the hop. A hop never takes longer than a period
+    // (a stage slower than the period would be the bottleneck).
+    double hop = 0;
+    if (N > 1) {
+      const int peer = g.ranks[static_cast<std::size_t>(by_node[1][0])].node;
+      const double part = chunk / 2;
+      const double lat_net = p.path(p.path_id(Place::dram(nd, sN), Place::dram(peer, sN))).latency;
+      const double send = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(peer, sN)), 2 * chunk}}).time;
+      const double sum = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::cpu(nd, sN)), part}}).time;
+      hop = std::min(t_chunk, send + sum + h.chunk_overhead) + lat_net;
+    }
+    const double fill = t_chunk + 2 * depth * hop;
     est.time = fill + (K - 1) * t_chunk;
     est.bottleneck = why;
     est.note = "per chunk " + std::to_string(static_cast<long long>(chunk)) + " B, " + std::to_string(K) +
