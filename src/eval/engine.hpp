@@ -56,9 +56,16 @@ EngineRegistry& engines();
 /// The max-min fluid evaluator: the same sharing model as SimGrid's CM02 (weighted max-min over
 /// every resource of a flow's path, per-flow rate caps, a fixed latency before data moves), solved
 /// event by event, only over the connected set of flows that a start or an end touches.
+/// Lazy constraints (the default): resources left unsaturated by a solve drop out of the
+/// constraint set until a check finds them over capacity, which keeps the connected sets small;
+/// the allocation is the same max-min one (tests/unit/eval_fluid_lazy_test.cpp compares the two).
 class FluidEngine final : public Engine {
 public:
+  explicit FluidEngine(bool lazy_constraints = true) : lazy_(lazy_constraints) {}
   [[nodiscard]] Result run(const sched::Schedule& s, const platform::Platform& p) override;
+
+private:
+  bool lazy_;
 };
 
 }  // namespace ffsim::eval

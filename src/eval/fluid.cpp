@@ -72,11 +72,13 @@ struct ResState {
   std::uint32_t comp_stamp = 0;
   std::uint32_t version = 0;
   bool saturated = false;
+  bool active = true;     // a constraint of the solve (see resolve: lazy constraints)
+  std::uint32_t check_stamp = 0;
 };
 
 class Fluid {
 public:
-  Fluid(const sched::Schedule& s, const platform::Platform& p) : s_(s), p_(p) {}
+  Fluid(const sched::Schedule& s, const platform::Platform& p, bool lazy) : s_(s), p_(p), lazy_(lazy) {}
 
   Result run() {
     s_.check_acyclic();
@@ -168,10 +170,15 @@ private:
       st.limiter_since = now;
       const auto id = static_cast<std::uint32_t>(flows_.size());
       flows_.push_back(st);
+      bool any_active = false;
+      std::uint32_t narrow = kLimitNone;
       for (std::uint32_t res : path.resources) {
         res_[res].flows.push_back(id);
         touch(res);
+        any_active = any_active || res_[res].active;
+        if (narrow == kLimitNone || p_.resource(res).capacity < p_.resource(narrow).capacity) narrow = res;
       }
+      if (!any_active && narrow != kLimitNone) res_[narrow].active = true;
       if (path.resources.empty()) touched_flows_.push_back(id);
       ++flows_left_[op];
     }
@@ -184,6 +191,13 @@ private:
   void finish_flow(std::uint32_t id, double now, Result& r) {
     FlowState& f = flows_[id];
     close_limiter(f, now);
+    for (std::uint32_t res : p_.path(f.path).resources)
+      if (!res_[res].active) {
+        account(res, now);
+        res_[res].load -= f.rate;
+        if (res_[res].flows.size() == 1) res_[res].load = 0;
+        res_[res].saturated = res_[res].load >= p_.resource(res).capacity * (1 - 1e-9);
+      }
     f.active = false;
     f.remaining = 0;
     for (std::uint32_t res : p_.path(f.path).resources) {
@@ -228,7 +242,38 @@ private:
   }
 
   // Weighted max-min (progressive filling) over the component of every touched resource.
+  // Lazy constraints: a resource that is not saturated after a solve leaves the constraint set
+  // (it bounds nothing, and the max-min allocation is unique, so dropping it changes no rate), which
+  // keeps components small: otherwise a node's host memory and its NIC join every node's flows
+  // into one component. After each solve the loads of the dropped resources on the paths of flows
+  // whose rates changed are checked; one that would be over capacity rejoins and the component is
+  // solved again. The result is the max-min allocation of all resources (a feasible allocation in
+  // which every flow has a saturated bottleneck is the max-min one), up to rounding.
   void resolve(double now) {
+    for (int round = 0;; ++round) {
+      FFSIM_ASSERT(round < 1000000, "fluid solve does not settle");
+      solve_once(now);
+      if (!verify(now)) break;
+    }
+  }
+
+  // Checks the dropped resources whose loads changed; re-activates (and touches) any over capacity.
+  bool verify(double now) {
+    bool again = false;
+    for (std::uint32_t res : check_) {
+      ResState& st = res_[res];
+      if (st.load > p_.resource(res).capacity * (1 + 1e-12)) {
+        st.active = true;
+        touch(res);
+        again = true;
+      }
+    }
+    check_.clear();
+    (void)now;
+    return again;
+  }
+
+  void solve_once(double now) {
     if (touched_res_.empty() && touched_flows_.empty()) return;
     const std::uint32_t mark = ++comp_gen_;
     comp_mark_ = mark;
@@ -236,6 +281,12 @@ private:
     comp_flows_.clear();
     // Breadth-first over resources and flows.
     std::vector<std::uint32_t>& queue = touched_res_;
+    {
+      std::size_t keep = 0;
+      for (std::uint32_t res : queue)
+        if (res_[res].active) queue[keep++] = res;
+      queue.resize(keep);
+    }
     for (std::uint32_t res : queue) res_[res].comp_stamp = mark;
     for (std::size_t qi = 0; qi < queue.size(); ++qi) {
       const std::uint32_t res = queue[qi];
@@ -246,7 +297,7 @@ private:
         f.mark = mark;
         comp_flows_.push_back(fid);
         for (std::uint32_t r2 : p_.path(f.path).resources)
-          if (res_[r2].comp_stamp != mark) {
+          if (res_[r2].active && res_[r2].comp_stamp != mark) {
             res_[r2].comp_stamp = mark;
             queue.push_back(r2);
           }
@@ -281,7 +332,8 @@ private:
       ++st.version;
     }
     for (std::uint32_t fid : comp_flows_)
-      for (std::uint32_t res : p_.path(flows_[fid].path).resources) res_[res].wsum += flows_[fid].weight;
+      for (std::uint32_t res : p_.path(flows_[fid].path).resources)
+        if (res_[res].comp_stamp == mark) res_[res].wsum += flows_[fid].weight;
     new_rate_.assign(comp_flows_.size(), 0.0);
     new_lim_.assign(comp_flows_.size(), kLimitNone);
     struct Level {
@@ -312,6 +364,7 @@ private:
       new_lim_[k] = lim;
       for (std::uint32_t res : p_.path(f.path).resources) {
         ResState& st = res_[res];
+        if (st.comp_stamp != mark) continue;
         st.cap_rem -= rate;
         st.wsum -= f.weight;
         if (st.wsum < 1e-12) st.wsum = 0;
@@ -342,10 +395,26 @@ private:
     // New rates, loads and end events.
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];
-      for (std::uint32_t res : p_.path(f.path).resources) res_[res].load += new_rate[k];
+      for (std::uint32_t res : p_.path(f.path).resources) {
+        ResState& st = res_[res];
+        if (st.comp_stamp == mark) {
+          st.load += new_rate[k];
+        } else if (new_rate[k] != f.rate) {  // a dropped resource: its load follows the change
+          account(res, now);
+          st.load += new_rate[k] - f.rate;
+          st.saturated = st.load >= p_.resource(res).capacity * (1 - 1e-9);
+          if (new_rate[k] > f.rate && st.check_stamp != mark) {
+            st.check_stamp = mark;
+            check_.push_back(res);
+          }
+        }
+      }
     }
-    for (std::uint32_t res : comp_res_)
-      res_[res].saturated = res_[res].load >= p_.resource(res).capacity * (1 - 1e-9);
+    for (std::uint32_t res : comp_res_) {
+      ResState& st = res_[res];
+      st.saturated = st.load >= p_.resource(res).capacity * (1 - 1e-9);
+      if (lazy_ && st.load < p_.resource(res).capacity * (1 - 1e-6)) st.active = false;
+    }
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];
       if (new_lim[k] != f.limiter) {
@@ -376,11 +445,13 @@ private:
   std::uint32_t touch_gen_ = 1, comp_gen_ = 0, comp_mark_ = 0;
   std::vector<double> new_rate_;
   std::vector<std::uint32_t> new_lim_;
+  std::vector<std::uint32_t> check_;
+  bool lazy_ = true;
   platform::Lowered lowered_;
 };
 
 }  // namespace
 
-Result FluidEngine::run(const sched::Schedule& s, const platform::Platform& p) { return Fluid(s, p).run(); }
+Result FluidEngine::run(const sched::Schedule& s, const platform::Platform& p) { return Fluid(s, p, lazy_).run(); }
 
 }  // namespace ffsim::eval
