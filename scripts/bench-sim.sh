@@ -36,6 +36,13 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
     printf "%5d GPUs: fluid %7.2f s, simgrid %7.2f s (simgrid / fluid %s)\n" $n "$f" "$s" "$(ratio "$s" "$f")"
   done
   echo
+  echo "## The fluid engine's lazy constraints against the eager solve (same schedule, same result to 1e-9)"
+  for n in 64 128 $([ $quick = 1 ] || echo 256); do
+    e=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid-eager)
+    l=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid)
+    printf "%5d GPUs HFReduce: eager %7.2f s, lazy %7.2f s: %sx faster\n" $n "$e" "$l" "$(ratio "$e" "$l")"
+  done
+  echo
   echo "## NCCL ring: exact shortcut (one step per phase, reused) vs the flat per-GPU ring (every step)"
   for n in 64 256 $([ $quick = 1 ] || echo 1024); do
     full=$(wall $FF collective $SC --algo nccl_ring --gpus $n --engine simgrid --full)

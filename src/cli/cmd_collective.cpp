@@ -91,14 +91,16 @@ int run_collective(Context& ctx, const CollArgs& a) {
     throw UsageError(std::string("--size: ") + e.what());
   }
   if (bytes < 0) throw UsageError("--size must not be negative");
-  const std::vector<std::string> engines{"analytic", "fluid", "simgrid"};
+  const std::vector<std::string> engines{"analytic", "fluid", "fluid-eager", "simgrid"};
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
-    throw UsageError("--engine: expected one of analytic, fluid, simgrid; got \"" + a.engine + "\"" + did_you_mean(a.engine, engines));
+    throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +
+                     did_you_mean(a.engine, engines));
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
   std::unique_ptr<eval::Engine> engine;
-  if (a.engine != "analytic") engine = eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
+  if (a.engine == "fluid-eager") engine = std::make_unique<eval::FluidEngine>(false);
+  else if (a.engine != "analytic") engine = eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
 
   struct Row {
     std::string algo;
@@ -201,7 +203,7 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names()));
   sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)");
   sub->add_option("--size", a->size, "Bytes per GPU (default 184MiB)");
-  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation) or simgrid");
+  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-eager (the same without lazy constraints, for comparisons) or simgrid");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");
