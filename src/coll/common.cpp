@@ -103,7 +103,12 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<
   std::vector<std::pair<std::uint32_t, double>> v(load.begin(), load.end());
   std::sort(v.begin(), v.end());
   for (const auto& [r, l] : v) {
-    const double t = l / p.resource(r).capacity;
+    // A bidirectional cap binds only when these flows cross both directions of its port.
+    const platform::Resource& res = p.resource(r);
+    const double cap = res.kind == platform::ResourceKind::PcieBidir
+                           ? res.capacity_when(load.count(res.up) > 0, load.count(res.down) > 0)
+                           : res.capacity;
+    const double t = l / cap;
     if (t > b.time * (1 + 1e-12)) {
       b.time = t;
       b.resource = r;

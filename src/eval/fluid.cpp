@@ -136,6 +136,15 @@ public:
   }
 
 private:
+  // A resource's capacity now: a conditional (bidirectional) cap holds only while both of its
+  // directions carry flows. Flows that start or end in either direction cross it, so a change of
+  // state always touches it.
+  double cap_of(std::uint32_t res) const {
+    const platform::Resource& r = p_.resource(res);
+    if (r.kind != platform::ResourceKind::PcieBidir) return r.capacity;
+    return r.capacity_when(!res_[r.up].flows.empty(), !res_[r.down].flows.empty());
+  }
+
   bool stale(const Event& e) const {
     return e.kind == 1 && (!flows_[e.id].active || flows_[e.id].version != e.version);
   }
@@ -176,7 +185,7 @@ private:
         res_[res].flows.push_back(id);
         touch(res);
         any_active = any_active || res_[res].active;
-        if (narrow == kLimitNone || p_.resource(res).capacity < p_.resource(narrow).capacity) narrow = res;
+        if (narrow == kLimitNone || cap_of(res) < cap_of(narrow)) narrow = res;
       }
       if (!any_active && narrow != kLimitNone) res_[narrow].active = true;
       if (path.resources.empty()) touched_flows_.push_back(id);
@@ -196,7 +205,7 @@ private:
         account(res, now);
         res_[res].load -= f.rate;
         if (res_[res].flows.size() == 1) res_[res].load = 0;
-        res_[res].saturated = res_[res].load >= p_.resource(res).capacity * (1 - 1e-9);
+        res_[res].saturated = res_[res].load >= cap_of(res) * (1 - 1e-9);
       }
     f.active = false;
     f.remaining = 0;
@@ -262,7 +271,7 @@ private:
     bool again = false;
     for (std::uint32_t res : check_) {
       ResState& st = res_[res];
-      if (st.load > p_.resource(res).capacity * (1 + 1e-12)) {
+      if (st.load > cap_of(res) * (1 + 1e-12)) {
         st.active = true;
         touch(res);
         again = true;
@@ -325,7 +334,7 @@ private:
     // Freezing flows at the lowest level only raises the other levels, so the heap stays valid.
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
-      st.cap_rem = p_.resource(res).capacity;
+      st.cap_rem = cap_of(res);
       st.wsum = 0;
       st.load = 0;
       st.saturated = false;
@@ -402,7 +411,7 @@ private:
         } else if (new_rate[k] != f.rate) {  // a dropped resource: its load follows the change
           account(res, now);
           st.load += new_rate[k] - f.rate;
-          st.saturated = st.load >= p_.resource(res).capacity * (1 - 1e-9);
+          st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
           if (new_rate[k] > f.rate && st.check_stamp != mark) {
             st.check_stamp = mark;
             check_.push_back(res);
@@ -412,8 +421,8 @@ private:
     }
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
-      st.saturated = st.load >= p_.resource(res).capacity * (1 - 1e-9);
-      if (lazy_ && st.load < p_.resource(res).capacity * (1 - 1e-6)) st.active = false;
+      st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
+      if (lazy_ && st.load < cap_of(res) * (1 - 1e-6)) st.active = false;
     }
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];

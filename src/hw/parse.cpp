@@ -171,10 +171,11 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
 
   // PCIe ports: defaults from "root_port", each port may override.
   std::optional<Reader> defaults = r.optional_child("root_port");
-  std::optional<BytesPerSecond> def_bw, def_duplex;
+  std::optional<BytesPerSecond> def_bw, def_duplex, def_bidir;
   if (defaults) {
     def_bw = defaults->optional_fact_quantity<BytesPerSecond>("bandwidth");
     def_duplex = defaults->optional_fact_quantity<BytesPerSecond>("duplex_bandwidth");
+    def_bidir = defaults->optional_fact_quantity<BytesPerSecond>("bidirectional_bandwidth");
     defaults->finish();
   }
   std::vector<Reader> ports = r.child("ports", "an array of PCIe ports").elements("ports");
@@ -196,6 +197,11 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
                                                     : def_duplex;
     if (ps.duplex_bandwidth && *ps.duplex_bandwidth > 2.0 * ps.bandwidth)
       p.fail_at("duplex_bandwidth", "duplex bandwidth exceeds twice the per-direction bandwidth");
+    ps.bidirectional_bandwidth = p.has("bidirectional_bandwidth")
+                                     ? p.optional_fact_quantity<BytesPerSecond>("bidirectional_bandwidth")
+                                     : def_bidir;
+    if (ps.bidirectional_bandwidth && *ps.bidirectional_bandwidth > 2.0 * ps.bandwidth)
+      p.fail_at("bidirectional_bandwidth", "bidirectional bandwidth exceeds twice the per-direction bandwidth");
     slots[ps.name] = static_cast<int>(p.integer_or("slots", ps.kind == "switch" ? 64 : 1, 1, 64));
     p.finish();
     port_names.push_back(ps.name);

@@ -101,6 +101,9 @@ struct PciePortSpec {
   /// Cap on both directions together when traffic is bidirectional (Rome host bridges);
   /// nullopt when the two directions are independent.
   std::optional<BytesPerSecond> duplex_bandwidth;
+  /// Cap on both directions together while both carry traffic (one direction alone is held only by
+  /// `bandwidth`): a bridge that is "lower again when bidirectional"; nullopt when there is none.
+  std::optional<BytesPerSecond> bidirectional_bandwidth;
 };
 
 struct GpuSlot {

@@ -17,6 +17,7 @@ const char* resource_kind_name(ResourceKind k) {
     case ResourceKind::GpuLink: return "gpu_link";
     case ResourceKind::PciePort: return "pcie_port";
     case ResourceKind::PcieDuplex: return "pcie_duplex";
+    case ResourceKind::PcieBidir: return "pcie_bidir";
     case ResourceKind::Dram: return "dram";
     case ResourceKind::SocketLink: return "socket_link";
     case ResourceKind::Nic: return "nic";
@@ -77,6 +78,13 @@ Platform::NodeTemplate Platform::make_template(const hw::NodeSpec& n) {
     t.port_duplex.push_back(p.duplex_bandwidth ? add(p.name + ".duplex", what + ", both directions",
                                                      ResourceKind::PcieDuplex, p.duplex_bandwidth->si())
                                                : -1);
+    t.port_bidir.push_back(-1);
+    if (p.bidirectional_bandwidth) {
+      t.port_bidir.back() = add(p.name + ".bidir", what + ", both directions at once", ResourceKind::PcieBidir,
+                                p.bidirectional_bandwidth->si());
+      t.res.back().up = t.port_up.back();
+      t.res.back().down = t.port_down.back();
+    }
   }
   auto port_index = [&](const std::string& name) {
     for (std::size_t i = 0; i < n.ports.size(); ++i)
@@ -170,14 +178,24 @@ Platform::Platform(hw::ClusterSpec cluster, std::shared_ptr<const topo::Fabric> 
     : cluster_(std::move(cluster)), fabric_(std::move(fabric)), traffic_(traffic), opts_(opts) {
   gpu_t_ = make_template(cluster_.node);
   nics_per_gpu_node_ = static_cast<int>(gpu_t_.compute_nics.size());
-  for (std::int64_t n = 0; n < cluster_.nodes; ++n)
-    for (const auto& r : gpu_t_.res) resources_.push_back(Resource{r.kind, r.capacity});
+  auto instantiate = [this](const NodeTemplate& t) {
+    const auto b = static_cast<std::uint32_t>(resources_.size());
+    for (const auto& r : t.res) {
+      Resource x{r.kind, r.capacity};
+      if (r.up >= 0) {
+        x.up = b + static_cast<std::uint32_t>(r.up);
+        x.down = b + static_cast<std::uint32_t>(r.down);
+        x.one_way = t.res[static_cast<std::size_t>(r.up)].capacity + t.res[static_cast<std::size_t>(r.down)].capacity;
+      }
+      resources_.push_back(x);
+    }
+  };
+  for (std::int64_t n = 0; n < cluster_.nodes; ++n) instantiate(gpu_t_);
   storage_base_ = static_cast<std::uint32_t>(resources_.size());
   if (cluster_.storage) {
     storage_t_ = make_template(cluster_.storage->node);
     nics_per_storage_node_ = static_cast<int>(storage_t_.compute_nics.size());
-    for (int n = 0; n < cluster_.storage->count; ++n)
-      for (const auto& r : storage_t_.res) resources_.push_back(Resource{r.kind, r.capacity});
+    for (int n = 0; n < cluster_.storage->count; ++n) instantiate(storage_t_);
   }
   fabric_base_ = static_cast<std::uint32_t>(resources_.size());
   if (fabric_) {
@@ -252,6 +270,8 @@ void Platform::chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& 
     p.resources.push_back(b + static_cast<std::uint32_t>(t.port_up[static_cast<std::size_t>(q)]));
     if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
       p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
+    if (t.port_bidir[static_cast<std::size_t>(q)] >= 0)
+      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_bidir[static_cast<std::size_t>(q)]));
   }
 }
 
@@ -260,6 +280,8 @@ void Platform::chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path
     p.resources.push_back(b + static_cast<std::uint32_t>(t.port_down[static_cast<std::size_t>(q)]));
     if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
       p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
+    if (t.port_bidir[static_cast<std::size_t>(q)] >= 0)
+      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_bidir[static_cast<std::size_t>(q)]));
   }
 }
 
@@ -324,6 +346,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
         if (turn_inside) break;
         R(up_or_down[static_cast<std::size_t>(q)]);
         if (t.port_duplex[static_cast<std::size_t>(q)] >= 0) R(t.port_duplex[static_cast<std::size_t>(q)]);
+        if (t.port_bidir[static_cast<std::size_t>(q)] >= 0) R(t.port_bidir[static_cast<std::size_t>(q)]);
         if (q == common) break;
       }
     };

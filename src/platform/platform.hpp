@@ -21,6 +21,7 @@ enum class ResourceKind {
   GpuLink,     ///< a GPU's own PCIe link, one direction
   PciePort,    ///< a root port (host bridge) or PCIe switch uplink, one direction
   PcieDuplex,  ///< a root port's cap on both directions together
+  PcieBidir,   ///< a root port's cap on both directions together while both carry traffic
   Dram,        ///< a socket's DRAM: every byte read or written
   SocketLink,  ///< the link between two sockets, one direction
   Nic,         ///< a NIC port, one direction
@@ -33,10 +34,21 @@ enum class ResourceKind {
 };
 [[nodiscard]] const char* resource_kind_name(ResourceKind k);
 
+inline constexpr std::uint32_t kNoResource = std::numeric_limits<std::uint32_t>::max();
+
 /// A shared resource. Capacity is in bytes per second (GpuCompute: 1, work in seconds).
+/// A PcieBidir resource is conditional: `capacity` holds only while flows cross both `up` and
+/// `down` (the port's two directions); otherwise `one_way` (their sum, which one direction alone
+/// never reaches, so the resource does not bind).
 struct Resource {
   ResourceKind kind;
   double capacity;
+  std::uint32_t up = kNoResource, down = kNoResource;
+  double one_way = 0;
+  /// The capacity in force given whether the up and down directions carry flows.
+  [[nodiscard]] double capacity_when(bool up_busy, bool down_busy) const {
+    return kind != ResourceKind::PcieBidir || (up_busy && down_busy) ? capacity : one_way;
+  }
 };
 
 /// The resources a flow crosses (a resource may appear twice: it is then loaded twice), a cap on
@@ -116,6 +128,7 @@ private:
     std::string label;  // for reports
     ResourceKind kind;
     double capacity;
+    int up = -1, down = -1;  // PcieBidir: the port's direction resources (local indices)
   };
   /// The resources of one node model and the indices of each part.
   struct NodeTemplate {
@@ -123,6 +136,7 @@ private:
     std::vector<LocalResource> res;
     std::vector<int> gpu_up, gpu_down, compute;
     std::vector<int> port_up, port_down, port_duplex;     // by port index
+    std::vector<int> port_bidir;                          // by port index, -1 if none
     std::vector<int> dram, cpu_reduce;                    // by socket
     std::vector<std::vector<int>> socket_link;            // [from][to], -1 on the diagonal
     std::vector<int> nic_tx, nic_rx;                      // by NIC

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -74,12 +75,38 @@ struct Shared {
   platform::Lowered lowered;
   std::vector<std::uint32_t> tag_op;    // activity slot -> op
   std::vector<std::uint8_t> tag_kind;   // 0 timer, 1 flow
+  std::vector<std::uint32_t> tag_path;  // activity slot -> path of its flow
+  // Conditional (bidirectional) caps: their links, and the flows crossing each direction. A link's
+  // bandwidth is the cap while both directions carry flows, the sum of the two directions otherwise.
+  std::map<std::uint32_t, sg4::Link*> links;
+  std::map<std::uint32_t, std::array<int, 2>> bidir_busy;
 };
 
 Shared* g_shared = nullptr;
 
 void start_flows(Shared& sh, sched::OpId op);
 void op_done(Shared& sh, sched::OpId op);
+
+// A flow on `path` starts (+1) or ends (-1): updates the bidirectional caps it crosses.
+void bidir_update(Shared& sh, std::uint32_t path_id, int delta) {
+  const platform::Path& path = sh.p->path(path_id);
+  for (std::size_t i = 0; i < path.resources.size(); ++i) {
+    const std::uint32_t res = path.resources[i];
+    const platform::Resource& r = sh.p->resource(res);
+    if (r.kind != platform::ResourceKind::PcieBidir) continue;
+    bool up = false;  // the direction: the port resource just before it on the path
+    for (std::size_t j = i; j-- > 0;)
+      if (path.resources[j] == r.up || path.resources[j] == r.down) {
+        up = path.resources[j] == r.up;
+        break;
+      }
+    auto& busy = sh.bidir_busy[res];
+    const double before = r.capacity_when(busy[0] > 0, busy[1] > 0);
+    busy[up ? 0 : 1] += delta;
+    const double after = r.capacity_when(busy[0] > 0, busy[1] > 0);
+    if (after != before) sh.links.at(res)->set_bandwidth(after * kByteScale);
+  }
+}
 
 // Ops whose flows all move nothing still cost their latency and arbitration delay: a timer.
 bool moves_data(const Shared& sh, const platform::Lowered& low) {
@@ -160,6 +187,9 @@ void start_flows(Shared& sh, sched::OpId op) {
     sh.tag_op.push_back(op);
     sh.tag_kind.push_back(1);
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
+    sh.tag_path.resize(sh.tag_op.size(), 0);
+    sh.tag_path[slot] = f->path;
+    if (!compute) bidir_update(sh, f->path, +1);
     sh.alive.push_back(c);
     c->set_source(hp.first)->set_destination(hp.second);
   }
@@ -186,8 +216,9 @@ void on_complete(const sg4::Activity& a) {
     start_flows(sh, op);
   } else if (sh.tag_kind[slot] == 2) {
     op_done(sh, op);
-  } else if (--sh.flows_left[op] == 0) {
-    op_done(sh, op);
+  } else {
+    if (sh.s->op(op).kind != sched::OpKind::Compute) bidir_update(sh, sh.tag_path[slot], -1);
+    if (--sh.flows_left[op] == 0) op_done(sh, op);
   }
   drain(sh);
 }
@@ -253,7 +284,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   latencies.erase(std::unique(latencies.begin(), latencies.end()), latencies.end());
   auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
   sg4::NetZone* iz = zone->get_iface();
-  std::map<std::uint32_t, sg4::Link*> links;
+  std::map<std::uint32_t, sg4::Link*>& links = sh.links;
   for (std::size_t t = 0; t < latencies.size(); ++t) {
     sg4::Host* a = iz->create_host("t" + std::to_string(t) + "a", 1.0)->seal();
     sg4::Host* b = iz->create_host("t" + std::to_string(t) + "b", 1.0)->seal();
@@ -275,7 +306,8 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
     for (std::uint32_t res : path.resources) {
       auto it = links.find(res);
       if (it == links.end()) {
-        sg4::Link* l = iz->create_link("r" + std::to_string(res), p.resource(res).capacity * scale)
+        // A bidirectional cap starts idle (one direction's traffic never reaches it).
+        sg4::Link* l = iz->create_link("r" + std::to_string(res), p.resource(res).capacity_when(false, false) * scale)
                            ->set_latency(0)
                            ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
                            ->seal();

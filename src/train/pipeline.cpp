@@ -119,7 +119,8 @@ struct Sets {
 double path_rate(const platform::Platform& p, const Place& a, const Place& b) {
   const auto& path = p.path(p.path_id(a, b));
   double r = path.rate_cap;
-  for (std::uint32_t res : path.resources) r = std::min(r, p.resource(res).capacity);
+  for (std::uint32_t res : path.resources)  // one flow crosses one direction: a bidirectional cap does not hold
+    r = std::min(r, p.resource(res).capacity_when(false, false));
   return r;
 }
 

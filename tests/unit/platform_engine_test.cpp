@@ -85,6 +85,27 @@ TEST_CASE("platform: all 8 GPUs' D2H at once: GPU5 and GPU6 share their root por
   CHECK(p->resource_label(a.ops[5].limiter).rfind("root port cpu1.rp1 (gpu5+gpu6)", 0) == 0);
 }
 
+TEST_CASE("platform: GPU5's D2H and GPU6's H2D at once share the bridge's bidirectional cap, then run alone") {
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  sched::Schedule s;
+  const auto d2h = s.transfer(Place::gpu(0, 5), Place::dram(0, 1), Bytes(kS), TrafficClass::Other);
+  const auto h2d = s.transfer(Place::dram(0, 1), Place::gpu(0, 6), Bytes(kS / 2), TrafficClass::Other);
+  const auto [a, b] = both(s, *p);
+  // cpu1.rp1 carries 37.5 GB/s per direction, and 33.9 GB/s in all while both directions carry
+  // traffic (models/nodes/fire_flyer_pcie.json): 16.95 GB/s each (GPU links 27, DRAM 160 do not
+  // bind). The H2D of S/2 ends after (S/2) / 16.95 GB/s; the D2H has S/2 left and runs alone at its
+  // GPU link's 27 GB/s (one direction: the bidirectional cap no longer holds). Latency 1 us + 1e-12.
+  const double t1 = 1e-6 + kEps + (kS / 2) / (33.9e9 / 2);
+  CHECK(a.ops[h2d].end == doctest::Approx(t1).epsilon(1e-12));
+  CHECK(a.ops[d2h].end == doctest::Approx(t1 + (kS / 2) / 27e9).epsilon(1e-12));
+  CHECK(p->resource_label(a.ops[h2d].limiter) == "root port cpu1.rp1 (gpu5+gpu6), both directions at once");
+  // Without the H2D the D2H runs at 27 GB/s from the start (the unidirectional case above).
+  sched::Schedule alone;
+  alone.transfer(Place::gpu(0, 5), Place::dram(0, 1), Bytes(kS), TrafficClass::Other);
+  CHECK(run("analytic", alone, *p).makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12));
+}
+
 TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s, node to node runs at the HDR rate") {
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
