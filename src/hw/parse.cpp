@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/spell.hpp"
 
 namespace ffsim::hw {
@@ -201,7 +202,10 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
                                      ? p.optional_fact_quantity<BytesPerSecond>("bidirectional_bandwidth")
                                      : def_bidir;
     if (ps.bidirectional_bandwidth && *ps.bidirectional_bandwidth > 2.0 * ps.bandwidth)
-      p.fail_at("bidirectional_bandwidth", "bidirectional bandwidth exceeds twice the per-direction bandwidth");
+      p.fail_at("bidirectional_bandwidth", "expected at most twice the per-direction bandwidth (2 x " +
+                                               fmt_bandwidth(ps.bandwidth) + "), got " +
+                                               fmt_bandwidth(*ps.bidirectional_bandwidth) +
+                                               " (both directions together, while both carry traffic)");
     slots[ps.name] = static_cast<int>(p.integer_or("slots", ps.kind == "switch" ? 64 : 1, 1, 64));
     p.finish();
     port_names.push_back(ps.name);
