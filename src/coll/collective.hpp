@@ -46,6 +46,7 @@ struct NcclParams {
 /// HFReduce's parameters (arXiv 2408.14158 Sec. IV; unpublished ones are marked [I] in the JSON).
 struct HfreduceParams {
   double chunk_bytes = 0;          ///< pipeline chunk per GPU
+  double tree_slice_bytes = 0;     ///< the trees pipeline each chunk's part in slices of this size (0: whole parts)
   int staging_buffers = 4;         ///< chunks in flight per GPU (pinned staging buffers reused)
   double chunk_overhead = 0;       ///< seconds of software work per chunk and stage
   std::string h2d = "gdrcopy";     ///< "gdrcopy" (CPU reads once per socket, writes 4 GPUs) or "memcpy"

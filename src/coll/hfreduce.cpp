@@ -216,11 +216,9 @@ public:
     std::vector<std::vector<OpId>> reduce_done(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(K), kNoOp));
     std::vector<OpId> reducer_last(static_cast<std::size_t>(N), kNoOp);
     // up_ready[v][t][c]: the node's partial of (c, t) is complete; final_[v][t][c]: the result landed.
-    std::vector<std::array<std::vector<OpId>, 2>> up_ready(static_cast<std::size_t>(N)), final_(static_cast<std::size_t>(N)),
-        sent_up(static_cast<std::size_t>(N));
+    std::vector<std::array<std::vector<OpId>, 2>> up_ready(static_cast<std::size_t>(N)), final_(static_cast<std::size_t>(N));
     for (auto& a : up_ready) a = {std::vector<OpId>(static_cast<std::size_t>(K), kNoOp), std::vector<OpId>(static_cast<std::size_t>(K), kNoOp)};
     for (auto& a : final_) a = up_ready.front();
-    for (auto& a : sent_up) a = up_ready.front();
     std::vector<std::vector<OpId>> h2d_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(sockets), kNoOp));
     std::vector<std::vector<OpId>> gpu_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
     std::vector<std::vector<OpId>> nv_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
@@ -329,94 +327,138 @@ public:
       }
     }
 
-    // Stage 3: the double binary tree, chunk by chunk, one thread per tree and node. Going up, a node
-    // adds its children's partials into its own (the partial stays in cache: only the received data
-    // is read, the paper's "add: 1 read") and sends the sum to its parent; the root's sum comes back
-    // down, each node forwarding it to its children.
+    // Stage 3: the double binary tree, chunk by chunk and slice by slice (each chunk's tree part is
+    // pipelined in slices of tree_slice_bytes), one thread per tree and node. Going up, a node adds
+    // its children's partials into its own (the partial stays in cache: only the received data is
+    // read, the paper's "add: 1 read") and sends the sum to its parent; the root's sum comes back
+    // down, each node forwarding it to its children. The software overhead is paid once per chunk
+    // and stage (before its first slice).
     for (int v = 0; v < N; ++v)
       for (int t = 0; t < 2; ++t) final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)] =
                                     up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)];
+    auto slices_of = [&](const Range& r) {
+      const double sl = h.tree_slice_bytes > 0 ? h.tree_slice_bytes : r.len;
+      const int m = r.len > 0 && sl > 0 ? std::max(1, static_cast<int>(std::ceil(r.len / sl))) : 1;
+      std::vector<Range> v;
+      if (!o.with_data) {
+        for (int k = 0; k < m; ++k) v.push_back(Range{r.off + k * (r.len / m), r.len / m});
+        return v;
+      }
+      const auto elems = static_cast<std::size_t>(std::llround(r.len / o.elem_size));
+      for (int k = 0; k < m; ++k) {
+        const auto [a, b] = split(elems, m, k);
+        v.push_back(Range{r.off + static_cast<double>(a) * o.elem_size, static_cast<double>(b - a) * o.elem_size});
+      }
+      return v;
+    };
     if (N > 1) {
       for (int t = 0; t < 2; ++t) {
         const auto& tr = trees[static_cast<std::size_t>(t)];
         // Post-order (children before parents) and its reverse (parents before children).
         const std::vector<int> post = post_order(tr);
-        std::vector<OpId> thread(static_cast<std::size_t>(N), kNoOp);
-        for (int c = 0; c < K; ++c) {
-          const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
-          for (int v : post) {
-            const auto& tl = tr[static_cast<std::size_t>(v)];
-            const int nd = nd_of(v);
-            NodeBufs& nb = bufs[static_cast<std::size_t>(v)];
-            OpId ready = up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)];
-            std::vector<OpId> got;
-            std::vector<DataRef> in;
-            std::vector<Place> inp;
-            for (int k = 0; k < 2; ++k) {
-              const int ch = tl.child[static_cast<std::size_t>(k)];
-              if (ch < 0) continue;
-              got.push_back(sent_up[static_cast<std::size_t>(ch)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
-              if (o.with_data) in.push_back(ref(nb.recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)], r.off));
-              inp.push_back(Place::dram(nd, sN));
-            }
-            if (!got.empty()) {
-              const OpId add = o.with_data
-                                   ? s.reduce_accumulate(Place::cpu(nd, sN), in, ref(nb.result, r.off), Bytes(r.len), t_up)
-                                   : s.reduce_accumulate(Place::cpu(nd, sN), inp, Place::dram(nd, sN), Bytes(r.len), t_up);
-              dep(add, ready);
-              dep(add, thread[static_cast<std::size_t>(v)]);
-              for (OpId x : got) s.depend(add, x);
-              ready = add;
-              thread[static_cast<std::size_t>(v)] = add;
-            }
-            if (tl.parent < 0) {
-              final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = ready;
-              continue;
-            }
-            const int par = tl.parent;
-            const int slot_k = tr[static_cast<std::size_t>(par)].child[0] == v ? 0 : 1;
-            OpId before = overhead(thread[static_cast<std::size_t>(v)]);
-            OpId send;
-            if (o.with_data)
-              send = s.transfer(ref(nb.result, r.off),
-                                ref(bufs[static_cast<std::size_t>(par)].recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(slot_k)], r.off),
-                                Bytes(r.len), cls, t_up);
-            else
-              send = s.transfer(Place::dram(nd, sN), Place::dram(nd_of(par), sN), Bytes(r.len), cls, t_up);
-            dep(send, before);
-            dep(send, ready);
-            thread[static_cast<std::size_t>(v)] = send;
-            sent_up[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = send;
+        std::vector<std::vector<Range>> sl(static_cast<std::size_t>(K));
+        for (int c = 0; c < K; ++c) sl[static_cast<std::size_t>(c)] = slices_of(lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)]);
+        // [node][chunk][slice]: the node's send of the slice up, and the op after which it holds the result.
+        std::vector<std::vector<std::vector<OpId>>> sent(static_cast<std::size_t>(N)), fin(static_cast<std::size_t>(N));
+        for (int v = 0; v < N; ++v) {
+          sent[static_cast<std::size_t>(v)].resize(static_cast<std::size_t>(K));
+          fin[static_cast<std::size_t>(v)].resize(static_cast<std::size_t>(K));
+          for (int c = 0; c < K; ++c) {
+            sent[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].assign(sl[static_cast<std::size_t>(c)].size(), kNoOp);
+            fin[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].assign(sl[static_cast<std::size_t>(c)].size(), kNoOp);
           }
         }
-        // Down: parents before children, chunk by chunk; a parent's sends of chunk c wait for its
-        // sends of chunk c-1 (its down thread).
+        // Per node: the tree thread's adds run in order; its sends (RDMA writes, posted and left to
+        // the NIC) leave in order on the node's queue to its parent, each once its slice is summed.
+        std::vector<OpId> thread(static_cast<std::size_t>(N), kNoOp), sendq(static_cast<std::size_t>(N), kNoOp);
+        for (int c = 0; c < K; ++c) {
+          const auto& slices = sl[static_cast<std::size_t>(c)];
+          for (std::size_t j = 0; j < slices.size(); ++j) {
+            const Range r = slices[j];
+            for (int v : post) {
+              const auto& tl = tr[static_cast<std::size_t>(v)];
+              const auto uv = static_cast<std::size_t>(v);
+              const int nd = nd_of(v);
+              NodeBufs& nb = bufs[uv];
+              OpId ready = up_ready[uv][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)];
+              std::vector<OpId> got;
+              std::vector<DataRef> in;
+              std::vector<Place> inp;
+              for (int k = 0; k < 2; ++k) {
+                const int ch = tl.child[static_cast<std::size_t>(k)];
+                if (ch < 0) continue;
+                got.push_back(sent[static_cast<std::size_t>(ch)][static_cast<std::size_t>(c)][j]);
+                if (o.with_data) in.push_back(ref(nb.recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(k)], r.off));
+                inp.push_back(Place::dram(nd, sN));
+              }
+              if (!got.empty()) {
+                const OpId add = o.with_data
+                                     ? s.reduce_accumulate(Place::cpu(nd, sN), in, ref(nb.result, r.off), Bytes(r.len), t_up)
+                                     : s.reduce_accumulate(Place::cpu(nd, sN), inp, Place::dram(nd, sN), Bytes(r.len), t_up);
+                dep(add, ready);
+                dep(add, thread[uv]);
+                for (OpId x : got) s.depend(add, x);
+                ready = add;
+                thread[uv] = add;
+              }
+              if (tl.parent < 0) {
+                fin[uv][static_cast<std::size_t>(c)][j] = ready;
+                continue;
+              }
+              const int par = tl.parent;
+              const int slot_k = tr[static_cast<std::size_t>(par)].child[0] == v ? 0 : 1;
+              const OpId before = j == 0 ? overhead(sendq[uv]) : sendq[uv];
+              OpId send;
+              if (o.with_data)
+                send = s.transfer(ref(nb.result, r.off),
+                                  ref(bufs[static_cast<std::size_t>(par)].recv[static_cast<std::size_t>(t)][static_cast<std::size_t>(slot_k)], r.off),
+                                  Bytes(r.len), cls, t_up);
+              else
+                send = s.transfer(Place::dram(nd, sN), Place::dram(nd_of(par), sN), Bytes(r.len), cls, t_up);
+              dep(send, before);
+              dep(send, ready);
+              sendq[uv] = send;
+              sent[uv][static_cast<std::size_t>(c)][j] = send;
+            }
+          }
+        }
+        // Down: parents before children, slice by slice; a parent's sends of a slice wait for its
+        // sends of the previous one (its down thread).
         std::vector<OpId> down(static_cast<std::size_t>(N), kNoOp);
         for (int c = 0; c < K; ++c) {
-          const Range r = lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)];
-          std::vector<std::vector<OpId>> sends(static_cast<std::size_t>(N));
-          for (auto it = post.rbegin(); it != post.rend(); ++it) {
-            const int v = *it;
-            const auto& tl = tr[static_cast<std::size_t>(v)];
-            if (tl.parent < 0) continue;
-            const int par = tl.parent;
-            const OpId before = overhead(down[static_cast<std::size_t>(par)]);
-            OpId recv;
-            if (o.with_data)
-              recv = s.transfer(ref(bufs[static_cast<std::size_t>(par)].result, r.off), ref(bufs[static_cast<std::size_t>(v)].result, r.off),
-                                Bytes(r.len), cls, t_down);
-            else
-              recv = s.transfer(Place::dram(nd_of(par), sN), Place::dram(nd_of(v), sN), Bytes(r.len), cls, t_down);
-            dep(recv, before);
-            s.depend(recv, final_[static_cast<std::size_t>(par)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
-            // The child's own send of this chunk must be out of its buffer before the result lands there.
-            dep(recv, sent_up[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)]);
-            final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = recv;
-            sends[static_cast<std::size_t>(par)].push_back(recv);
+          const auto& slices = sl[static_cast<std::size_t>(c)];
+          for (std::size_t j = 0; j < slices.size(); ++j) {
+            const Range r = slices[j];
+            std::vector<std::vector<OpId>> sends(static_cast<std::size_t>(N));
+            for (auto it = post.rbegin(); it != post.rend(); ++it) {
+              const int v = *it;
+              const auto& tl = tr[static_cast<std::size_t>(v)];
+              if (tl.parent < 0) continue;
+              const auto par = static_cast<std::size_t>(tl.parent);
+              const auto uv = static_cast<std::size_t>(v);
+              const OpId before = j == 0 ? overhead(down[par]) : down[par];
+              OpId recv;
+              if (o.with_data)
+                recv = s.transfer(ref(bufs[par].result, r.off), ref(bufs[uv].result, r.off), Bytes(r.len), cls, t_down);
+              else
+                recv = s.transfer(Place::dram(nd_of(tl.parent), sN), Place::dram(nd_of(v), sN), Bytes(r.len), cls, t_down);
+              dep(recv, before);
+              s.depend(recv, fin[par][static_cast<std::size_t>(c)][j]);
+              // The child's own send of this slice must be out of its buffer before the result lands there.
+              dep(recv, sent[uv][static_cast<std::size_t>(c)][j]);
+              fin[uv][static_cast<std::size_t>(c)][j] = recv;
+              sends[par].push_back(recv);
+            }
+            for (int v = 0; v < N; ++v)
+              if (!sends[static_cast<std::size_t>(v)].empty()) down[static_cast<std::size_t>(v)] = barrier(s, sends[static_cast<std::size_t>(v)]);
           }
-          for (int v = 0; v < N; ++v)
-            if (!sends[static_cast<std::size_t>(v)].empty()) down[static_cast<std::size_t>(v)] = barrier(s, sends[static_cast<std::size_t>(v)]);
         }
+        // The chunk's part is final once its last slice is (a node's slices arrive in order: each
+        // waits for the parent's sends of the one before).
+        for (int v = 0; v < N; ++v)
+          for (int c = 0; c < K; ++c)
+            final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] =
+                fin[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].back();
       }
     }
 
@@ -609,17 +651,19 @@ public:
     // Fill (a pipeline's time is its stages' latencies for the first chunk plus K - 1 periods of
     // the slowest stage): a chunk spends one period in the node's own stages (the D2H, reduce and
     // H2D overlap with the chunks around it) and, per tree level on the way up and again on the way
-    // down, one hop: its tree part sent to the next node while the node's other tree traffic of the
-    // same chunk (2 x chunk each way, see above) shares the NIC, the receiver's add of it (up), and
-    // the network latency and software overhead of the hop. A hop never takes longer than a period
-    // (a stage slower than the period would be the bottleneck).
+    // down, one hop of its first slice: sent to the next node while the node's other tree traffic
+    // (2 x chunk each way per chunk, see above) shares the NIC in proportion, the receiver's add of
+    // it (up), and the network latency and software overhead of the hop. A hop never takes longer
+    // than a period (a stage slower than the period would be the bottleneck).
     double hop = 0;
     if (N > 1) {
       const int peer = g.ranks[static_cast<std::size_t>(by_node[1][0])].node;
       const double part = chunk / 2;
+      const double slice = h.tree_slice_bytes > 0 ? std::min(part, h.tree_slice_bytes) : part;
       const double lat_net = p.path(p.path_id(Place::dram(nd, sN), Place::dram(peer, sN))).latency;
-      const double send = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(peer, sN)), 2 * chunk}}).time;
-      const double sum = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::cpu(nd, sN)), part}}).time;
+      const double send =
+          bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(peer, sN)), 2 * chunk * slice / part}}).time;
+      const double sum = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::cpu(nd, sN)), slice}}).time;
       hop = std::min(t_chunk, send + sum + h.chunk_overhead) + lat_net;
     }
     const double fill = t_chunk + 2 * depth * hop;

@@ -39,6 +39,7 @@ HfreduceParams parse_hfreduce(const config::Reader& r) {
   HfreduceParams h;
   allow_entry(r);
   h.chunk_bytes = r.fact_quantity<Bytes>("chunk").si();
+  h.tree_slice_bytes = r.fact_quantity<Bytes>("tree_slice").si();
   h.staging_buffers = static_cast<int>(r.fact_integer("staging_buffers", 1, 1024));
   h.chunk_overhead = r.fact_quantity<Seconds>("chunk_overhead", true).si();
   const config::Reader mode = r.fact("h2d");

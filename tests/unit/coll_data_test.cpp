@@ -145,9 +145,11 @@ TEST_CASE("coll::double_binary_tree: both trees span every rank, binary, acyclic
 
 TEST_CASE("coll: every algorithm gives every rank the exact result, 1 to 17 nodes, sizes 0, 1, odd, large") {
   coll::LibraryParams lib = coll::load_library_params(testing::catalog());
-  // Small chunks and two staging buffers, so that pipelining and buffer reuse are exercised.
+  // Small chunks and two staging buffers, so that pipelining and buffer reuse are exercised; tree
+  // slices of 200 bytes cut each 512-byte tree part into 3 uneven slices.
   lib.hfreduce.chunk_bytes = 1024;
   lib.hfreduce.staging_buffers = 2;
+  lib.hfreduce.tree_slice_bytes = 200;
   lib.nccl.tree_chunk_bytes = 1024;
   for (int nodes : {1, 2, 3, 5, 17}) {
     const auto sc = cluster(nodes);
@@ -177,6 +179,7 @@ TEST_CASE("coll: sendrecv and the NVLink variant of HFReduce") {
   coll::LibraryParams lib = coll::load_library_params(testing::catalog());
   lib.hfreduce.chunk_bytes = 1024;
   lib.hfreduce.staging_buffers = 2;
+  lib.hfreduce.tree_slice_bytes = 200;
   {
     const auto sc = cluster(2);
     const auto p = plan::make_platform(sc);
