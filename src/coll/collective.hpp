@@ -45,7 +45,7 @@ struct NcclParams {
 
 /// HFReduce's parameters (arXiv 2408.14158 Sec. IV; unpublished ones are marked [I] in the JSON).
 struct HfreduceParams {
-  double chunk_bytes = 0;          ///< pipeline chunk per GPU
+  double chunk_bytes = 0;          ///< pipeline chunk: bytes of the vector (NVLink: half of it per GPU of a pair)
   double tree_slice_bytes = 0;     ///< the trees pipeline each chunk's part in slices of this size (0: whole parts)
   int staging_buffers = 4;         ///< chunks in flight per GPU (pinned staging buffers reused)
   double chunk_overhead = 0;       ///< seconds of software work per chunk and stage

@@ -37,11 +37,12 @@ struct Layout {
 
 // Plain: chunk c is a contiguous piece of S; its two halves are the two trees' parts.
 // NVLink: the vector's first half (A) is reduced by the first GPU of each pair, the second (B) by the
-// second; chunk c is chunk c of A (tree 0) and chunk c of B (tree 1).
+// second; chunk c is chunk c of A (tree 0) and chunk c of B (tree 1), each half a chunk, so that a
+// chunk is `chunk` bytes of the vector either way (one 4 MiB tensor of the artifact's benchmark).
 Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem) {
   Layout L;
   const double span = nvlink ? S / 2 : S;
-  L.chunks = std::max(1, static_cast<int>(std::ceil(span / chunk)));
+  L.chunks = std::max(1, static_cast<int>(std::ceil(span / (nvlink ? chunk / 2 : chunk))));
   const std::size_t elems = data ? static_cast<std::size_t>(S / elem) : 0;
   const std::size_t half_elems = elems / 2;
   for (int c = 0; c < L.chunks; ++c) {
@@ -568,7 +569,7 @@ public:
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
-    const int K = std::max(1, static_cast<int>(std::ceil((nvlink_ ? S / 2 : S) / h.chunk_bytes)));
+    const int K = std::max(1, static_cast<int>(std::ceil((nvlink_ ? S / 2 : S) / (nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes))));
     const double C = (nvlink_ ? S / 2 : S) / K;  // bytes per GPU per chunk (NVLink: of its half)
     const double chunk = nvlink_ ? 2 * C : C;     // bytes of the node's result per chunk
     const int nd = g.ranks[0].node;
