@@ -106,7 +106,8 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<
     // A bidirectional cap binds only when these flows cross both directions of its port.
     const platform::Resource& res = p.resource(r);
     const double cap = res.kind == platform::ResourceKind::PcieBidir
-                           ? res.capacity_when(load.count(res.up) > 0, load.count(res.down) > 0)
+                           ? res.capacity_when(load.count(res.up) > 0 && load.at(res.up) > 0,
+                                               load.count(res.down) > 0 && load.at(res.down) > 0)
                            : res.capacity;
     const double t = l / cap;
     if (t > b.time * (1 + 1e-12)) {
