@@ -184,6 +184,9 @@ private:
       for (std::uint32_t res : path.resources) {
         res_[res].flows.push_back(id);
         touch(res);
+        // A bidirectional cap can tighten when a flow starts in its other direction: it joins the
+        // solve (its state changed), whatever a rate check would find.
+        if (p_.resource(res).kind == platform::ResourceKind::PcieBidir) res_[res].active = true;
         any_active = any_active || res_[res].active;
         if (narrow == kLimitNone || cap_of(res) < cap_of(narrow)) narrow = res;
       }
