@@ -606,15 +606,32 @@ public:
       add(Place::cpu(nd, qs), Place::dram(nd, sN), chunk / parts);
     }
     int depth = 0;
+    double tree_bytes = 0;  // bytes the busiest node sends per chunk
     if (N > 1) {
-      // Per chunk a node sends and receives 2 x chunk (interior in one tree, leaf in the other) and
-      // reads the chunk its children sent once when adding. Peers: other nodes of the group.
-      const int peer = by_node.size() > 1 ? g.ranks[static_cast<std::size_t>(by_node[1][0])].node : nd;
-      add(Place::dram(nd, sN), Place::dram(peer, sN), 2 * chunk);
-      add(Place::dram(peer, sN), Place::dram(nd, sN), 2 * chunk);
-      add(Place::dram(nd, sN), Place::cpu(nd, sN), chunk);
+      // Per chunk a node sends one part (half a chunk) per tree edge it has, up to its parent and
+      // down to each child, receives as many, and reads its children's parts once when adding: 2 x
+      // chunk each way for a node interior in one tree and a leaf in the other (the paper's 24 S), 1 x
+      // chunk on two nodes. The busiest node of the two trees stands for all. Peers: other nodes.
       const auto trees = double_binary_tree(N);
       depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
+      int edges = 0, children = 0;
+      for (int v = 0; v < N; ++v) {
+        int e = 0, c = 0;
+        for (const auto& tr : trees) {
+          const auto& tl = tr[static_cast<std::size_t>(v)];
+          e += tl.parent >= 0 ? 1 : 0;
+          for (int ch : tl.child) c += ch >= 0 ? 1 : 0;
+        }
+        if (e + c > edges + children || (e + c == edges + children && c > children)) {
+          edges = e;
+          children = c;
+        }
+      }
+      const int peer = by_node.size() > 1 ? g.ranks[static_cast<std::size_t>(by_node[1][0])].node : nd;
+      add(Place::dram(nd, sN), Place::dram(peer, sN), (edges + children) * chunk / 2);
+      add(Place::dram(peer, sN), Place::dram(nd, sN), (edges + children) * chunk / 2);
+      add(Place::dram(nd, sN), Place::cpu(nd, sN), children * chunk / 2);
+      tree_bytes = (edges + children) * chunk / 2;
     }
     for (int q = 0; q < sockets; ++q) {
       bool any = false;
@@ -663,7 +680,7 @@ public:
       const double slice = h.tree_slice_bytes > 0 ? std::min(part, h.tree_slice_bytes) : part;
       const double lat_net = p.path(p.path_id(Place::dram(nd, sN), Place::dram(peer, sN))).latency;
       const double send =
-          bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(peer, sN)), 2 * chunk * slice / part}}).time;
+          bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::dram(peer, sN)), tree_bytes * slice / part}}).time;
       const double sum = bottleneck_bound(p, {{p.path_id(Place::dram(nd, sN), Place::cpu(nd, sN)), slice}}).time;
       hop = std::min(t_chunk, send + sum + h.chunk_overhead) + lat_net;
     }
