@@ -265,12 +265,12 @@ private:
     for (int round = 0;; ++round) {
       FFSIM_ASSERT(round < 1000000, "fluid solve does not settle");
       solve_once(now);
-      if (!verify(now)) break;
+      if (!verify()) break;
     }
   }
 
   // Checks the dropped resources whose loads changed; re-activates (and touches) any over capacity.
-  bool verify(double now) {
+  bool verify() {
     bool again = false;
     for (std::uint32_t res : check_) {
       ResState& st = res_[res];
@@ -281,7 +281,6 @@ private:
       }
     }
     check_.clear();
-    (void)now;
     return again;
   }
 

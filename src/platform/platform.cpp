@@ -265,24 +265,23 @@ int Platform::socket_of(const Place& p) const {
   return 0;
 }
 
+void Platform::port_hop(const NodeTemplate& t, const std::vector<int>& dir, int q, std::vector<int>& local) {
+  const auto i = static_cast<std::size_t>(q);
+  local.push_back(dir[i]);
+  if (t.port_duplex[i] >= 0) local.push_back(t.port_duplex[i]);
+  if (t.port_bidir[i] >= 0) local.push_back(t.port_bidir[i]);
+}
+
 void Platform::chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const {
-  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) {
-    p.resources.push_back(b + static_cast<std::uint32_t>(t.port_up[static_cast<std::size_t>(q)]));
-    if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
-      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
-    if (t.port_bidir[static_cast<std::size_t>(q)] >= 0)
-      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_bidir[static_cast<std::size_t>(q)]));
-  }
+  std::vector<int> local;
+  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) port_hop(t, t.port_up, q, local);
+  for (int r : local) p.resources.push_back(b + static_cast<std::uint32_t>(r));
 }
 
 void Platform::chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const {
-  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) {
-    p.resources.push_back(b + static_cast<std::uint32_t>(t.port_down[static_cast<std::size_t>(q)]));
-    if (t.port_duplex[static_cast<std::size_t>(q)] >= 0)
-      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_duplex[static_cast<std::size_t>(q)]));
-    if (t.port_bidir[static_cast<std::size_t>(q)] >= 0)
-      p.resources.push_back(b + static_cast<std::uint32_t>(t.port_bidir[static_cast<std::size_t>(q)]));
-  }
+  std::vector<int> local;
+  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) port_hop(t, t.port_down, q, local);
+  for (int r : local) p.resources.push_back(b + static_cast<std::uint32_t>(r));
 }
 
 void Platform::local_path(const Place& from, const Place& to, Path& p) const {
@@ -344,9 +343,9 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
       for (int q : chain) {
         const bool turn_inside = q == common && n.ports[static_cast<std::size_t>(q)].kind == "switch";
         if (turn_inside) break;
-        R(up_or_down[static_cast<std::size_t>(q)]);
-        if (t.port_duplex[static_cast<std::size_t>(q)] >= 0) R(t.port_duplex[static_cast<std::size_t>(q)]);
-        if (t.port_bidir[static_cast<std::size_t>(q)] >= 0) R(t.port_bidir[static_cast<std::size_t>(q)]);
+        std::vector<int> local;
+        port_hop(t, up_or_down, q, local);
+        for (int r : local) R(r);
         if (q == common) break;
       }
     };

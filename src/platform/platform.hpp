@@ -156,6 +156,8 @@ private:
   /// Appends the node-local path between two places of the same node.
   void local_path(const sched::Place& from, const sched::Place& to, Path& p) const;
   // Chains between a device port and its socket (in the given direction).
+  /// Port q in one direction (`dir`: port_up or port_down) and its caps on both directions.
+  static void port_hop(const NodeTemplate& t, const std::vector<int>& dir, int q, std::vector<int>& local);
   void chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
   void chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
   [[nodiscard]] int socket_of(const sched::Place& p) const;
