@@ -84,6 +84,12 @@ std::pair<std::size_t, std::size_t> split(std::size_t elems, int n, int i) {
   return {begin, begin + base + (ui < extra ? 1 : 0)};
 }
 
+int socket_index(const hw::NodeSpec& n, const std::string& name) {
+  for (std::size_t i = 0; i < n.sockets.size(); ++i)
+    if (n.sockets[i].name == name) return static_cast<int>(i);
+  return 0;
+}
+
 sched::OpId ready_of(const Options& o, int rank) {
   return o.ready.empty() ? kNoOp : o.ready.at(static_cast<std::size_t>(rank));
 }

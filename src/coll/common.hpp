@@ -34,6 +34,9 @@ sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std
 /// [begin, end) in elements of part `i` of `n` of `elems` elements (sizes differ by at most one).
 [[nodiscard]] std::pair<std::size_t, std::size_t> split(std::size_t elems, int n, int i);
 
+/// Index of the socket named `name` in the node (0 if there is none of that name).
+[[nodiscard]] int socket_index(const hw::NodeSpec& n, const std::string& name);
+
 /// The per-rank "ready" op of options (kNoOp if none).
 [[nodiscard]] sched::OpId ready_of(const Options& o, int rank);
 

@@ -67,12 +67,6 @@ Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem) {
   return L;
 }
 
-int socket_index(const hw::NodeSpec& n, const std::string& name) {
-  for (std::size_t i = 0; i < n.sockets.size(); ++i)
-    if (n.sockets[i].name == name) return static_cast<int>(i);
-  return 0;
-}
-
 class HfReduce final : public Algorithm {
 public:
   explicit HfReduce(bool nvlink) : nvlink_(nvlink) {}

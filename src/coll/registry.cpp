@@ -14,6 +14,8 @@ std::unique_ptr<Algorithm> make_hfreduce();
 std::unique_ptr<Algorithm> make_hfreduce_nvlink();
 std::unique_ptr<Algorithm> make_nccl_tree();
 std::unique_ptr<Algorithm> make_nccl();
+std::unique_ptr<Algorithm> make_hf_reduce_scatter();
+std::unique_ptr<Algorithm> make_hf_allgather();
 
 const AlgorithmRegistry& algorithms() {
   static const AlgorithmRegistry r = [] {
@@ -26,6 +28,11 @@ const AlgorithmRegistry& algorithms() {
     x.add("nccl_tree", "allreduce: NCCL's double binary tree between nodes, a chain inside each node", make_nccl_tree);
     x.add("reduce_scatter", "reduce-scatter: NCCL's ring", make_reduce_scatter);
     x.add("allgather", "allgather: NCCL's ring", make_allgather);
+    x.add("hf_reduce_scatter",
+          "reduce-scatter on HFReduce's host path [I]: D2H, CPU reduce, ring of nodes over RDMA, each GPU's shard H2D",
+          make_hf_reduce_scatter);
+    x.add("hf_allgather", "allgather on HFReduce's host path [I]: shards D2H, ring of nodes over RDMA, every block H2D",
+          make_hf_allgather);
     x.add("broadcast", "broadcast: NCCL's pipelined ring from the root", make_broadcast);
     x.add("sendrecv", "point-to-point send from rank 0 to rank 1", make_sendrecv);
     x.add("alltoall", "all-to-all: every rank sends 1/n of its buffer to every rank at once", make_alltoall);

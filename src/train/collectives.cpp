@@ -24,10 +24,14 @@ std::vector<std::string> role_names() {
 
 std::vector<std::string> backend_names() { return {"hfreduce", "nccl"}; }
 
-// The one table of which algorithm each backend runs. HFReduce only allreduces (Sec. IV): an
-// FSDP gradient reduce-scatter on it is an allreduce of which each rank keeps its shard [I];
-// parameter allgathers, expert all-to-alls and tensor-parallel allreduces of activations go
-// through NCCL under either backend.
+// The one table of which algorithm each backend runs. HFReduce's paper describes only its
+// allreduce (Sec. IV); HaiScale's sharded collectives (FSDP's gradient reduce-scatter, FSDP's and
+// ZeRO-1's parameter allgather) run on the same host path [I]: D2H, the CPUs, a ring of nodes over
+// RDMA, H2D (src/coll/hf_sharded.cpp). Reason: HaiScale is built on HFReduce, and its FSDP is
+// claimed 32-41% faster than PyTorch FSDP on NCCL (Sec. V), which NCCL's allgather under HaiScale
+// and a whole allreduce per reduce-scatter (the earlier reading) contradicted: they made HaiScale
+// slower. Expert all-to-alls and tensor-parallel allreduces of activations go through NCCL under
+// either backend.
 RoleAlgorithm algorithm_for(const std::string& backend, Role role) {
   struct Row {
     const char* backend;
@@ -36,8 +40,8 @@ RoleAlgorithm algorithm_for(const std::string& backend, Role role) {
   };
   static const std::vector<Row> table{
       {"hfreduce", Role::GradAllReduce, {"hfreduce", false, true}},
-      {"hfreduce", Role::GradReduceScatter, {"hfreduce", false, true}},
-      {"hfreduce", Role::ParamAllGather, {"allgather", true, false}},
+      {"hfreduce", Role::GradReduceScatter, {"hf_reduce_scatter", false, true}},
+      {"hfreduce", Role::ParamAllGather, {"hf_allgather", true, true}},
       {"hfreduce", Role::ExpertAllToAll, {"alltoall", false, false}},
       {"hfreduce", Role::TensorAllReduce, {"nccl", false, false}},
       {"nccl", Role::GradAllReduce, {"nccl", false, false}},

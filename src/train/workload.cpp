@@ -57,7 +57,7 @@ std::string fact_choice(const config::Reader& r, std::string_view key, const std
 
 RoleAlgorithm WorkloadSpec::algorithm(Role r) const {
   if (auto it = algorithm_overrides.find(r); it != algorithm_overrides.end())
-    return RoleAlgorithm{it->second, r == Role::ParamAllGather, it->second.rfind("hfreduce", 0) == 0};
+    return RoleAlgorithm{it->second, r == Role::ParamAllGather, it->second.rfind("hf", 0) == 0};
   return algorithm_for(backend, r);
 }
 

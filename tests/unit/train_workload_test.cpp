@@ -73,6 +73,10 @@ TEST_CASE("train::algorithm_for: one table maps backend and role to an algorithm
   CHECK(algorithm_for("nccl", Role::GradAllReduce).algorithm == "nccl");
   CHECK_FALSE(algorithm_for("nccl", Role::GradAllReduce).host_reduce);
   CHECK(algorithm_for("nccl", Role::GradReduceScatter).algorithm == "reduce_scatter");
+  // HaiScale's sharded collectives run on HFReduce's host path [I] (train/collectives.cpp).
+  CHECK(algorithm_for("hfreduce", Role::GradReduceScatter).algorithm == "hf_reduce_scatter");
+  CHECK(algorithm_for("hfreduce", Role::ParamAllGather).algorithm == "hf_allgather");
+  CHECK(algorithm_for("hfreduce", Role::ParamAllGather).per_rank_input);
   // An allgather is given its per-rank input (S / n).
   CHECK(algorithm_for("nccl", Role::ParamAllGather).per_rank_input);
   CHECK_THROWS_WITH_AS((void)algorithm_for("ncl", Role::GradAllReduce),

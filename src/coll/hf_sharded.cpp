@@ -1,0 +1,641 @@
+// "hf_reduce_scatter" and "hf_allgather": the sharded collectives of FSDP run on HFReduce's host
+// path [I] (HaiScale is built on HFReduce, arXiv 2408.14158 Sec. IV-V; how its FSDP moves data is
+// not published). Both move a byte over a GPU's PCIe link at most once each way, reduce or stage on
+// the CPUs, and cross the network once per node rather than once per GPU:
+//   reduce-scatter: every GPU copies its whole vector down (D2H, pieces interleaved over the
+//     sockets), the socket's cores sum the node's copies into the node's partial on the NIC's
+//     socket, a ring between nodes over RDMA reduce-scatters the partials block by block (node v
+//     ends with block v: the shards of its GPUs), and each GPU gets only its shard back (H2D);
+//   allgather: each GPU copies its shard down, a ring between nodes passes every node's block
+//     around, and every block (as it arrives) goes up to each GPU (GDRCopy: a socket's cores read
+//     it once and write it to their GPUs; or cudaMemcpy per GPU).
+// Blocks are cut into pieces of at most the HFReduce chunk, pipelined through the stages; each
+// stage pays the library's software overhead per piece; the D2H staging slots are reused as in
+// hfreduce (a piece's copies wait for the reduce of the piece `staging_buffers` earlier).
+// Two algorithms, one file: they share every piece of geometry and are each other's mirror image.
+// SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "coll/common.hpp"
+#include "core/error.hpp"
+
+namespace ffsim::coll {
+
+using sched::DataRef;
+using sched::OpId;
+using sched::Place;
+
+namespace {
+
+struct Span {
+  double off = 0;  // bytes into the full vector
+  double len = 0;
+};
+
+Span intersect(const Span& a, const Span& b) {
+  const double lo = std::max(a.off, b.off), hi = std::min(a.off + a.len, b.off + b.len);
+  return hi > lo ? Span{lo, hi - lo} : Span{lo, 0};
+}
+
+/// Shards, blocks and pieces of a full vector of `full` bytes over the group's nodes.
+struct Geometry {
+  int N = 0, L = 0, n = 0;  // nodes, GPUs per node, ranks
+  int sN = 0;               // the NIC's socket: host buffers of the ring live there
+  int sockets = 1;
+  std::vector<std::vector<int>> by_node;
+  std::vector<int> gpu_socket;              // per local GPU index
+  std::vector<Span> shard;                  // per position v * L + l
+  std::vector<std::vector<Span>> pieces;    // per node's block
+  int max_pieces = 1;
+  /// A node's work in NCCL's loop order: piece j of every block (in the ring's block order
+  /// `block_at(k)`, k = 0..N-1) before piece j + 1 of any, so that the first pieces finish their
+  /// trip (and go up to the GPUs) while later ones are still coming down. Returns (k, block, j).
+  template <class F>
+  std::vector<std::array<int, 3>> loop_order(F block_at) const {
+    std::vector<std::array<int, 3>> w;
+    for (int j = 0; j < max_pieces; ++j)
+      for (int k = 0; k < N; ++k) {
+        const int b = block_at(k);
+        if (j < static_cast<int>(pieces[static_cast<std::size_t>(b)].size())) w.push_back({k, b, j});
+      }
+    return w;
+  }
+  Span block(int v) const {
+    const Span a = shard[static_cast<std::size_t>(v * L)], b = shard[static_cast<std::size_t>(v * L + L - 1)];
+    return Span{a.off, b.off + b.len - a.off};
+  }
+  Place gpu(const Group& g, int v, int l) const {
+    return g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])];
+  }
+  int rank(int v, int l) const { return by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]; }
+};
+
+Geometry geometry(const platform::Platform& p, const LibraryParams& lib, const Group& g, double full, const Options& o,
+                  const char* name) {
+  Geometry G;
+  G.by_node = g.ranks_by_node();
+  G.N = static_cast<int>(G.by_node.size());
+  G.L = static_cast<int>(G.by_node.front().size());
+  G.n = g.size();
+  for (const auto& r : G.by_node)
+    if (static_cast<int>(r.size()) != G.L)
+      throw ValueError(std::string(name) + " needs the same number of GPUs on every node (whole nodes, or the same GPUs of each)");
+  const hw::NodeSpec& node = p.cluster().node;
+  G.sockets = static_cast<int>(node.sockets.size());
+  const int nic = node.nics.empty() ? -1 : p.nic_for(Place::dram(g.ranks[0].node, 0));
+  G.sN = nic < 0 ? 0 : socket_index(node, node.socket_of_port(node.nics[static_cast<std::size_t>(nic)].port).name);
+  for (int l = 0; l < G.L; ++l)
+    G.gpu_socket.push_back(socket_index(
+        node, node.socket_of_port(node.gpus[static_cast<std::size_t>(G.gpu(g, 0, l).index)].port).name));
+  // Shards in node-major order (position v * L + l); equal byte fractions without data, whole
+  // elements (sizes differing by at most one) with data.
+  const auto elems = o.with_data ? static_cast<std::size_t>(std::llround(full / o.elem_size)) : 0;
+  for (int i = 0; i < G.n; ++i) {
+    if (!o.with_data) {
+      G.shard.push_back(Span{i * (full / G.n), full / G.n});
+      continue;
+    }
+    const auto [a, b] = split(elems, G.n, i);
+    G.shard.push_back(Span{static_cast<double>(a) * o.elem_size, static_cast<double>(b - a) * o.elem_size});
+  }
+  const double chunk = lib.hfreduce.chunk_bytes > 0 ? lib.hfreduce.chunk_bytes : full;
+  for (int v = 0; v < G.N; ++v) {
+    const Span bl = G.block(v);
+    const int m = bl.len > 0 && chunk > 0 ? std::max(1, static_cast<int>(std::ceil(bl.len / chunk))) : 1;
+    std::vector<Span> ps;
+    if (!o.with_data) {
+      for (int j = 0; j < m; ++j) ps.push_back(Span{bl.off + j * (bl.len / m), bl.len / m});
+    } else {
+      const auto be = static_cast<std::size_t>(std::llround(bl.len / o.elem_size));
+      for (int j = 0; j < m; ++j) {
+        const auto [a, b] = split(be, m, j);
+        ps.push_back(Span{bl.off + static_cast<double>(a) * o.elem_size, static_cast<double>(b - a) * o.elem_size});
+      }
+    }
+    G.max_pieces = std::max(G.max_pieces, static_cast<int>(ps.size()));
+    G.pieces.push_back(ps);
+  }
+  return G;
+}
+
+/// Emission helpers shared by both algorithms: transfers and reduces with or without data, and
+/// the per-piece software overhead.
+struct Emitter {
+  sched::Schedule& s;
+  const Options& o;
+  sched::TrafficClass cls;
+  double overhead_s;
+  std::uint32_t t_ovh;
+
+  OpId move(Place a, Place b, DataRef src, DataRef dst, double bytes, std::uint32_t tag) const {
+    return o.with_data ? s.transfer(a, b, src, dst, Bytes(bytes), cls, tag) : s.transfer(a, b, Bytes(bytes), cls, tag);
+  }
+  void dep(OpId a, OpId b) const {
+    if (b != kNoOp) s.depend(a, b);
+  }
+  OpId overhead(OpId after) const {
+    if (overhead_s <= 0) return after;
+    const OpId d = s.delay(Seconds(overhead_s), t_ovh);
+    dep(d, after);
+    return d;
+  }
+  /// An op that completes once all of `ops` did, or once `fallback` did when `ops` is empty (a
+  /// zero-time op either way, so that every rank has a "done").
+  OpId done(const std::vector<OpId>& ops, OpId fallback) const {
+    const OpId b = barrier(s, ops);
+    if (b != kNoOp) return b;
+    const OpId d = s.delay(Seconds(0));
+    dep(d, fallback);
+    return d;
+  }
+};
+
+/// One rank: nothing moves; its vector is already the result.
+Emitted single_rank(sched::Schedule& s, const Group& g, double full, const Options& o) {
+  Emitted e;
+  if (o.with_data) {
+    const sched::BufferId b = s.buffer(g.ranks[0], Bytes(full), "g0");
+    e.input = e.output = {b};
+    e.data_bytes = full;
+  }
+  OpId d = s.delay(Seconds(0));
+  if (ready_of(o, 0) != kNoOp) s.depend(d, ready_of(o, 0));
+  e.done = {d};
+  return e;
+}
+
+// The host path's writes to GPUs: GDRCopy (the socket's cores read the range once and write it to
+// each GPU that takes it, at the per-thread write cap) or cudaMemcpy (each GPU's copy engine reads
+// it). `to[l]`: the ranges GPU l takes (empty: none). Returns per GPU its last write.
+std::vector<OpId> write_up(const Emitter& em, const LibraryParams& lib, const Group& g,
+                           const Geometry& G, int v, sched::BufferId host, const std::vector<sched::BufferId>& gpu_buf,
+                           const std::vector<std::vector<Span>>& to, OpId ready,
+                           std::vector<OpId>& socket_last, std::vector<OpId>& gpu_last, std::uint32_t tag) {
+  const int nd = G.gpu(g, v, 0).node;
+  std::vector<OpId> landed(static_cast<std::size_t>(G.L), kNoOp);
+  auto ref = [&](sched::BufferId b, double off) { return DataRef{b, off}; };
+  if (lib.hfreduce.h2d == "gdrcopy") {
+    for (int q = 0; q < G.sockets; ++q) {
+      bool any = false;
+      for (int l = 0; l < G.L; ++l) any = any || (G.gpu_socket[static_cast<std::size_t>(l)] == q && !to[static_cast<std::size_t>(l)].empty());
+      if (!any) continue;
+      const OpId start = em.overhead(socket_last[static_cast<std::size_t>(q)]);
+      std::vector<OpId> ops;
+      // The cores read the union of what their GPUs take once.
+      std::vector<Span> want;
+      for (int l = 0; l < G.L; ++l)
+        if (G.gpu_socket[static_cast<std::size_t>(l)] == q) want.insert(want.end(), to[static_cast<std::size_t>(l)].begin(), to[static_cast<std::size_t>(l)].end());
+      std::sort(want.begin(), want.end(), [](const Span& a, const Span& b) { return a.off < b.off; });
+      double read = 0, reach = -1;
+      for (const Span& x : want) {
+        const double lo = std::max(x.off, reach);
+        if (x.off + x.len > lo) read += x.off + x.len - lo;
+        reach = std::max(reach, x.off + x.len);
+      }
+      const OpId rd = em.s.transfer(Place::dram(nd, G.sN), Place::cpu(nd, q), Bytes(read), em.cls, tag);
+      em.dep(rd, start);
+      em.dep(rd, ready);
+      ops.push_back(rd);
+      for (int l = 0; l < G.L; ++l) {
+        if (G.gpu_socket[static_cast<std::size_t>(l)] != q) continue;
+        for (const Span& x : to[static_cast<std::size_t>(l)]) {
+          const OpId w = em.move(Place::cpu(nd, q), G.gpu(g, v, l), ref(host, x.off),
+                                 ref(gpu_buf.empty() ? 0 : gpu_buf[static_cast<std::size_t>(l)], x.off), x.len, tag);
+          em.s.set_rate_cap(w, lib.hfreduce.gdrcopy_write_bandwidth);
+          em.dep(w, start);
+          em.dep(w, ready);
+          ops.push_back(w);
+          landed[static_cast<std::size_t>(l)] = w;
+        }
+      }
+      socket_last[static_cast<std::size_t>(q)] = barrier(em.s, ops);
+    }
+  } else {
+    for (int l = 0; l < G.L; ++l)
+      for (const Span& x : to[static_cast<std::size_t>(l)]) {
+        const OpId w = em.move(Place::dram(nd, G.sN), G.gpu(g, v, l), ref(host, x.off),
+                               ref(gpu_buf.empty() ? 0 : gpu_buf[static_cast<std::size_t>(l)], x.off), x.len, tag);
+        em.dep(w, em.overhead(gpu_last[static_cast<std::size_t>(l)]));
+        em.dep(w, ready);
+        gpu_last[static_cast<std::size_t>(l)] = w;
+        landed[static_cast<std::size_t>(l)] = w;
+      }
+  }
+  return landed;
+}
+
+// ---------------------------------------------------------------------------------------------
+class HostReduceScatter final : public Algorithm {
+public:
+  Kind kind() const override { return Kind::ReduceScatter; }
+
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
+               const Options& o) const override {
+    if (g.size() == 1) return single_rank(s, g, S, o);
+    const Geometry G = geometry(p, lib, g, S, o, "hf_reduce_scatter");
+    const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
+    const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_reduce_scatter software")};
+    const std::uint32_t t_d2h = s.tag("hf_reduce_scatter D2H"), t_red = s.tag("hf_reduce_scatter reduce"),
+                        t_ring = s.tag("hf_reduce_scatter ring"), t_h2d = s.tag("hf_reduce_scatter H2D");
+    const int N = G.N, L = G.L, B = std::max(1, lib.hfreduce.staging_buffers);
+    auto nd_of = [&](int v) { return G.gpu(g, v, 0).node; };
+    auto ref = [&](sched::BufferId b, double off) { return DataRef{b, off}; };
+
+    Emitted e;
+    e.done.assign(static_cast<std::size_t>(g.size()), kNoOp);
+    // Buffers: each GPU's vector; per node a staging buffer per GPU and socket, the node's partial
+    // (acc) and the ring's receive buffer on the NIC's socket.
+    std::vector<std::vector<sched::BufferId>> gpu(static_cast<std::size_t>(N));
+    std::vector<std::vector<std::vector<sched::BufferId>>> stage(static_cast<std::size_t>(N));
+    std::vector<sched::BufferId> acc(static_cast<std::size_t>(N), 0), recv(static_cast<std::size_t>(N), 0);
+    if (o.with_data) {
+      e.input.assign(static_cast<std::size_t>(g.size()), 0);
+      e.output.assign(static_cast<std::size_t>(g.size()), 0);
+      e.out_range.assign(static_cast<std::size_t>(g.size()), {0.0, 0.0});
+      e.data_bytes = S;
+      for (int v = 0; v < N; ++v) {
+        const int nd = nd_of(v);
+        for (int l = 0; l < L; ++l) {
+          const int r = G.rank(v, l);
+          gpu[static_cast<std::size_t>(v)].push_back(s.buffer(G.gpu(g, v, l), Bytes(S), "g" + std::to_string(r)));
+          e.input[static_cast<std::size_t>(r)] = e.output[static_cast<std::size_t>(r)] = gpu[static_cast<std::size_t>(v)].back();
+          const Span sh = G.shard[static_cast<std::size_t>(v * L + l)];
+          e.out_range[static_cast<std::size_t>(r)] = {sh.off, sh.len};
+          stage[static_cast<std::size_t>(v)].emplace_back();
+          for (int q = 0; q < G.sockets; ++q)
+            stage[static_cast<std::size_t>(v)].back().push_back(
+                s.buffer(Place::dram(nd, q), Bytes(S), "stage" + std::to_string(r) + "." + std::to_string(q)));
+        }
+        acc[static_cast<std::size_t>(v)] = s.buffer(Place::dram(nd, G.sN), Bytes(S), "acc" + std::to_string(v));
+        recv[static_cast<std::size_t>(v)] = s.buffer(Place::dram(nd, G.sN), Bytes(S), "recv" + std::to_string(v));
+      }
+    }
+    // A node works on the blocks in ring order: at step k it sends its partial of block v - k - 1,
+    // so that its own block v comes last (the ring's final step brings the rest of its sum).
+    auto block_at = [&](int v, int k) { return ((v - k - 1) % N + N) % N; };
+    // [node][block][piece]: the local reduce of the piece, and the op after which the node's partial
+    // of it includes every node before it in the block's chain.
+    std::vector<std::vector<std::vector<OpId>>> reduced(static_cast<std::size_t>(N)), partial(static_cast<std::size_t>(N));
+    for (int v = 0; v < N; ++v) {
+      reduced[static_cast<std::size_t>(v)].resize(static_cast<std::size_t>(N));
+      partial[static_cast<std::size_t>(v)].resize(static_cast<std::size_t>(N));
+    }
+    // Stage 1-2: D2H and the CPU reduce, piece by piece in the node's order.
+    for (int v = 0; v < N; ++v) {
+      const int nd = nd_of(v);
+      std::vector<OpId> d2h_last(static_cast<std::size_t>(L), kNoOp), reduces;
+      OpId reducer_last = kNoOp;
+      int x = 0;  // running piece count: the staging slot and the socket
+      for (const auto& [k, b, j] : G.loop_order([&](int kk) { return block_at(v, kk); })) {
+        {
+          const Span pc = G.pieces[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)];
+          const int q = lib.hfreduce.interleave_d2h ? x % G.sockets : -1;
+          std::vector<OpId> copies;
+          std::vector<DataRef> in;
+          int rq = q;
+          for (int l = 0; l < L; ++l) {
+            const int ql = q >= 0 ? q : G.gpu_socket[static_cast<std::size_t>(l)];
+            rq = ql;
+            const OpId t = em.move(G.gpu(g, v, l), Place::dram(nd, ql),
+                                   ref(o.with_data ? gpu[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] : 0, pc.off),
+                                   ref(o.with_data ? stage[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)][static_cast<std::size_t>(ql)] : 0, pc.off),
+                                   pc.len, t_d2h);
+            em.dep(t, d2h_last[static_cast<std::size_t>(l)]);
+            em.dep(t, ready_of(o, G.rank(v, l)));
+            if (x >= B) em.dep(t, reduces[static_cast<std::size_t>(x - B)]);
+            d2h_last[static_cast<std::size_t>(l)] = t;
+            copies.push_back(t);
+            if (o.with_data) in.push_back(ref(stage[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)][static_cast<std::size_t>(ql)], pc.off));
+          }
+          // Without interleaving each GPU's copy lands on its own socket; the reduce then runs on
+          // the cores of the last GPU's socket and reads the other socket's copies across the link.
+          const OpId start = em.overhead(reducer_last);
+          OpId red;
+          if (o.with_data) {
+            red = s.reduce(Place::cpu(nd, rq), in, ref(acc[static_cast<std::size_t>(v)], pc.off), Bytes(pc.len), t_red);
+          } else {
+            std::vector<Place> inp;
+            for (int l = 0; l < L; ++l) inp.push_back(Place::dram(nd, q >= 0 ? q : G.gpu_socket[static_cast<std::size_t>(l)]));
+            red = s.reduce(Place::cpu(nd, rq), inp, Place::dram(nd, G.sN), Bytes(pc.len), t_red);
+          }
+          em.dep(red, start);
+          for (OpId c : copies) s.depend(red, c);
+          reducer_last = red;
+          reduces.push_back(red);
+          reduced[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)].push_back(red);
+          ++x;
+        }
+      }
+    }
+    // Stage 3: the ring between nodes. Block b's chain starts at node b + 1 and ends at node b; at
+    // each node after the first the received partial is added into the node's own (the paper's
+    // "add: 1 read": the node's partial stays in the reducer's cache), then sent on (posted RDMA
+    // writes, in order on the node's queue).
+    std::vector<OpId> thread(static_cast<std::size_t>(N), kNoOp), sendq(static_cast<std::size_t>(N), kNoOp);
+    // sent[v][b][j]: node v's send of piece j of block b.
+    std::vector<std::vector<std::vector<OpId>>> sent(static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(N)));
+    for (std::size_t j = 0; j < static_cast<std::size_t>(G.max_pieces); ++j)
+      for (int k = 0; k < N; ++k) {
+      for (int v = 0; v < N; ++v) {
+        const int b = block_at(v, k);
+        const int nd = nd_of(v);
+        const int prev = (v - 1 + N) % N, next = (v + 1) % N;
+        const auto& ps = G.pieces[static_cast<std::size_t>(b)];
+        if (j < ps.size()) {
+          const Span pc = ps[j];
+          OpId ready = reduced[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)][j];
+          if (k > 0) {
+            const OpId got = sent[static_cast<std::size_t>(prev)][static_cast<std::size_t>(b)][j];
+            const OpId start = em.overhead(thread[static_cast<std::size_t>(v)]);
+            const OpId add = o.with_data
+                                 ? s.reduce_accumulate(Place::cpu(nd, G.sN), {ref(recv[static_cast<std::size_t>(v)], pc.off)},
+                                                       ref(acc[static_cast<std::size_t>(v)], pc.off), Bytes(pc.len), t_ring)
+                                 : s.reduce_accumulate(Place::cpu(nd, G.sN), {Place::dram(nd, G.sN)}, Place::dram(nd, G.sN),
+                                                       Bytes(pc.len), t_ring);
+            em.dep(add, start);
+            em.dep(add, ready);
+            em.dep(add, got);
+            thread[static_cast<std::size_t>(v)] = add;
+            ready = add;
+          }
+          partial[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)].push_back(ready);
+          if (k == N - 1) continue;  // b == v: the node's own block is complete
+          const OpId before = em.overhead(sendq[static_cast<std::size_t>(v)]);
+          const OpId snd = em.move(Place::dram(nd, G.sN), Place::dram(nd_of(next), G.sN), ref(acc[static_cast<std::size_t>(v)], pc.off),
+                                   ref(recv[static_cast<std::size_t>(next)], pc.off), pc.len, t_ring);
+          em.dep(snd, before);
+          em.dep(snd, ready);
+          sendq[static_cast<std::size_t>(v)] = snd;
+          sent[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)].push_back(snd);
+        }
+      }
+    }
+    // Stage 4: each GPU gets its shard of the node's block, piece by piece.
+    for (int v = 0; v < N; ++v) {
+      std::vector<OpId> socket_last(static_cast<std::size_t>(G.sockets), kNoOp), gpu_last(static_cast<std::size_t>(L), kNoOp);
+      std::vector<std::vector<OpId>> mine(static_cast<std::size_t>(L));
+      const auto& ps = G.pieces[static_cast<std::size_t>(v)];
+      for (std::size_t j = 0; j < ps.size(); ++j) {
+        std::vector<std::vector<Span>> to(static_cast<std::size_t>(L));
+        bool any = false;
+        for (int l = 0; l < L; ++l) {
+          const Span x = intersect(ps[j], G.shard[static_cast<std::size_t>(v * L + l)]);
+          if (x.len > 0) {
+            to[static_cast<std::size_t>(l)].push_back(x);
+            any = true;
+          }
+        }
+        if (!any) continue;
+        const auto landed = write_up(em, lib, g, G, v, acc[static_cast<std::size_t>(v)], gpu[static_cast<std::size_t>(v)], to,
+                                     partial[static_cast<std::size_t>(v)][static_cast<std::size_t>(v)][j], socket_last, gpu_last, t_h2d);
+        for (int l = 0; l < L; ++l)
+          if (landed[static_cast<std::size_t>(l)] != kNoOp) mine[static_cast<std::size_t>(l)].push_back(landed[static_cast<std::size_t>(l)]);
+      }
+      const OpId node_end = barrier(s, partial[static_cast<std::size_t>(v)][static_cast<std::size_t>(v)]);
+      for (int l = 0; l < L; ++l) e.done[static_cast<std::size_t>(G.rank(v, l))] = em.done(mine[static_cast<std::size_t>(l)], node_end);
+    }
+    return e;
+  }
+
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
+    Estimate est;
+    if (g.size() == 1 || S <= 0) {
+      est.bottleneck = "-";
+      return est;
+    }
+    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_reduce_scatter");
+    const int N = G.N, L = G.L, nd = g.ranks[0].node;
+    const int parts = G.sockets > 1 && lib.hfreduce.interleave_d2h ? G.sockets : 1;
+    // Whole-collective loads of one node (nodes are alike: each sends and receives one block per
+    // ring step): every GPU's vector down, the cores' reads of the copies and the sum written to
+    // the NIC's socket, the ring's N - 1 blocks each way and their adds, and each shard back up.
+    std::vector<std::pair<std::uint32_t, double>> flows;
+    auto add = [&](const Place& a, const Place& b, double bytes) { flows.emplace_back(p.path_id(a, b), bytes); };
+    for (int l = 0; l < L; ++l)
+      for (int q = 0; q < parts; ++q) add(G.gpu(g, 0, l), Place::dram(nd, parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(l)]), S / parts);
+    for (int q = 0; q < parts; ++q) {
+      const int qs = parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(L - 1)];
+      for (int l = 0; l < L; ++l) add(Place::dram(nd, parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(l)]), Place::cpu(nd, qs), S / parts);
+      add(Place::cpu(nd, qs), Place::dram(nd, G.sN), S / parts);
+    }
+    const double ring = S * (N - 1) / N;
+    double hop_lat = 0;
+    if (N > 1) {
+      const int peer = G.gpu(g, 1, 0).node;
+      add(Place::dram(nd, G.sN), Place::dram(peer, G.sN), ring);
+      add(Place::dram(peer, G.sN), Place::dram(nd, G.sN), ring);
+      add(Place::dram(nd, G.sN), Place::cpu(nd, G.sN), ring);
+      hop_lat = p.path(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN))).latency;
+    }
+    double gdr = 0;
+    for (int l = 0; l < L; ++l) {
+      const double sh = S / G.n;
+      if (lib.hfreduce.h2d == "gdrcopy") {
+        add(Place::dram(nd, G.sN), Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), sh);
+        add(Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), G.gpu(g, 0, l), sh);
+        gdr = std::max(gdr, sh / lib.hfreduce.gdrcopy_write_bandwidth);
+      } else {
+        add(Place::dram(nd, G.sN), G.gpu(g, 0, l), sh);
+      }
+    }
+    const Bound b = bottleneck_bound(p, flows);
+    // Pipeline: the busiest stage's bytes at the bound, plus the reducer's overhead per piece (the
+    // stage that handles every piece), plus the fill: the first piece's copies and reduce and the
+    // last piece's trip through the ring's final hop and up to the GPUs, one period each, with the
+    // hops' network latency and overhead on the chain of the last block.
+    const int pieces = static_cast<int>(G.pieces.front().size());
+    const double period = b.time / (N * pieces);
+    est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + 2 * period +
+               (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) / pieces + hop_lat : 0.0);
+    est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b.resource);
+    double dram = 0;
+    for (const auto& [pid, bytes] : flows)
+      for (std::uint32_t r : p.path(pid).resources)
+        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd)) dram += bytes;
+    est.host_traffic_per_byte = dram / S;
+    est.note = std::to_string(N) + "-node ring, " + std::to_string(pieces) + " piece(s) per block";
+    return est;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+class HostAllGather final : public Algorithm {
+public:
+  Kind kind() const override { return Kind::AllGather; }
+
+  Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
+               const Options& o) const override {
+    const double full = bytes * g.size();
+    if (g.size() == 1) return single_rank(s, g, full, o);
+    const Geometry G = geometry(p, lib, g, full, o, "hf_allgather");
+    const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
+    const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_allgather software")};
+    const std::uint32_t t_d2h = s.tag("hf_allgather D2H"), t_ring = s.tag("hf_allgather ring"), t_h2d = s.tag("hf_allgather H2D");
+    const int N = G.N, L = G.L;
+    auto nd_of = [&](int v) { return G.gpu(g, v, 0).node; };
+    auto ref = [&](sched::BufferId b, double off) { return DataRef{b, off}; };
+
+    Emitted e;
+    e.done.assign(static_cast<std::size_t>(g.size()), kNoOp);
+    std::vector<std::vector<sched::BufferId>> gpu(static_cast<std::size_t>(N));
+    std::vector<sched::BufferId> host(static_cast<std::size_t>(N), 0);
+    if (o.with_data) {
+      e.input.assign(static_cast<std::size_t>(g.size()), 0);
+      e.output.assign(static_cast<std::size_t>(g.size()), 0);
+      e.in_range.assign(static_cast<std::size_t>(g.size()), {0.0, 0.0});
+      e.data_bytes = full;
+      for (int v = 0; v < N; ++v) {
+        for (int l = 0; l < L; ++l) {
+          const int r = G.rank(v, l);
+          gpu[static_cast<std::size_t>(v)].push_back(s.buffer(G.gpu(g, v, l), Bytes(full), "g" + std::to_string(r)));
+          e.input[static_cast<std::size_t>(r)] = e.output[static_cast<std::size_t>(r)] = gpu[static_cast<std::size_t>(v)].back();
+          const Span sh = G.shard[static_cast<std::size_t>(v * L + l)];
+          e.in_range[static_cast<std::size_t>(r)] = {sh.off, sh.len};
+        }
+        host[static_cast<std::size_t>(v)] = s.buffer(Place::dram(nd_of(v), G.sN), Bytes(full), "host" + std::to_string(v));
+      }
+    }
+    // [node][block][piece]: the op after which the node's host buffer holds the piece.
+    std::vector<std::vector<std::vector<OpId>>> have(static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(N)));
+    // Stage 1: each GPU's shard down into the node's block on the NIC's socket, piece by piece.
+    for (int v = 0; v < N; ++v) {
+      const int nd = nd_of(v);
+      std::vector<OpId> d2h_last(static_cast<std::size_t>(L), kNoOp);
+      for (const Span& pc : G.pieces[static_cast<std::size_t>(v)]) {
+        std::vector<OpId> copies;
+        for (int l = 0; l < L; ++l) {
+          const Span x = intersect(pc, G.shard[static_cast<std::size_t>(v * L + l)]);
+          if (x.len <= 0) continue;
+          const OpId t = em.move(G.gpu(g, v, l), Place::dram(nd, G.sN),
+                                 ref(o.with_data ? gpu[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] : 0, x.off),
+                                 ref(host[static_cast<std::size_t>(v)], x.off), x.len, t_d2h);
+          em.dep(t, em.overhead(d2h_last[static_cast<std::size_t>(l)]));
+          em.dep(t, ready_of(o, G.rank(v, l)));
+          d2h_last[static_cast<std::size_t>(l)] = t;
+          copies.push_back(t);
+        }
+        std::vector<OpId> readies;
+        for (int l = 0; l < L; ++l) readies.push_back(ready_of(o, G.rank(v, l)));
+        have[static_cast<std::size_t>(v)][static_cast<std::size_t>(v)].push_back(em.done(copies, barrier(s, readies)));
+      }
+    }
+    // Stage 2: the ring. Block b starts at node b and travels b -> b + 1 -> ... -> b + N - 1; at
+    // step k node v forwards block v - k (posted RDMA writes, in order on its queue).
+    std::vector<OpId> sendq(static_cast<std::size_t>(N), kNoOp);
+    for (std::size_t j = 0; j < static_cast<std::size_t>(G.max_pieces); ++j)
+      for (int k = 0; k + 1 < N; ++k)
+      for (int v = 0; v < N; ++v) {
+        const int b = ((v - k) % N + N) % N, next = (v + 1) % N;
+        const auto& ps = G.pieces[static_cast<std::size_t>(b)];
+        if (j < ps.size()) {
+          const OpId before = em.overhead(sendq[static_cast<std::size_t>(v)]);
+          const OpId snd = em.move(Place::dram(nd_of(v), G.sN), Place::dram(nd_of(next), G.sN), ref(host[static_cast<std::size_t>(v)], ps[j].off),
+                                   ref(host[static_cast<std::size_t>(next)], ps[j].off), ps[j].len, t_ring);
+          em.dep(snd, before);
+          em.dep(snd, have[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)][j]);
+          sendq[static_cast<std::size_t>(v)] = snd;
+          have[static_cast<std::size_t>(next)][static_cast<std::size_t>(b)].push_back(snd);
+        }
+      }
+    // Stage 3: every piece up to every GPU, in the order the blocks arrive (own block first; a
+    // GPU does not take its own shard back).
+    for (int v = 0; v < N; ++v) {
+      std::vector<OpId> socket_last(static_cast<std::size_t>(G.sockets), kNoOp), gpu_last(static_cast<std::size_t>(L), kNoOp);
+      std::vector<std::vector<OpId>> mine(static_cast<std::size_t>(L));
+      for (const auto& [k, b, jj] : G.loop_order([&](int kk) { return ((v - kk) % N + N) % N; })) {
+        const auto& ps = G.pieces[static_cast<std::size_t>(b)];
+        const auto j = static_cast<std::size_t>(jj);
+        {
+          if (ps[j].len <= 0) continue;
+          std::vector<std::vector<Span>> to(static_cast<std::size_t>(L));
+          for (int l = 0; l < L; ++l) {
+            if (b != v) {
+              to[static_cast<std::size_t>(l)].push_back(ps[j]);
+              continue;
+            }
+            const Span own = intersect(ps[j], G.shard[static_cast<std::size_t>(v * L + l)]);
+            if (own.len <= 0) {
+              to[static_cast<std::size_t>(l)].push_back(ps[j]);
+              continue;
+            }
+            const Span before{ps[j].off, own.off - ps[j].off}, after{own.off + own.len, ps[j].off + ps[j].len - own.off - own.len};
+            if (before.len > 0) to[static_cast<std::size_t>(l)].push_back(before);
+            if (after.len > 0) to[static_cast<std::size_t>(l)].push_back(after);
+          }
+          const auto landed = write_up(em, lib, g, G, v, host[static_cast<std::size_t>(v)], gpu[static_cast<std::size_t>(v)], to,
+                                       have[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)][j], socket_last, gpu_last, t_h2d);
+          for (int l = 0; l < L; ++l)
+            if (landed[static_cast<std::size_t>(l)] != kNoOp) mine[static_cast<std::size_t>(l)].push_back(landed[static_cast<std::size_t>(l)]);
+        }
+      }
+      std::vector<OpId> all;
+      for (const auto& bl : have[static_cast<std::size_t>(v)]) all.insert(all.end(), bl.begin(), bl.end());
+      const OpId node_end = barrier(s, all);
+      for (int l = 0; l < L; ++l) e.done[static_cast<std::size_t>(G.rank(v, l))] = em.done(mine[static_cast<std::size_t>(l)], node_end);
+    }
+    return e;
+  }
+
+  Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
+    Estimate est;
+    const double S = bytes * g.size();
+    if (g.size() == 1 || S <= 0) {
+      est.bottleneck = "-";
+      return est;
+    }
+    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_allgather");
+    const int N = G.N, L = G.L, nd = g.ranks[0].node;
+    // One node's loads: its shards down, the ring's N - 1 blocks each way, and the whole vector
+    // (less each GPU's own shard) up to every GPU.
+    std::vector<std::pair<std::uint32_t, double>> flows;
+    auto add = [&](const Place& a, const Place& b, double x) { flows.emplace_back(p.path_id(a, b), x); };
+    const double sh = S / G.n, up = S - sh;
+    for (int l = 0; l < L; ++l) add(G.gpu(g, 0, l), Place::dram(nd, G.sN), sh);
+    double hop_lat = 0;
+    if (N > 1) {
+      const int peer = G.gpu(g, 1, 0).node;
+      add(Place::dram(nd, G.sN), Place::dram(peer, G.sN), S * (N - 1) / N);
+      add(Place::dram(peer, G.sN), Place::dram(nd, G.sN), S * (N - 1) / N);
+      hop_lat = p.path(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN))).latency;
+    }
+    double gdr = 0;
+    for (int q = 0; q < G.sockets; ++q) {
+      bool any = false;
+      for (int l = 0; l < L; ++l) any = any || G.gpu_socket[static_cast<std::size_t>(l)] == q;
+      if (any && lib.hfreduce.h2d == "gdrcopy") add(Place::dram(nd, G.sN), Place::cpu(nd, q), S);
+    }
+    for (int l = 0; l < L; ++l) {
+      if (lib.hfreduce.h2d == "gdrcopy") {
+        add(Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), G.gpu(g, 0, l), up);
+        gdr = std::max(gdr, up / lib.hfreduce.gdrcopy_write_bandwidth);
+      } else {
+        add(Place::dram(nd, G.sN), G.gpu(g, 0, l), up);
+      }
+    }
+    const Bound b = bottleneck_bound(p, flows);
+    const int pieces = static_cast<int>(G.pieces.front().size());
+    const double period = std::max(b.time, gdr) / (N * pieces);
+    // The H2D stage handles every piece of every block (overhead each); the fill is the first
+    // piece's D2H (a period) and the last block's trip of N - 1 hops, each a hop's latency and
+    // overhead beyond the period that the bound already counts.
+    est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + period +
+               (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) / pieces + hop_lat : 0.0);
+    est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b.resource);
+    double dram = 0;
+    for (const auto& [pid, x] : flows)
+      for (std::uint32_t r : p.path(pid).resources)
+        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd)) dram += x;
+    est.host_traffic_per_byte = dram / S;
+    est.note = std::to_string(N) + "-node ring, " + std::to_string(pieces) + " piece(s) per block";
+    return est;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Algorithm> make_hf_reduce_scatter() { return std::make_unique<HostReduceScatter>(); }
+std::unique_ptr<Algorithm> make_hf_allgather() { return std::make_unique<HostAllGather>(); }
+
+}  // namespace ffsim::coll
