@@ -616,13 +616,15 @@ public:
     }
     const Bound b = bottleneck_bound(p, flows);
     const int pieces = static_cast<int>(G.pieces.front().size());
-    const double period = std::max(b.time, gdr) / (N * pieces);
-    // The H2D stage handles every piece of every block (overhead each); the fill is the first
-    // piece's D2H (a period) and the last block's trip of N - 1 hops, each a hop's latency and
-    // overhead beyond the period that the bound already counts.
-    est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + period +
-               (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) / pieces + hop_lat : 0.0);
-    est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b.resource);
+    // The H2D stage is one chain per socket that handles every piece of every block in turn: its
+    // software overhead, then the piece written to the socket's GPUs at once (with GDRCopy each
+    // write at the per-thread rate). The ring delivers blocks faster than that chain takes them,
+    // so the chain (or the bottleneck bound, if that is longer) is the time, after the first
+    // piece's D2H (a period of the bound).
+    const double chain = (lib.hfreduce.h2d == "gdrcopy" ? gdr : 0.0) + N * pieces * lib.hfreduce.chunk_overhead;
+    est.time = std::max(b.time, chain) + b.time / (N * pieces) + hop_lat;
+    est.bottleneck = chain > b.time ? (lib.hfreduce.h2d == "gdrcopy" ? "GDRCopy write rate (H2D chain)" : "H2D chain (software overhead)")
+                                    : bound_label(p, b.resource);
     double dram = 0;
     for (const auto& [pid, x] : flows)
       for (std::uint32_t r : p.path(pid).resources)

@@ -79,11 +79,13 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes
 }
 
 TEST_CASE("coll::hf_reduce_scatter / hf_allgather: the closed form against the simulated schedule") {
-  // The closed form is the bottleneck bound of one node's whole traffic plus the pipeline's fill and
-  // per-piece overheads. The simulation sits above the bound alone (no schedule beats its busiest
-  // resource) and within 25% of the closed form on Fire-Flyer nodes from 2 to 8 nodes: max-min
-  // sharing lets the copies of later pieces take host-memory bandwidth from the ring's earlier
-  // pieces, so the tail runs alone (measured: 4-25% above at 50 MB with 4 MiB pieces).
+  // The closed forms are the bottleneck bound of one node's whole traffic, or a serial chain of
+  // stages where one is longer, plus the pipeline's fill. Allgather: the H2D chain (per piece a
+  // software overhead, then the writes at the GDRCopy rate) is the time; within 10% of the
+  // simulation (measured 2-6%). Reduce-scatter: within 25%; max-min sharing lets the copies of
+  // later pieces take the NIC socket's memory bandwidth from the ring's earlier pieces, so the
+  // tail runs alone, which the bound does not see (measured 8-25% below the simulation at 50 MB
+  // with 4 MiB pieces).
   const auto lib = coll::load_library_params(testing::catalog());
   auto fluid = eval::engines().get("analytic").factory();
   for (int N : {2, 3, 8}) {
@@ -98,7 +100,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: the closed form against the s
       const double sim = a->simulate(*fluid, *p, lib, g, bytes);
       const double est = a->estimate(*p, lib, g, bytes).time;
       CHECK(sim > 0);
-      CHECK(std::abs(sim - est) / sim < 0.25);
+      CHECK(std::abs(sim - est) / sim < (std::string(name) == "hf_allgather" ? 0.10 : 0.25));
     }
   }
 }
