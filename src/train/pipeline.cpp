@@ -361,7 +361,12 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
 
   // Data-parallel gradient reduction per stage and tensor rank: the dense part over all
   // data-parallel ranks, routed experts over the ranks that hold the same experts (d mod ep).
-  const RoleAlgorithm ar = w.algorithm(Role::GradAllReduce);
+  // Without ZeRO every rank needs the whole sum (allreduce). With ZeRO-1 each rank updates only its
+  // shard of the optimizer state, so the gradients are reduce-scattered and the updated parameters
+  // allgathered: the same volume as one allreduce (Rajbhandari et al., ZeRO, SC'20, Sec. 7.2.1:
+  // "Pos ... incurs the same communication volume as baseline DP"; Megatron-LM's distributed
+  // optimizer does the same).
+  const RoleAlgorithm ar = w.algorithm(Role::GradAllReduce), rsc = w.algorithm(Role::GradReduceScatter);
   const RoleAlgorithm ag = w.algorithm(Role::ParamAllGather);
   const int shards = p_.zero_stage >= 1 ? dp : 1;
   for (int s = 0; s < pp; ++s) {
@@ -406,6 +411,8 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
         std::vector<Place> shown;
         for (std::size_t di : members) shown.push_back(place(s, sim[di], t));
         const auto buckets = assign_buckets(part.local, w.grad_bytes, p_.bucket, p_.bucket);
+        const int sh = std::min(shards, static_cast<int>(part.ranks.size()));
+        const RoleAlgorithm& red = sh > 1 ? rsc : ar;
         OpId stream = kNone;
         for (std::size_t k = 0; k < buckets.size(); ++k) {
           std::vector<OpId> after{stream};
@@ -414,12 +421,13 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
             const auto it = layer_end[us][di].find(layer);
             after.push_back(it != layer_end[us][di].end() ? it->second : last[us][di]);
           }
-          stream = b.collective(CollectiveCall{ar, g, buckets[k].bytes, shown},
-                                "grad allreduce " + std::to_string(k) + " (" + fmt_bytes(Bytes(buckets[k].bytes)) + ")", after);
+          stream = b.collective(CollectiveCall{red, g, buckets[k].bytes, shown},
+                                std::string(sh > 1 ? "grad reduce-scatter " : "grad allreduce ") + std::to_string(k) + " (" +
+                                    fmt_bytes(Bytes(buckets[k].bytes)) + ", " + red.algorithm + ")",
+                                after);
         }
         // Optimizer on this GPU's share, then (ZeRO-1) the updated parameters gathered back.
         const double params = total_params(part.local);
-        const int sh = std::min(shards, static_cast<int>(part.ranks.size()));
         std::vector<OpId> opt;
         for (std::size_t di : members)
           opt.push_back(b.compute(place(s, sim[di], t), Seconds(optimizer_time(w, gpu, params / sh)), "optimizer",

@@ -405,3 +405,29 @@ TEST_CASE("train: a collective as a timed op against its whole schedule inside t
     CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01));
   }
 }
+
+TEST_CASE("train::pipeline: ZeRO-1 reduce-scatters the gradients and allgathers the parameters") {
+  // ZeRO (Rajbhandari et al., SC'20, Sec. 7.2.1): with the optimizer state sharded, each rank needs
+  // only its shard of the summed gradients, so the reduction is a reduce-scatter and the updated
+  // parameters come back by an allgather: the volume of one allreduce. Without ZeRO, an allreduce.
+  auto count = [](const StepTrace& t, const std::string& prefix, const std::string& algo = "") {
+    int n = 0;
+    for (const auto& e : t.events)
+      n += e.name.rfind(prefix, 0) == 0 && e.name.find(algo) != std::string::npos ? 1 : 0;
+    return n;
+  };
+  for (int zero : {0, 1}) {
+    CAPTURE(zero);
+    auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 8, "seq": 2048,
+                      "precision": "bf16", "grad_dtype": "bf16", "pp": 4, "zero_stage": )" +
+                      std::to_string(zero) + R"(, "gpus": [32]})",
+                  4);
+    StepTrace t;
+    (void)simulate_step(e->w(), e->env(), 32, false, &t);
+    // The hfreduce backend: HFReduce's allreduce, or the host path's reduce-scatter.
+    CHECK((count(t, "grad reduce-scatter", ", hf_reduce_scatter)") > 0) == (zero == 1));
+    CHECK((count(t, "grad allreduce", ", hfreduce)") > 0) == (zero == 0));
+    CHECK(count(t, "grad ") == count(t, "grad ", zero == 1 ? ", hf_reduce_scatter)" : ", hfreduce)"));
+    CHECK((count(t, "param allgather") > 0) == (zero == 1));
+  }
+}
