@@ -292,6 +292,20 @@ public:
         {
           const Span pc = G.pieces[static_cast<std::size_t>(b)][static_cast<std::size_t>(j)];
           const int q = lib.hfreduce.interleave_d2h ? x % G.sockets : -1;
+          if (L == 1) {
+            // One GPU per node (a data-parallel group of one GPU per node): nothing to sum, the
+            // copy lands in the node's partial on the NIC's socket directly, as hfreduce's
+            // pipeline does with one device.
+            const OpId t = em.move(G.gpu(g, v, 0), Place::dram(nd, G.sN),
+                                   ref(o.with_data ? gpu[static_cast<std::size_t>(v)][0] : 0, pc.off),
+                                   ref(acc[static_cast<std::size_t>(v)], pc.off), pc.len, t_d2h);
+            em.dep(t, em.overhead(d2h_last[0]));
+            em.dep(t, ready_of(o, G.rank(v, 0)));
+            d2h_last[0] = t;
+            reduced[static_cast<std::size_t>(v)][static_cast<std::size_t>(b)].push_back(t);
+            ++x;
+            continue;
+          }
           std::vector<OpId> copies;
           std::vector<DataRef> in;
           int rq = q;
@@ -413,9 +427,10 @@ public:
     // the NIC's socket, the ring's N - 1 blocks each way and their adds, and each shard back up.
     std::vector<std::pair<std::uint32_t, double>> flows;
     auto add = [&](const Place& a, const Place& b, double bytes) { flows.emplace_back(p.path_id(a, b), bytes); };
-    for (int l = 0; l < L; ++l)
+    if (L == 1) add(G.gpu(g, 0, 0), Place::dram(nd, G.sN), S);  // straight into the node's partial
+    for (int l = 0; l < L && L > 1; ++l)
       for (int q = 0; q < parts; ++q) add(G.gpu(g, 0, l), Place::dram(nd, parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(l)]), S / parts);
-    for (int q = 0; q < parts; ++q) {
+    for (int q = 0; q < parts && L > 1; ++q) {
       const int qs = parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(L - 1)];
       for (int l = 0; l < L; ++l) add(Place::dram(nd, parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(l)]), Place::cpu(nd, qs), S / parts);
       add(Place::cpu(nd, qs), Place::dram(nd, G.sN), S / parts);

@@ -78,6 +78,29 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes
   }
 }
 
+TEST_CASE("coll::hf_reduce_scatter: one GPU per node copies straight into the node's partial") {
+  // A data-parallel group of one GPU per node (a pipeline's layout): nothing to sum inside a node.
+  // Per node in multiples of S: D2H 1 write; the ring's N-1 blocks sent, received, added
+  // (3 (N-1)/N); the shard back (1/N read). Total 1 + 3 (N-1)/N + 1/N, on the NIC's socket.
+  const auto lib = coll::load_library_params(testing::catalog());
+  const auto rs = coll::algorithms().get("hf_reduce_scatter").factory();
+  auto fluid = eval::engines().get("analytic").factory();
+  const double S = 48.0 * 1048576;
+  for (int N : {2, 3, 5}) {
+    CAPTURE(N);
+    const auto sc = cluster(N);
+    const auto p = plan::make_platform(sc);
+    coll::Group g;
+    for (int v = 0; v < N; ++v) g.ranks.push_back(sched::Place::gpu(v, 2));
+    const double want = 1 + 3.0 * (N - 1) / N + 1.0 / N;
+    CHECK(rs->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(want).epsilon(1e-12));
+    sched::Schedule s;
+    (void)rs->emit(s, *p, lib, g, S, coll::Options{});
+    const auto r = fluid->run(s, *p);
+    CHECK(moved(*p, r, 1).dram / S == doctest::Approx(want).epsilon(1e-6));
+  }
+}
+
 TEST_CASE("coll::hf_reduce_scatter / hf_allgather: the closed form against the simulated schedule") {
   // The closed forms are the bottleneck bound of one node's whole traffic, or a serial chain of
   // stages where one is longer, plus the pipeline's fill. Allgather: the H2D chain (per piece a
