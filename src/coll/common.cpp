@@ -130,4 +130,14 @@ std::string bound_label(const platform::Platform& p, std::uint32_t r) {
   return p.resource_label(r);
 }
 
+double host_memory_bytes(const platform::Platform& p, const std::vector<std::pair<std::uint32_t, double>>& path_bytes,
+                         int node) {
+  double dram = 0;
+  for (const auto& [pid, bytes] : path_bytes)
+    for (std::uint32_t r : p.path(pid).resources)
+      if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, node))
+        dram += bytes;
+  return dram;
+}
+
 }  // namespace ffsim::coll

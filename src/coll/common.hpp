@@ -49,5 +49,9 @@ struct Bound {
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p,
                                      const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
 [[nodiscard]] std::string bound_label(const platform::Platform& p, std::uint32_t resource);
+/// Bytes the flows put through GPU node `node`'s host memory (every DRAM resource of the node on
+/// their paths, summed).
+[[nodiscard]] double host_memory_bytes(const platform::Platform& p,
+                                       const std::vector<std::pair<std::uint32_t, double>>& path_bytes, int node);
 
 }  // namespace ffsim::coll

@@ -465,11 +465,7 @@ public:
     est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + 2 * period +
                (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) / pieces + hop_lat : 0.0);
     est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b.resource);
-    double dram = 0;
-    for (const auto& [pid, bytes] : flows)
-      for (std::uint32_t r : p.path(pid).resources)
-        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd)) dram += bytes;
-    est.host_traffic_per_byte = dram / S;
+    est.host_traffic_per_byte = host_memory_bytes(p, flows, nd) / S;
     est.note = std::to_string(N) + "-node ring, " + std::to_string(pieces) + " piece(s) per block";
     return est;
   }
@@ -640,11 +636,7 @@ public:
     est.time = std::max(b.time, chain) + b.time / (N * pieces) + hop_lat;
     est.bottleneck = chain > b.time ? (lib.hfreduce.h2d == "gdrcopy" ? "GDRCopy write rate (H2D chain)" : "H2D chain (software overhead)")
                                     : bound_label(p, b.resource);
-    double dram = 0;
-    for (const auto& [pid, x] : flows)
-      for (std::uint32_t r : p.path(pid).resources)
-        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd)) dram += x;
-    est.host_traffic_per_byte = dram / S;
+    est.host_traffic_per_byte = host_memory_bytes(p, flows, nd) / S;
     est.note = std::to_string(N) + "-node ring, " + std::to_string(pieces) + " piece(s) per block";
     return est;
   }

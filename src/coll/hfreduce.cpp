@@ -654,12 +654,7 @@ public:
     }
     t_chunk += h.chunk_overhead;
     // Host-memory traffic per byte of S: every DRAM resource's load, summed, over the chunk.
-    double dram = 0;
-    for (const auto& [pid, bytes] : flows)
-      for (std::uint32_t r : p.path(pid).resources)
-        if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, nd))
-          dram += bytes;
-    est.host_traffic_per_byte = dram / chunk;
+    est.host_traffic_per_byte = host_memory_bytes(p, flows, nd) / chunk;
     // Fill (a pipeline's time is its stages' latencies for the first chunk plus K - 1 periods of
     // the slowest stage): a chunk spends one period in the node's own stages (the D2H, reduce and
     // H2D overlap with the chunks around it) and, per tree level on the way up and again on the way

@@ -15,11 +15,7 @@ using coll::Kind;
 
 namespace {
 
-plan::ScenarioSpec cluster(int nodes, const std::string& node = "fire_flyer_pcie") {
-  const std::string text = R"({"name": "t", "cluster": {"node": ")" + node + R"(", "nodes": )" + std::to_string(nodes) +
-                           R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
-  return plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog());
-}
+using testing::cluster;
 
 coll::Group group(int nodes, int per_node) {
   coll::Group g;

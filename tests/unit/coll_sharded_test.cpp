@@ -13,11 +13,7 @@ using namespace ffsim;
 
 namespace {
 
-plan::ScenarioSpec cluster(int nodes) {
-  const std::string text = R"({"name": "t", "cluster": {"node": "fire_flyer_pcie", "nodes": )" + std::to_string(nodes) +
-                           R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
-  return plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog());
-}
+using testing::cluster;
 
 // Bytes the fluid engine moved through node `nd`'s DRAM and through its NIC (transmit side), over
 // the whole schedule.
