@@ -333,7 +333,9 @@ private:
     }
     // Progressive filling with a heap of fair-share levels: a resource's level is its remaining
     // capacity over the weight of the unfrozen flows through it (a flow's own cap is a level too).
-    // Freezing flows at the lowest level only raises the other levels, so the heap stays valid.
+    // Freezing flows at the lowest level only raises the other levels, so an entry whose resource
+    // changed since it was queued is a lower bound of its level: popped, it is re-queued at the
+    // current level; a current entry at the top is the minimum.
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
       st.cap_rem = cap_of(res);
@@ -379,8 +381,9 @@ private:
         st.cap_rem -= rate;
         st.wsum -= f.weight;
         if (st.wsum < 1e-12) st.wsum = 0;
+        // No push here: a freeze at the lowest level only raises this resource's level, so its entry
+        // in the heap stays a lower bound; it is refreshed when it reaches the top (below).
         ++st.version;
-        if (st.wsum > 0) heap.push(Level{std::max(0.0, st.cap_rem) / st.wsum, res, st.version, false});
       }
     };
     while (unfrozen > 0) {
@@ -393,7 +396,11 @@ private:
         continue;
       }
       ResState& st = res_[top.id];
-      if (top.version != st.version || st.wsum <= 0) continue;
+      if (st.wsum <= 0) continue;
+      if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
+        heap.push(Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version, false});
+        continue;
+      }
       // Every unfrozen flow through this resource stops at this level.
       for (std::uint32_t fid : st.flows) {
         FlowState& f = flows_[fid];
