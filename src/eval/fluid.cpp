@@ -290,6 +290,8 @@ private:
     comp_mark_ = mark;
     comp_res_.clear();
     comp_flows_.clear();
+    inc_.clear();
+    inc_begin_.clear();
     // Breadth-first over resources and flows.
     std::vector<std::uint32_t>& queue = touched_res_;
     {
@@ -307,18 +309,25 @@ private:
         if (f.mark == mark) continue;
         f.mark = mark;
         comp_flows_.push_back(fid);
-        for (std::uint32_t r2 : p_.path(f.path).resources)
-          if (res_[r2].active && res_[r2].comp_stamp != mark) {
+        // The flow's resources in the solve: the active ones on its path (all join the component).
+        inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));
+        for (std::uint32_t r2 : p_.path(f.path).resources) {
+          if (!res_[r2].active) continue;
+          inc_.push_back(r2);
+          if (res_[r2].comp_stamp != mark) {
             res_[r2].comp_stamp = mark;
             queue.push_back(r2);
           }
+        }
       }
     }
     for (std::uint32_t fid : touched_flows_)
       if (flows_[fid].active && flows_[fid].mark != mark) {
         flows_[fid].mark = mark;
         comp_flows_.push_back(fid);
+        inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));  // no resources
       }
+    inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));
     touched_res_.clear();
     touched_flows_.clear();
     ++touch_gen_;
@@ -344,9 +353,8 @@ private:
       st.saturated = false;
       ++st.version;
     }
-    for (std::uint32_t fid : comp_flows_)
-      for (std::uint32_t res : p_.path(flows_[fid].path).resources)
-        if (res_[res].comp_stamp == mark) res_[res].wsum += flows_[fid].weight;
+    for (std::size_t k = 0; k < comp_flows_.size(); ++k)
+      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) res_[inc_[j]].wsum += flows_[comp_flows_[k]].weight;
     new_rate_.assign(comp_flows_.size(), 0.0);
     new_lim_.assign(comp_flows_.size(), kLimitNone);
     struct Level {
@@ -375,9 +383,8 @@ private:
       --unfrozen;
       new_rate_[k] = rate;
       new_lim_[k] = lim;
-      for (std::uint32_t res : p_.path(f.path).resources) {
-        ResState& st = res_[res];
-        if (st.comp_stamp != mark) continue;
+      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) {
+        ResState& st = res_[inc_[j]];
         st.cap_rem -= rate;
         st.wsum -= f.weight;
         if (st.wsum < 1e-12) st.wsum = 0;
@@ -413,11 +420,11 @@ private:
     // New rates, loads and end events.
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];
+      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) res_[inc_[j]].load += new_rate[k];
+      if (new_rate[k] == f.rate) continue;
       for (std::uint32_t res : p_.path(f.path).resources) {
         ResState& st = res_[res];
-        if (st.comp_stamp == mark) {
-          st.load += new_rate[k];
-        } else if (new_rate[k] != f.rate) {  // a dropped resource: its load follows the change
+        if (st.comp_stamp != mark) {  // a dropped resource: its load follows the change
           account(res, now);
           st.load += new_rate[k] - f.rate;
           st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
@@ -460,6 +467,7 @@ private:
   std::vector<std::vector<platform::Flow>> pending_;
   std::vector<sched::OpId> done_ops_;
   std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_flows_;
+  std::vector<std::uint32_t> inc_, inc_begin_;  // per flow of the solve (CSR): its resources in the solve
   std::uint32_t touch_gen_ = 1, comp_gen_ = 0, comp_mark_ = 0;
   std::vector<double> new_rate_;
   std::vector<std::uint32_t> new_lim_;
