@@ -11,7 +11,8 @@
 //     it once and write it to their GPUs; or cudaMemcpy per GPU).
 // Blocks are cut into pieces of at most the HFReduce chunk, pipelined through the stages; each
 // stage pays the library's software overhead per piece; the D2H staging slots are reused as in
-// hfreduce (a piece's copies wait for the reduce of the piece `staging_buffers` earlier).
+// hfreduce (a piece's copies wait for the reduce of the piece `staging_buffers` earlier). With one
+// GPU per node the reduce-scatter's copies land in the node's partial directly (nothing to sum).
 // Two algorithms, one file: they share every piece of geometry and are each other's mirror image.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
@@ -272,8 +273,9 @@ public:
         recv[static_cast<std::size_t>(v)] = s.buffer(Place::dram(nd, G.sN), Bytes(S), "recv" + std::to_string(v));
       }
     }
-    // A node works on the blocks in ring order: at step k it sends its partial of block v - k - 1,
-    // so that its own block v comes last (the ring's final step brings the rest of its sum).
+    // Ring order: at step k a node sends its partial of block v - k - 1, so that its own block v
+    // comes last (the ring's final step brings the rest of its sum); pieces go in NCCL's loop
+    // order (piece j of every block in ring order, then piece j + 1).
     auto block_at = [&](int v, int k) { return ((v - k - 1) % N + N) % N; };
     // [node][block][piece]: the local reduce of the piece, and the op after which the node's partial
     // of it includes every node before it in the block's chain.
