@@ -253,6 +253,12 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
                                 "--cfg=network/model:CM02",
                                 "--cfg=network/crosstraffic:0",
                                 "--cfg=network/TCP-gamma:0",
+                                // Full (not Lazy) updates of the LMM system: with lazy updates SimGrid 3.32
+                                // leaves a flow's rate stale when a flow joins a link it crosses but is
+                                // not bound by (measured: a NIC->GPU flow ran at twice its 9.66 GB/s
+                                // peer-to-peer link while a NIC->DRAM flow shared its root port; whole
+                                // HFReduce schedules 4e-4 off the fluid engine, 7e-11 with Full).
+                                "--cfg=network/optim:Full",
                                 "--cfg=maxmin/precision:1e-12",
                                 "--cfg=surf/precision:1e-15",
                                 "--log=root.thresh:critical"};
