@@ -257,7 +257,9 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
                                 // leaves a flow's rate stale when a flow joins a link it crosses but is
                                 // not bound by (measured: a NIC->GPU flow ran at twice its 9.66 GB/s
                                 // peer-to-peer link while a NIC->DRAM flow shared its root port; whole
-                                // HFReduce schedules 4e-4 off the fluid engine, 7e-11 with Full).
+                                // HFReduce schedules 4e-4 off the fluid engine, 7e-11 with Full). The
+                                // fault is in the selective update (re-solving only the modified part):
+                                // Full with maxmin-selective-update:yes fails the same random test.
                                 "--cfg=network/optim:Full",
                                 "--cfg=maxmin/precision:1e-12",
                                 "--cfg=surf/precision:1e-15",
