@@ -57,6 +57,17 @@ std::pair<eval::Result, eval::Result> both(const sched::Schedule& s, const platf
   return {std::move(a), std::move(b)};
 }
 
+// Random integers in [0, n) from a fixed seed (xorshift64): the same draws on every run.
+struct Rng {
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+  int operator()(int n) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<int>(x % static_cast<std::uint64_t>(n));
+  }
+};
+
 constexpr double kS = 184.0 * 1048576.0;  // 184 MiB
 constexpr double kEps = 1e-12;            // arbitration latency of weight-1 flows
 
@@ -253,13 +264,7 @@ TEST_CASE("eval::FluidEngine: random contended flows get the max-min rates of a 
   // one path latency, so the first to end does at latency + arbitration delay + min of bytes / rate.
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
-  std::uint64_t x = 0x9e3779b97f4a7c15ULL;  // fixed seed: xorshift64
-  auto rnd = [&](int n) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<int>(x % static_cast<std::uint64_t>(n));
-  };
+  Rng rnd;
   int checked = 0;
   for (int trial = 0; trial < 40; ++trial) {
     CAPTURE(trial);
@@ -319,7 +324,7 @@ TEST_CASE("eval::FluidEngine: random contended flows get the max-min rates of a 
     CHECK(got - lat - delay == doctest::Approx(first).epsilon(1e-12).scale(0));
     ++checked;
   }
-  CHECK(checked >= 20);  // most trials are checked (the rest mix path latencies)
+  CHECK(checked >= 20);  // most trials are checked
 }
 
 TEST_CASE("engines: random contended schedules agree in both engines (two max-min solvers)") {
@@ -329,13 +334,7 @@ TEST_CASE("engines: random contended schedules agree in both engines (two max-mi
   // relative. (With SimGrid's default Lazy updates this failed by up to 3e-4: src/sim.)
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
-  std::uint64_t x = 0x9e3779b97f4a7c15ULL;  // fixed seed: xorshift64
-  auto rnd = [&](int n) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<int>(x % static_cast<std::uint64_t>(n));
-  };
+  Rng rnd;
   double worst = 0;
   for (int trial = 0; trial < 6; ++trial) {
     CAPTURE(trial);
