@@ -529,9 +529,10 @@ public:
           d2h_last[static_cast<std::size_t>(l)] = t;
           copies.push_back(t);
         }
-        std::vector<OpId> readies;
-        for (int l = 0; l < L; ++l) readies.push_back(ready_of(o, G.rank(v, l)));
-        have[static_cast<std::size_t>(v)][static_cast<std::size_t>(v)].push_back(em.done(copies, barrier(s, readies)));
+        // A piece no GPU contributes to (an empty one) is there once the node's GPUs are ready.
+        if (copies.empty())
+          for (int l = 0; l < L; ++l) copies.push_back(ready_of(o, G.rank(v, l)));
+        have[static_cast<std::size_t>(v)][static_cast<std::size_t>(v)].push_back(em.done(copies, kNoOp));
       }
     }
     // Stage 2: the ring. Block b starts at node b and travels b -> b + 1 -> ... -> b + N - 1; at
