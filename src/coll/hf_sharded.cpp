@@ -227,6 +227,36 @@ std::vector<OpId> write_up(const Emitter& em, const LibraryParams& lib, const Gr
   return landed;
 }
 
+// Closed forms: one node's loads over the whole collective, as (path, bytes).
+using Loads = std::vector<std::pair<std::uint32_t, double>>;
+
+// The ring's `bytes` each way between node 0's and node 1's NIC sockets (none on one node); returns
+// the hop's network latency.
+double ring_loads(const platform::Platform& p, const Geometry& G, const Group& g, double bytes, Loads& flows) {
+  if (G.N < 2) return 0;
+  const int nd = G.gpu(g, 0, 0).node, peer = G.gpu(g, 1, 0).node;
+  flows.emplace_back(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN)), bytes);
+  flows.emplace_back(p.path_id(Place::dram(peer, G.sN), Place::dram(nd, G.sN)), bytes);
+  return p.path(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN))).latency;
+}
+
+// The writes up to node 0's GPUs, `each` bytes per GPU: GDRCopy (the cores of each socket read
+// `read(q)` bytes from the NIC's socket once, then write each GPU at the per-thread rate) or
+// cudaMemcpy (each GPU's copy engine reads its bytes). Returns the GDRCopy write time (0 without).
+template <class Read>
+double h2d_loads(const platform::Platform& p, const LibraryParams& lib, const Geometry& G, const Group& g, double each,
+                 Read read, Loads& flows) {
+  const int nd = G.gpu(g, 0, 0).node;
+  const bool gdr = lib.hfreduce.h2d == "gdrcopy";
+  for (int q = 0; q < G.sockets && gdr; ++q)
+    if (read(q) > 0) flows.emplace_back(p.path_id(Place::dram(nd, G.sN), Place::cpu(nd, q)), read(q));
+  for (int l = 0; l < G.L; ++l) {
+    const Place from = gdr ? Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]) : Place::dram(nd, G.sN);
+    flows.emplace_back(p.path_id(from, G.gpu(g, 0, l)), each);
+  }
+  return gdr ? each / lib.hfreduce.gdrcopy_write_bandwidth : 0.0;
+}
+
 // ---------------------------------------------------------------------------------------------
 class HostReduceScatter final : public Algorithm {
 public:
@@ -437,26 +467,13 @@ public:
       for (int l = 0; l < L; ++l) add(Place::dram(nd, parts > 1 ? q : G.gpu_socket[static_cast<std::size_t>(l)]), Place::cpu(nd, qs), S / parts);
       add(Place::cpu(nd, qs), Place::dram(nd, G.sN), S / parts);
     }
-    const double ring = S * (N - 1) / N;
-    double hop_lat = 0;
-    if (N > 1) {
-      const int peer = G.gpu(g, 1, 0).node;
-      add(Place::dram(nd, G.sN), Place::dram(peer, G.sN), ring);
-      add(Place::dram(peer, G.sN), Place::dram(nd, G.sN), ring);
-      add(Place::dram(nd, G.sN), Place::cpu(nd, G.sN), ring);
-      hop_lat = p.path(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN))).latency;
-    }
-    double gdr = 0;
-    for (int l = 0; l < L; ++l) {
-      const double sh = S / G.n;
-      if (lib.hfreduce.h2d == "gdrcopy") {
-        add(Place::dram(nd, G.sN), Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), sh);
-        add(Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), G.gpu(g, 0, l), sh);
-        gdr = std::max(gdr, sh / lib.hfreduce.gdrcopy_write_bandwidth);
-      } else {
-        add(Place::dram(nd, G.sN), G.gpu(g, 0, l), sh);
-      }
-    }
+    const double hop_lat = ring_loads(p, G, g, S * (N - 1) / N, flows);
+    if (N > 1) add(Place::dram(nd, G.sN), Place::cpu(nd, G.sN), S * (N - 1) / N);  // the ring's adds
+    // Up: each GPU its shard; a socket's cores read the shards of their GPUs.
+    const double sh = S / G.n;
+    const double gdr = h2d_loads(p, lib, G, g, sh, [&](int q) {
+      return sh * static_cast<double>(std::count(G.gpu_socket.begin(), G.gpu_socket.end(), q));
+    }, flows);
     const Bound b = bottleneck_bound(p, flows);
     // Pipeline: the busiest stage's bytes at the bound, plus the reducer's overhead per piece (the
     // stage that handles every piece), plus the fill: the first piece's copies and reduce and the
@@ -607,27 +624,11 @@ public:
     auto add = [&](const Place& a, const Place& b, double x) { flows.emplace_back(p.path_id(a, b), x); };
     const double sh = S / G.n, up = S - sh;
     for (int l = 0; l < L; ++l) add(G.gpu(g, 0, l), Place::dram(nd, G.sN), sh);
-    double hop_lat = 0;
-    if (N > 1) {
-      const int peer = G.gpu(g, 1, 0).node;
-      add(Place::dram(nd, G.sN), Place::dram(peer, G.sN), S * (N - 1) / N);
-      add(Place::dram(peer, G.sN), Place::dram(nd, G.sN), S * (N - 1) / N);
-      hop_lat = p.path(p.path_id(Place::dram(nd, G.sN), Place::dram(peer, G.sN))).latency;
-    }
-    double gdr = 0;
-    for (int q = 0; q < G.sockets; ++q) {
-      bool any = false;
-      for (int l = 0; l < L; ++l) any = any || G.gpu_socket[static_cast<std::size_t>(l)] == q;
-      if (any && lib.hfreduce.h2d == "gdrcopy") add(Place::dram(nd, G.sN), Place::cpu(nd, q), S);
-    }
-    for (int l = 0; l < L; ++l) {
-      if (lib.hfreduce.h2d == "gdrcopy") {
-        add(Place::cpu(nd, G.gpu_socket[static_cast<std::size_t>(l)]), G.gpu(g, 0, l), up);
-        gdr = std::max(gdr, up / lib.hfreduce.gdrcopy_write_bandwidth);
-      } else {
-        add(Place::dram(nd, G.sN), G.gpu(g, 0, l), up);
-      }
-    }
+    const double hop_lat = ring_loads(p, G, g, S * (N - 1) / N, flows);
+    // Up: every GPU all but its own shard; a socket's cores read the whole vector once.
+    const double gdr = h2d_loads(p, lib, G, g, up, [&](int q) {
+      return std::count(G.gpu_socket.begin(), G.gpu_socket.end(), q) > 0 ? S : 0.0;
+    }, flows);
     const Bound b = bottleneck_bound(p, flows);
     const int pieces = static_cast<int>(G.pieces.front().size());
     // The H2D stage is one chain per socket that handles every piece of every block in turn: its
