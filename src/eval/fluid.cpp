@@ -62,6 +62,12 @@ struct FlowState {
   std::uint32_t slot = 0;  // index in the component being solved
 };
 
+struct Level {
+  double level;
+  std::uint32_t id;       // resource id, or flow index in the solve for a cap
+  std::uint32_t version;  // resources: must match; caps: 0
+};
+
 struct ResState {
   std::vector<std::uint32_t> flows;  // active flows (with multiplicity per path entry)
   double cap_rem = 0;
@@ -357,25 +363,28 @@ private:
       for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) res_[inc_[j]].wsum += flows_[comp_flows_[k]].weight;
     new_rate_.assign(comp_flows_.size(), 0.0);
     new_lim_.assign(comp_flows_.size(), kLimitNone);
-    struct Level {
-      double level;
-      std::uint32_t id;       // resource id, or flow index in comp_flows_ for a cap
-      std::uint32_t version;  // resources: must match; caps: 0
-      bool cap;
-      bool operator>(const Level& o) const {
-        return level != o.level ? level > o.level : (cap != o.cap ? cap > o.cap : id > o.id);
-      }
+    // Resource levels in a binary heap (built in one go); flow caps never change, so they are
+    // sorted once and merged with the heap: at equal levels a resource comes before a cap, and caps
+    // go in flow order (as one heap ordered by (level, resource before cap, id) would give them).
+    auto later = [](const Level& a, const Level& b) {
+      return a.level != b.level ? a.level > b.level : a.id > b.id;
     };
-    std::priority_queue<Level, std::vector<Level>, std::greater<>> heap;
+    heap_.clear();
     for (std::uint32_t res : comp_res_) {
       const ResState& st = res_[res];
-      if (st.wsum > 0) heap.push(Level{st.cap_rem / st.wsum, res, st.version, false});
+      if (st.wsum > 0) heap_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
     }
+    std::make_heap(heap_.begin(), heap_.end(), later);
+    caps_.clear();
     for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
       FlowState& f = flows_[comp_flows_[k]];
       f.slot = static_cast<std::uint32_t>(k);
-      if (std::isfinite(f.cap)) heap.push(Level{f.cap / f.weight, static_cast<std::uint32_t>(k), 0, true});
+      if (std::isfinite(f.cap)) caps_.push_back(Level{f.cap / f.weight, static_cast<std::uint32_t>(k), 0});
     }
+    std::sort(caps_.begin(), caps_.end(), [](const Level& a, const Level& b) {
+      return a.level != b.level ? a.level < b.level : a.id < b.id;
+    });
+    std::size_t next_cap = 0;
     std::size_t unfrozen = comp_flows_.size();
     auto freeze = [&](std::size_t k, double rate, std::uint32_t lim) {
       FlowState& f = flows_[comp_flows_[k]];
@@ -394,18 +403,21 @@ private:
       }
     };
     while (unfrozen > 0) {
-      FFSIM_ASSERT(!heap.empty(), "unbounded flow rate in a schedule");
-      const Level top = heap.top();
-      heap.pop();
-      if (top.cap) {
-        FlowState& f = flows_[comp_flows_[top.id]];
-        if (!f.frozen) freeze(top.id, f.cap, kLimitRateCap);
+      FFSIM_ASSERT(!heap_.empty() || next_cap < caps_.size(), "unbounded flow rate in a schedule");
+      if (heap_.empty() || (next_cap < caps_.size() && caps_[next_cap].level < heap_.front().level)) {
+        const Level c = caps_[next_cap++];
+        FlowState& f = flows_[comp_flows_[c.id]];
+        if (!f.frozen) freeze(c.id, f.cap, kLimitRateCap);
         continue;
       }
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      const Level top = heap_.back();
+      heap_.pop_back();
       ResState& st = res_[top.id];
       if (st.wsum <= 0) continue;
       if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
-        heap.push(Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version, false});
+        heap_.push_back(Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version});
+        std::push_heap(heap_.begin(), heap_.end(), later);
         continue;
       }
       // Every unfrozen flow through this resource stops at this level.
@@ -472,6 +484,7 @@ private:
   std::vector<double> new_rate_;
   std::vector<std::uint32_t> new_lim_;
   std::vector<std::uint32_t> check_;
+  std::vector<Level> heap_, caps_;
   bool lazy_ = true;
   platform::Lowered lowered_;
 };
