@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -50,17 +52,17 @@ TEST_CASE("calib::linear_least_squares: exact lines, weights, rank deficiency") 
     std::vector<std::vector<double>> a{{1, 1e6}, {1, 2e6}, {1, 4e6}};
     std::vector<double> b{2e-6 + 1e-4, 2e-6 + 2e-4, 2e-6 + 4e-4}, w{1, 1, 1};
     const auto x = linear_least_squares(a, b, w);
-    CHECK(x[0] == doctest::Approx(2e-6).epsilon(1e-9));
-    CHECK(x[1] == doctest::Approx(1e-10).epsilon(1e-12));
+    CHECK(x[0] == doctest::Approx(2e-6).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    CHECK(x[1] == doctest::Approx(1e-10).epsilon(1e-12).scale(ffsim::testing::kRelative));
   }
   SUBCASE("weights move the fit towards the heavier point") {
     // y = c fitted to {0, 1}: unweighted mean 0.5; weights 1 and 3: (0 + 9 x 1) / (1 + 9) = 0.9
     const auto x = linear_least_squares({{1}, {1}}, {0, 1}, {1, 3});
-    CHECK(x[0] == doctest::Approx(0.9).epsilon(1e-12));
+    CHECK(x[0] == doctest::Approx(0.9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   }
   SUBCASE("a column of zeros gets the minimum-norm answer 0") {
     const auto x = linear_least_squares({{1, 0}, {2, 0}}, {1, 2}, {1, 1});
-    CHECK(x[0] == doctest::Approx(1.0).epsilon(1e-12));
+    CHECK(x[0] == doctest::Approx(1.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(x[1] == doctest::Approx(0.0));
   }
 }
@@ -74,8 +76,8 @@ TEST_CASE("calib::levenberg_marquardt: a nonlinear fit, bounds, and a parameter 
     return v;
   };
   const LmResult res = levenberg_marquardt(r, {1, 1, 7}, {0, 0, 0});
-  CHECK(res.x[0] == doctest::Approx(3.0).epsilon(1e-9));
-  CHECK(res.x[1] == doctest::Approx(0.5).epsilon(1e-9));
+  CHECK(res.x[0] == doctest::Approx(3.0).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(res.x[1] == doctest::Approx(0.5).epsilon(1e-9).scale(ffsim::testing::kRelative));
   // x[2] enters no residual: it keeps its start value and both of its sensitivities are 0.
   CHECK(res.x[2] == 7);
   CHECK(res.sensitivity_up[2] == 0);
@@ -172,17 +174,17 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
     CAPTURE(regime_name(r));
     for (Param p : {Param::DramBandwidth, Param::DeviceLink, Param::DeviceLatency, Param::Duplex, Param::ChunkOverhead}) {
       CAPTURE(param_name(p));
-      CHECK(recovered(p, r) == doctest::Approx(at(truth, p)).epsilon(1e-6));
+      CHECK(recovered(p, r) == doctest::Approx(at(truth, p)).epsilon(1e-6).scale(ffsim::testing::kRelative));
     }
     CHECK(c.reduce.at("avx512 fp32 regular")[static_cast<std::size_t>(r)] ==
-          doctest::Approx(at(truth, Param::ReducePerCore)).epsilon(1e-6));
+          doctest::Approx(at(truth, Param::ReducePerCore)).epsilon(1e-6).scale(ffsim::testing::kRelative));
     for (int n : {2, 4}) {
       CAPTURE(n);
       Point p = point("internode", 1);
       p.ranks = n;
       const ParamSet got = params_for(c, p, r);
-      CHECK(at(got, Param::NicBandwidth) == doctest::Approx(at(truth, Param::NicBandwidth)).epsilon(1e-6));
-      CHECK(at(got, Param::NicLatency) == doctest::Approx(at(truth, Param::NicLatency)).epsilon(1e-6));
+      CHECK(at(got, Param::NicBandwidth) == doctest::Approx(at(truth, Param::NicBandwidth)).epsilon(1e-6).scale(ffsim::testing::kRelative));
+      CHECK(at(got, Param::NicLatency) == doctest::Approx(at(truth, Param::NicLatency)).epsilon(1e-6).scale(ffsim::testing::kRelative));
     }
   }
   // Every fit that feeds the simulator reproduces its points (residuals below 1e-6) and says "fitted".
@@ -197,11 +199,11 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
   for (const Sample& smp : samples) {
     CAPTURE(smp.point.pointer);
     CHECK(simulate(m, params_for(c, smp.point, smp.regime), smp.point, fluid) ==
-          doctest::Approx(smp.point.time_median).epsilon(1e-6));
+          doctest::Approx(smp.point.time_median).epsilon(1e-6).scale(ffsim::testing::kRelative));
   }
   // The node model takes the DRAM regime's values; the transport of the fewest ranks.
   CHECK(c.node_ranks == 2);
-  CHECK(at(node_params(c), Param::DramBandwidth) == doctest::Approx(60e9).epsilon(1e-6));
+  CHECK(at(node_params(c), Param::DramBandwidth) == doctest::Approx(60e9).epsilon(1e-6).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("calib: a rate the points only bound is reported as a bound, and the node model says so") {
@@ -222,7 +224,7 @@ TEST_CASE("calib: a rate the points only bound is reported as a bound, and the n
     r.threads = 2;
     r.time_median = simulate(m, truth, r, fluid);
     // 9 S / 10 GB/s: the DRAM bound
-    CHECK(r.time_median == doctest::Approx(9 * S / 10e9).epsilon(1e-6));
+    CHECK(r.time_median == doctest::Approx(9 * S / 10e9).epsilon(1e-6).scale(ffsim::testing::kRelative));
     Point cp = point("copy", S);
     cp.threads = 2;
     cp.time_median = simulate(m, truth, cp, fluid);
@@ -234,7 +236,7 @@ TEST_CASE("calib: a rate the points only bound is reported as a bound, and the n
   REQUIRE(v != nullptr);
   // The start value (the median of k S / threads / time over the points, 4.44 GB/s per core) is the
   // kink where the cores stop binding: below it the reduce slows, above it nothing changes.
-  CHECK(v->value == doctest::Approx(8 * 10e9 / 9 / 2).epsilon(1e-6));
+  CHECK(v->value == doctest::Approx(8 * 10e9 / 9 / 2).epsilon(1e-6).scale(ffsim::testing::kRelative));
   CHECK(v->status.rfind("a lower bound", 0) == 0);
   // The node model gets the value the fit ran with, and its source says it is only a bound.
   const auto overrides = node_overrides(m, c, "cal.json");

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
 #include "config/catalog.hpp"
@@ -44,11 +46,11 @@ TEST_CASE("coll::nccl_ring: one simulated step per phase, reused, equals the ful
         // Every step moves bytes/n per link over the same links, after a barrier: n-1 copies of one
         // reduce-scatter step and n-1 of one allgather step give the whole schedule's time.
         CHECK(ring->simulate(engine(e), *p, lib, g, bytes) ==
-              doctest::Approx(ring->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9));
+              doctest::Approx(ring->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9).scale(ffsim::testing::kRelative));
         CHECK(rs->simulate(engine(e), *p, lib, g, bytes) ==
-              doctest::Approx(rs->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9));
+              doctest::Approx(rs->simulate_full(engine(e), *p, lib, g, bytes)).epsilon(1e-9).scale(ffsim::testing::kRelative));
         CHECK(ag->simulate(engine(e), *p, lib, g, bytes / n) ==
-              doctest::Approx(ag->simulate_full(engine(e), *p, lib, g, bytes / n)).epsilon(1e-9));
+              doctest::Approx(ag->simulate_full(engine(e), *p, lib, g, bytes / n)).epsilon(1e-9).scale(ffsim::testing::kRelative));
       }
     }
   }
@@ -67,9 +69,9 @@ TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
     const double closed = lib.nccl.ring_hop_latency_net +
                           p->options().arbitration_latency + S / (9.0 * 1073741824.0);
     // The fire-flyer test cluster has no traffic section: weights are 1.
-    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12));
-    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
-    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
   }
   SUBCASE("ring allreduce of 2 GPUs on their own root ports") {
     // gpu0 <-> gpu1: each direction has its own links, nothing shared. Per step: NCCL's PCI hop
@@ -79,9 +81,9 @@ TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
     const auto a = coll::algorithms().get("nccl_ring").factory();
     const double step = lib.nccl.ring_hop_latency_pci + p->options().arbitration_latency + (S / 2) / 20e9;
     const double closed = lib.nccl.ring_base_latency + 2 * step + 3 * (S / 2) / 1555e9;
-    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12));
-    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
-    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9));
+    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
   }
 }
 
@@ -132,7 +134,7 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
   const int n = 1440, nodes = 180;
   const double ring_lat = lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
                           2 * (nodes - 1) * lib.nccl.ring_hop_latency_net;
-  CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12));
+  CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemcpy write-back") {
@@ -145,9 +147,9 @@ TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemc
   const auto hf = coll::algorithms().get("hfreduce").factory();
   const auto g = coll::Group::first_gpus(*p, 32);
   const double S = 184.0 * 1048576;
-  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(24.0).epsilon(1e-12));
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(24.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
   lib.hfreduce.h2d = "memcpy";
-  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(30.0).epsilon(1e-12));
+  CHECK(hf->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(30.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // The same traffic, measured by the fluid engine on the whole schedule: DRAM bytes of node 1 / S.
   lib.hfreduce.h2d = "gdrcopy";
   sched::Schedule s;
@@ -157,5 +159,5 @@ TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemc
   for (std::uint32_t i = 0; i < r.usage.size(); ++i)
     if (p->resource(i).kind == platform::ResourceKind::Dram && p->node_of_resource(i) == std::make_pair(false, 1))
       dram += r.usage[i].bytes;
-  CHECK(dram / S == doctest::Approx(24.0).epsilon(1e-6));
+  CHECK(dram / S == doctest::Approx(24.0).epsilon(1e-6).scale(ffsim::testing::kRelative));
 }

@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
 #include "plan/scenario.hpp"
@@ -53,12 +55,12 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes
       // partial stays in cache); each GPU's shard S/n read once (by its socket's cores, or by its
       // copy engine): 8 / n = 1/N. Total 17 + 3 (N-1)/N + 1/N.
       const double rs_host = 17 + 3.0 * (N - 1) / N + 1.0 / N;
-      CHECK(rs->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(rs_host).epsilon(1e-12));
+      CHECK(rs->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(rs_host).epsilon(1e-12).scale(ffsim::testing::kRelative));
       // Allgather of S / n per rank: the 8 shards down (1/N written); the ring's N-1 blocks sent and
       // received (2 (N-1)/N); up: GDRCopy reads the whole vector once per socket with GPUs (2), or
       // each GPU's copy engine reads all but its own shard (8 (1 - 1/n)).
       const double ag_host = 1.0 / N + 2.0 * (N - 1) / N + (gdr ? 2.0 : 8 * (1 - 1 / n));
-      CHECK(ag->estimate(*p, lib, g, S / n).host_traffic_per_byte == doctest::Approx(ag_host).epsilon(1e-12));
+      CHECK(ag->estimate(*p, lib, g, S / n).host_traffic_per_byte == doctest::Approx(ag_host).epsilon(1e-12).scale(ffsim::testing::kRelative));
       // The whole schedules on the fluid engine move the same bytes, and each node sends its ring
       // share, (N-1)/N S, through its NIC (node 1: a middle node of the ring like any other).
       for (int which = 0; which < 2; ++which) {
@@ -67,8 +69,8 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes
         (void)(which == 0 ? rs : ag)->emit(s, *p, lib, g, which == 0 ? S : S / n, coll::Options{});
         const auto r = fluid->run(s, *p);
         const Moved m = moved(*p, r, 1);
-        CHECK(m.dram / S == doctest::Approx(which == 0 ? rs_host : ag_host).epsilon(1e-6));
-        CHECK(m.nic_tx / S == doctest::Approx((N - 1.0) / N).epsilon(1e-6));
+        CHECK(m.dram / S == doctest::Approx(which == 0 ? rs_host : ag_host).epsilon(1e-6).scale(ffsim::testing::kRelative));
+        CHECK(m.nic_tx / S == doctest::Approx((N - 1.0) / N).epsilon(1e-6).scale(ffsim::testing::kRelative));
       }
     }
   }
@@ -89,11 +91,11 @@ TEST_CASE("coll::hf_reduce_scatter: one GPU per node copies straight into the no
     coll::Group g;
     for (int v = 0; v < N; ++v) g.ranks.push_back(sched::Place::gpu(v, 2));
     const double want = 1 + 3.0 * (N - 1) / N + 1.0 / N;
-    CHECK(rs->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(want).epsilon(1e-12));
+    CHECK(rs->estimate(*p, lib, g, S).host_traffic_per_byte == doctest::Approx(want).epsilon(1e-12).scale(ffsim::testing::kRelative));
     sched::Schedule s;
     (void)rs->emit(s, *p, lib, g, S, coll::Options{});
     const auto r = fluid->run(s, *p);
-    CHECK(moved(*p, r, 1).dram / S == doctest::Approx(want).epsilon(1e-6));
+    CHECK(moved(*p, r, 1).dram / S == doctest::Approx(want).epsilon(1e-6).scale(ffsim::testing::kRelative));
   }
 }
 

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <cmath>
 #include <string>
 
@@ -21,9 +23,9 @@ void check_all(Dimension d, std::initializer_list<Case> cases) {
   CHECK(dimension_units(d).size() == cases.size());
   for (const Case& c : cases) {
     CAPTURE(c.unit);
-    CHECK(parse_quantity_si(std::string("1") + c.unit, d) == doctest::Approx(c.si).epsilon(1e-15));
+    CHECK(parse_quantity_si(std::string("1") + c.unit, d) == doctest::Approx(c.si).epsilon(1e-15).scale(ffsim::testing::kRelative));
     // 2.5 and a space before the unit scale linearly.
-    CHECK(parse_quantity_si(std::string("2.5 ") + c.unit, d) == doctest::Approx(2.5 * c.si).epsilon(1e-15));
+    CHECK(parse_quantity_si(std::string("2.5 ") + c.unit, d) == doctest::Approx(2.5 * c.si).epsilon(1e-15).scale(ffsim::testing::kRelative));
   }
 }
 }  // namespace
@@ -59,8 +61,8 @@ TEST_CASE("core::unit_parse: every bandwidth unit") {
 TEST_CASE("core::unit_parse: every time unit") {
   check_all(Dimension::Time, {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"\xC2\xB5s", 1e-6}, {"ms", 1e-3},
                               {"s", 1},      {"min", 60},  {"h", 3600},  {"d", 86400}});
-  CHECK(parse_time("1.5us").si() == doctest::Approx(1.5e-6).epsilon(1e-15));
-  CHECK(parse_time("2ms").si() == doctest::Approx(2e-3).epsilon(1e-15));
+  CHECK(parse_time("1.5us").si() == doctest::Approx(1.5e-6).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(parse_time("2ms").si() == doctest::Approx(2e-3).epsilon(1e-15).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("core::unit_parse: every power, energy, FLOP and frequency unit") {

@@ -4,6 +4,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include "coll/collective.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
@@ -22,16 +24,16 @@ std::unique_ptr<platform::Platform> fire_flyer(int nodes) {
 
 void check_same(const eval::Result& a, const eval::Result& b) {
   REQUIRE(a.ops.size() == b.ops.size());
-  CHECK(a.makespan == doctest::Approx(b.makespan).epsilon(1e-9));
+  CHECK(a.makespan == doctest::Approx(b.makespan).epsilon(1e-9).scale(ffsim::testing::kRelative));
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     CAPTURE(i);
-    CHECK(a.ops[i].start == doctest::Approx(b.ops[i].start).epsilon(1e-9));
-    CHECK(a.ops[i].end == doctest::Approx(b.ops[i].end).epsilon(1e-9));
+    CHECK(a.ops[i].start == doctest::Approx(b.ops[i].start).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    CHECK(a.ops[i].end == doctest::Approx(b.ops[i].end).epsilon(1e-9).scale(ffsim::testing::kRelative));
   }
   REQUIRE(a.usage.size() == b.usage.size());
   for (std::size_t r = 0; r < a.usage.size(); ++r) {
     CAPTURE(r);
-    CHECK(a.usage[r].bytes == doctest::Approx(b.usage[r].bytes).epsilon(1e-9));
+    CHECK(a.usage[r].bytes == doctest::Approx(b.usage[r].bytes).epsilon(1e-9).scale(ffsim::testing::kRelative));
   }
 }
 
@@ -58,8 +60,8 @@ TEST_CASE("eval::FluidEngine: a dropped resource rejoins when new flows would ov
   const auto a = lazy.run(s, *p);
   const auto b = eager.run(s, *p);
   for (int g = 0; g < 4; ++g) {
-    CHECK(a.ops[h2d[static_cast<std::size_t>(g)]].end == doctest::Approx(10e-3).epsilon(1e-3));
-    CHECK(a.ops[d2h[static_cast<std::size_t>(g)]].end == doctest::Approx(10e-3 + 35e6 / 27e9).epsilon(1e-3));
+    CHECK(a.ops[h2d[static_cast<std::size_t>(g)]].end == doctest::Approx(10e-3).epsilon(1e-3).scale(ffsim::testing::kRelative));
+    CHECK(a.ops[d2h[static_cast<std::size_t>(g)]].end == doctest::Approx(10e-3 + 35e6 / 27e9).epsilon(1e-3).scale(ffsim::testing::kRelative));
   }
   check_same(a, b);
 }

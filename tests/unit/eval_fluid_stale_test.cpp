@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
 #include "test_catalog.hpp"
@@ -22,7 +24,7 @@ TEST_CASE("eval::FluidEngine: a flow that speeds up ends the run at its new end,
   const auto b = s.compute(sched::Place::gpu(0, 0), Seconds(3));
   eval::FluidEngine f;
   const eval::Result r = f.run(s, *p);
-  CHECK(r.ops[a].end == doctest::Approx(2).epsilon(1e-12));
-  CHECK(r.ops[b].end == doctest::Approx(4).epsilon(1e-12));
-  CHECK(r.makespan == doctest::Approx(4).epsilon(1e-12));
+  CHECK(r.ops[a].end == doctest::Approx(2).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(r.ops[b].end == doctest::Approx(4).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(r.makespan == doctest::Approx(4).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }

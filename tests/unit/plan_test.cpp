@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <string>
 
 #include "config/catalog.hpp"
@@ -85,27 +87,27 @@ TEST_CASE("plan: Table III costs are counts x per-unit prices") {
   // Fire-Flyer 2: 2 chassis + 2 standalone switches + (1,250 host + 2 x 2 x 10 inter-zone) cables; servers 1,250 nodes.
   const DesignPlan ff = plan_of("table3-fire-flyer-2");
   REQUIRE(ff.cost);
-  CHECK(ff.cost->network() == doctest::Approx(2 * p.chassis + 2 * p.sw + (1250 + 40) * p.cable).epsilon(1e-12));
-  CHECK(ff.cost->servers() == doctest::Approx(1250 * p.pcie_node).epsilon(1e-12));
+  CHECK(ff.cost->network() == doctest::Approx(2 * p.chassis + 2 * p.sw + (1250 + 40) * p.cable).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(ff.cost->servers() == doctest::Approx(1250 * p.pcie_node).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // PCIe three-layer: 200 switches + 1,250 host + 1,600 leaf-spine + 1,600 spine-core cables.
   const DesignPlan p3 = plan_of("pcie-3layer");
-  CHECK(p3.cost->network() == doctest::Approx(200 * p.sw + (1250 + 3200) * p.cable).epsilon(1e-12));
+  CHECK(p3.cost->network() == doctest::Approx(200 * p.sw + (1250 + 3200) * p.cable).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // DGX three-layer: 1,320 switches + 3 x 10,000 cables; servers 1,250 DGX nodes.
   const DesignPlan dgx = plan_of("dgx-a100-cluster");
-  CHECK(dgx.cost->network() == doctest::Approx(1320 * p.sw + 30000 * p.cable).epsilon(1e-12));
-  CHECK(dgx.cost->servers() == doctest::Approx(1250 * p.dgx_node).epsilon(1e-12));
+  CHECK(dgx.cost->network() == doctest::Approx(1320 * p.sw + 30000 * p.cable).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(dgx.cost->servers() == doctest::Approx(1250 * p.dgx_node).epsilon(1e-12).scale(ffsim::testing::kRelative));
 
   // Consistency with Table III (the prices were fitted to its network column; see the price book):
   // network 350 / 600 / 4,000, servers 11,250 / 11,250 / 19,000, totals 11,600 / 11,850 / 23,000.
-  CHECK(ff.cost->network() == doctest::Approx(350).epsilon(1e-9));
-  CHECK(p3.cost->network() == doctest::Approx(600).epsilon(1e-9));
-  CHECK(dgx.cost->network() == doctest::Approx(4000).epsilon(1e-9));
-  CHECK(ff.cost->servers() == doctest::Approx(11250).epsilon(1e-9));
-  CHECK(p3.cost->servers() == doctest::Approx(11250).epsilon(1e-9));
-  CHECK(dgx.cost->servers() == doctest::Approx(19000).epsilon(1e-9));
-  CHECK(ff.cost->total() == doctest::Approx(11600).epsilon(1e-9));
-  CHECK(p3.cost->total() == doctest::Approx(11850).epsilon(1e-9));
-  CHECK(dgx.cost->total() == doctest::Approx(23000).epsilon(1e-9));
+  CHECK(ff.cost->network() == doctest::Approx(350).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(p3.cost->network() == doctest::Approx(600).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(dgx.cost->network() == doctest::Approx(4000).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(ff.cost->servers() == doctest::Approx(11250).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(p3.cost->servers() == doctest::Approx(11250).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(dgx.cost->servers() == doctest::Approx(19000).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(ff.cost->total() == doctest::Approx(11600).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(p3.cost->total() == doctest::Approx(11850).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(dgx.cost->total() == doctest::Approx(23000).epsilon(1e-9).scale(ffsim::testing::kRelative));
   // The frame switch is what makes Fire-Flyer's network cheap: a zone as 60 discrete switches and
   // 1,600 cables would cost more than its chassis.
   CHECK(p.chassis < 60 * p.sw + 1600 * p.cable);
@@ -117,38 +119,38 @@ TEST_CASE("plan: the PCIe node against the DGX node: 1.38 cost-performance, 40% 
   const Relative r = compare(ff, dgx);
   CHECK(r.baseline == "dgx-a100-cluster");
   // TF32 GEMM 107 / 131 = 0.817 performance at 9 / 15.2 = 0.592 price -> 0.817 / 0.592 = 1.3795.
-  CHECK(r.node_performance == doctest::Approx(107.0 / 131.0).epsilon(1e-12));
+  CHECK(r.node_performance == doctest::Approx(107.0 / 131.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
   REQUIRE(r.node_price);
-  CHECK(*r.node_price == doctest::Approx(9.0 / 15.2).epsilon(1e-12));
+  CHECK(*r.node_price == doctest::Approx(9.0 / 15.2).epsilon(1e-12).scale(ffsim::testing::kRelative));
   REQUIRE(r.node_cost_performance);
-  CHECK(*r.node_cost_performance == doctest::Approx(1.38).epsilon(0.01 / 1.38));
+  CHECK(*r.node_cost_performance == doctest::Approx(1.38).epsilon(0.01 / 1.38).scale(ffsim::testing::kRelative));
   // Node power 2,500 W vs 4,200 W: 1 - 2,500 / 4,200 = 40.5% less energy per node.
   REQUIRE(r.node_power_saving);
-  CHECK(*r.node_power_saving == doctest::Approx(1.0 - 2500.0 / 4200.0).epsilon(1e-12));
-  CHECK(*r.node_power_saving == doctest::Approx(0.40).epsilon(0.05));
+  CHECK(*r.node_power_saving == doctest::Approx(1.0 - 2500.0 / 4200.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(*r.node_power_saving == doctest::Approx(0.40).epsilon(0.05).scale(ffsim::testing::kRelative));
   // Whole designs with their networks: (1,070,000 TFLOPS / 11,600) / (1,310,000 / 23,000) = 1.6195.
   REQUIRE(r.cost_performance);
-  CHECK(*r.cost_performance == doctest::Approx((1070000.0 / 11600.0) / (1310000.0 / 23000.0)).epsilon(1e-9));
+  CHECK(*r.cost_performance == doctest::Approx((1070000.0 / 11600.0) / (1310000.0 / 23000.0)).epsilon(1e-9).scale(ffsim::testing::kRelative));
   // The baseline against itself is 1.
-  CHECK(*compare(dgx, dgx).node_cost_performance == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(*compare(dgx, dgx).node_cost_performance == doctest::Approx(1.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("plan: power, performance and their ratios") {
   const DesignPlan ff = plan_of("table3-fire-flyer-2");
   // 1,250 nodes x 2,500 W + 122 switches x 253 W (QM8700) = 3,125,000 + 30,866 W.
   REQUIRE(ff.power.total());
-  CHECK(ff.power.total()->si() == doctest::Approx(1250 * 2500.0 + 122 * 253.0).epsilon(1e-12));
-  CHECK(ff.power_per_gpu()->si() == doctest::Approx((1250 * 2500.0 + 122 * 253.0) / 10000).epsilon(1e-12));
+  CHECK(ff.power.total()->si() == doctest::Approx(1250 * 2500.0 + 122 * 253.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(ff.power_per_gpu()->si() == doctest::Approx((1250 * 2500.0 + 122 * 253.0) / 10000).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // 10,000 GPUs x 107 TFLOPS measured TF32 GEMM.
   CHECK(ff.gemm_measured);
-  CHECK(ff.performance().si() == doctest::Approx(10000 * 107e12).epsilon(1e-12));
+  CHECK(ff.performance().si() == doctest::Approx(10000 * 107e12).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // Energy-performance: TFLOPS per kW; cost-performance: TFLOPS per price unit.
-  CHECK(*ff.energy_performance() == doctest::Approx(10000 * 107.0 / ((1250 * 2500.0 + 122 * 253.0) / 1000)).epsilon(1e-12));
-  CHECK(*ff.cost_performance() == doctest::Approx(10000 * 107.0 / ff.cost->total()).epsilon(1e-12));
+  CHECK(*ff.energy_performance() == doctest::Approx(10000 * 107.0 / ((1250 * 2500.0 + 122 * 253.0) / 1000)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(*ff.cost_performance() == doctest::Approx(10000 * 107.0 / ff.cost->total()).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // As built, storage nodes draw 180 x 700 W too.
   const DesignPlan built = plan_of("fire-flyer-2");
-  CHECK(built.power.storage_nodes->si() == doctest::Approx(180 * 700.0).epsilon(1e-12));
-  CHECK(built.power.total()->si() == doctest::Approx(1200 * 2500.0 + 180 * 700.0 + 122 * 253.0).epsilon(1e-12));
+  CHECK(built.power.storage_nodes->si() == doctest::Approx(180 * 700.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(built.power.total()->si() == doctest::Approx(1200 * 2500.0 + 180 * 700.0 + 122 * 253.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // fp16 instead of tf32: 220 TFLOPS measured per PCIe A100.
   PlanOptions o;
   o.precision = "fp16";
@@ -174,7 +176,7 @@ TEST_CASE("plan: the Sec. IX and DeepSeek-V3 multi-plane designs") {
   // Without prices on one side there is no cost ratio, but power and performance still compare.
   const Relative r = compare(next, v3);
   CHECK_FALSE(r.cost_performance);
-  CHECK(r.performance == doctest::Approx(2.0).epsilon(1e-12));
+  CHECK(r.performance == doctest::Approx(2.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("plan: an inline price book in a currency") {
@@ -298,7 +300,7 @@ TEST_CASE("plan::sweep: growth, the third layer, and where a design stops fittin
     CAPTURE(row.value);
     REQUIRE(row.fits);
     const ScenarioSpec at = parse_scenario(patch(p3, k, row.value), catalog());
-    CHECK(row.plan->cost->total() == doctest::Approx(price_design(*at.prices, at.cluster, row.plan->counts).total()).epsilon(1e-12));
+    CHECK(row.plan->cost->total() == doctest::Approx(price_design(*at.prices, at.cluster, row.plan->counts).total()).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(row.plan->counts.switches >= last_switches);
     last_switches = row.plan->counts.switches;
   }

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -52,7 +54,7 @@ std::pair<eval::Result, eval::Result> both(const sched::Schedule& s, const platf
   REQUIRE(a.ops.size() == b.ops.size());
   for (std::size_t i = 0; i < a.ops.size(); ++i) {
     CAPTURE(i);
-    CHECK(b.ops[i].end == doctest::Approx(a.ops[i].end).epsilon(1e-6));
+    CHECK(b.ops[i].end == doctest::Approx(a.ops[i].end).epsilon(1e-6).scale(ffsim::testing::kRelative));
   }
   return {std::move(a), std::move(b)};
 }
@@ -81,7 +83,7 @@ TEST_CASE("platform: one GPU's D2H runs at its PCIe rate, in both engines") {
   const auto [a, b] = both(s, *p);
   // gpu0 -> cpu0.dram: GPU link 27 GB/s, root port 37.5 GB/s, DRAM 160 GB/s -> 27 GB/s;
   // latency: one PCIe traversal 1 us + arbitration 1e-12 s.
-  CHECK(a.makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12));
+  CHECK(a.makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(p->resource_label(a.ops[0].limiter) == "GPU gpu0 PCIe link, GPU->CPU");
 }
 
@@ -96,7 +98,7 @@ TEST_CASE("platform: all 8 GPUs' D2H at once: GPU5 and GPU6 share their root por
   for (int g = 0; g < 8; ++g) {
     CAPTURE(g);
     const double rate = (g == 5 || g == 6) ? 37.5e9 / 2 : 27e9;
-    CHECK(a.ops[static_cast<std::size_t>(g)].end == doctest::Approx(1e-6 + kEps + kS / rate).epsilon(1e-12));
+    CHECK(a.ops[static_cast<std::size_t>(g)].end == doctest::Approx(1e-6 + kEps + kS / rate).epsilon(1e-12).scale(ffsim::testing::kRelative));
   }
   CHECK(p->resource_label(a.ops[5].limiter).rfind("root port cpu1.rp1 (gpu5+gpu6)", 0) == 0);
 }
@@ -113,13 +115,13 @@ TEST_CASE("platform: GPU5's D2H and GPU6's H2D at once share the bridge's bidire
   // bind). The H2D of S/2 ends after (S/2) / 16.95 GB/s; the D2H has S/2 left and runs alone at its
   // GPU link's 27 GB/s (one direction: the bidirectional cap no longer holds). Latency 1 us + 1e-12.
   const double t1 = 1e-6 + kEps + (kS / 2) / (33.9e9 / 2);
-  CHECK(a.ops[h2d].end == doctest::Approx(t1).epsilon(1e-12));
-  CHECK(a.ops[d2h].end == doctest::Approx(t1 + (kS / 2) / 27e9).epsilon(1e-12));
+  CHECK(a.ops[h2d].end == doctest::Approx(t1).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(a.ops[d2h].end == doctest::Approx(t1 + (kS / 2) / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(p->resource_label(a.ops[h2d].limiter) == "root port cpu1.rp1 (gpu5+gpu6), both directions at once");
   // Without the H2D the D2H runs at 27 GB/s from the start (the unidirectional case above).
   sched::Schedule alone;
   alone.transfer(Place::gpu(0, 5), Place::dram(0, 1), Bytes(kS), TrafficClass::Other);
-  CHECK(run("analytic", alone, *p).makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12));
+  CHECK(run("analytic", alone, *p).makespan == doctest::Approx(1e-6 + kEps + kS / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s, node to node runs at the HDR rate") {
@@ -131,11 +133,11 @@ TEST_CASE("platform: GPU->NIC peer-to-peer is capped near 9 GiB/s, node to node 
   const auto [a, b] = both(s, *p);
   // GPUDirect gpu7 -> remote gpu7: capped by Rome's GPU<->NIC peer-to-peer at 9 GiB/s.
   const double lat = p->path(p->path_id(Place::gpu(0, 7), Place::gpu(1, 7))).latency;
-  CHECK(a.ops[p2p].end == doctest::Approx(lat + kEps + kS / (9.0 * 1073741824.0)).epsilon(1e-12));
+  CHECK(a.ops[p2p].end == doctest::Approx(lat + kEps + kS / (9.0 * 1073741824.0)).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(p->resource_label(a.ops[p2p].limiter) == "GPU->NIC peer-to-peer (root complex)");
   // DRAM to remote DRAM: the NIC's 24 GB/s payload rate binds (fabric links 25 GB/s).
   const double lat2 = p->path(p->path_id(Place::dram(2, 1), Place::dram(3, 1))).latency;
-  CHECK(a.ops[net].end == doctest::Approx(lat2 + kEps + kS / 24e9).epsilon(1e-12));
+  CHECK(a.ops[net].end == doctest::Approx(lat2 + kEps + kS / 24e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(p->resource_label(a.ops[net].limiter) == "NIC nic0 send");
 }
 
@@ -155,12 +157,12 @@ TEST_CASE("platform: weighted classes share 4:1 and the survivor takes the whole
     if (iso) {
       // hfreduce ends after X / (0.8 B); storage then has X - 0.2 B * X/(0.8 B) = 0.75 X left at full B.
       const double t1 = X / (0.8 * B);
-      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps / 4 + t1).epsilon(1e-9));
-      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + t1 + 0.75 * X / B).epsilon(1e-9));
+      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps / 4 + t1).epsilon(1e-9).scale(ffsim::testing::kRelative));
+      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + t1 + 0.75 * X / B).epsilon(1e-9).scale(ffsim::testing::kRelative));
     } else {
       // Equal shares: both end together after 2X / B.
-      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9));
-      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9));
+      CHECK(a.ops[hf].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9).scale(ffsim::testing::kRelative));
+      CHECK(a.ops[st].end == doctest::Approx(lat + kEps + 2 * X / B).epsilon(1e-9).scale(ffsim::testing::kRelative));
     }
   }
 }
@@ -185,25 +187,25 @@ TEST_CASE("engines: a DAG of compute, delays, reduces and transfers agrees in bo
   const auto zero = s.transfer(Place::dram(6, 0), Place::dram(7, 0), Bytes(0), TrafficClass::Other);
   const auto [a, b] = both(s, *p);
   // compute: exactly 2 ms alone.
-  CHECK(a.ops[c].end == doctest::Approx(2e-3).epsilon(1e-12));
+  CHECK(a.ops[c].end == doctest::Approx(2e-3).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // D2H: 1 us + eps + M / 27 GB/s after the compute.
   const double t_d = 2e-3 + 1e-6 + kEps + M / 27e9;
-  CHECK(a.ops[d].end == doctest::Approx(t_d).epsilon(1e-12));
+  CHECK(a.ops[d].end == doctest::Approx(t_d).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // Reduce on cpu0's cores of two inputs into cpu1 DRAM (epyc_7502 has no reduce rate in the catalog, so
   // only memory and links bind). Flows: read cpu0 DRAM -> cpu0 cores (cpu0 DRAM 160 GB/s); read cpu1 DRAM ->
   // cpu0 cores (cpu1 DRAM, socket link cpu1->cpu0 100 GB/s); write cpu0 cores -> cpu1 DRAM (socket link
   // cpu0->cpu1, cpu1 DRAM). cpu1 DRAM carries two flows: max-min gives each 80 GB/s, the first flow 160.
   // The op ends with its slowest flows: M / 80 GB/s.
   const double t_r = t_d + kEps + M / 80e9;
-  CHECK(a.ops[r].end == doctest::Approx(t_r).epsilon(1e-12));
+  CHECK(a.ops[r].end == doctest::Approx(t_r).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // H2D to gpu5 on cpu1's shared root port, alone: 27 GB/s.
-  CHECK(a.ops[h].end == doctest::Approx(t_r + 1e-6 + kEps + M / 27e9).epsilon(1e-12));
+  CHECK(a.ops[h].end == doctest::Approx(t_r + 1e-6 + kEps + M / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // Delay then a 24 GB/s node-to-node transfer.
   const double lat = p->path(p->path_id(Place::dram(4, 1), Place::dram(5, 1))).latency;
-  CHECK(a.ops[n].end == doctest::Approx(1e-3 + lat + kEps + M / 24e9).epsilon(1e-12));
+  CHECK(a.ops[n].end == doctest::Approx(1e-3 + lat + kEps + M / 24e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // A zero-byte transfer costs its latency only.
   const double lat0 = p->path(p->path_id(Place::dram(6, 0), Place::dram(7, 0))).latency;
-  CHECK(a.ops[zero].end == doctest::Approx(lat0 + kEps).epsilon(1e-12));
+  CHECK(a.ops[zero].end == doctest::Approx(lat0 + kEps).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("engines: an empty schedule, a cycle, and determinism") {
@@ -227,7 +229,7 @@ TEST_CASE("engines: an empty schedule, a cycle, and determinism") {
   for (std::size_t i = 0; i < 8; ++i) {
     CHECK(r1.ops[i].end == r2.ops[i].end);
     CHECK(s1.ops[i].end == s2.ops[i].end);
-    CHECK(s1.ops[i].end == doctest::Approx(r1.ops[i].end).epsilon(1e-6));
+    CHECK(s1.ops[i].end == doctest::Approx(r1.ops[i].end).epsilon(1e-6).scale(ffsim::testing::kRelative));
   }
 }
 
@@ -321,7 +323,7 @@ TEST_CASE("eval::FluidEngine: random contended flows get the max-min rates of a 
     const auto r = run("analytic", s, *p);
     double got = std::numeric_limits<double>::infinity();
     for (const auto& o : r.ops) got = std::min(got, o.end);
-    CHECK(got - lat - delay == doctest::Approx(first).epsilon(1e-12).scale(0));
+    CHECK(got - lat - delay == doctest::Approx(first).epsilon(1e-12).scale(ffsim::testing::kRelative));
     ++checked;
   }
   CHECK(checked >= 20);  // most trials are checked
@@ -366,7 +368,7 @@ TEST_CASE("engines: random contended schedules agree in both engines (two max-mi
     const auto a = run("analytic", s, *p), b = run("simgrid", s, *p);
     for (std::size_t i = 0; i < a.ops.size(); ++i) {
       CAPTURE(i);
-      CHECK(b.ops[i].end == doctest::Approx(a.ops[i].end).epsilon(1e-9).scale(0));
+      CHECK(b.ops[i].end == doctest::Approx(a.ops[i].end).epsilon(1e-9).scale(ffsim::testing::kRelative));
       worst = std::max(worst, std::abs(b.ops[i].end - a.ops[i].end) / a.ops[i].end);
     }
   }

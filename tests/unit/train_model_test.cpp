@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -49,19 +51,19 @@ TEST_CASE("train::nn_model: VGG16's parameters and FLOPs from its layer table") 
   CHECK(l.size() == 21);
   // sum over conv layers of 9 Cin Cout + Cout and over fc layers of in out + out, with
   // in(fc6) = 512 x 7 x 7 = 25088: 138,357,544 (torchvision's count).
-  CHECK(total_params(l) == doctest::Approx(138357544.0).epsilon(1e-15));
-  CHECK(total_params(l) == doctest::Approx(*m.published_parameters).epsilon(1e-15));
+  CHECK(total_params(l) == doctest::Approx(138357544.0).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(total_params(l) == doctest::Approx(*m.published_parameters).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // conv1_1: 2 x 3^2 x 3 x 64 x 224^2 = 173,408,256 FLOPs per image.
-  CHECK(layer(l, "conv1_1").conv_flops == doctest::Approx(2.0 * 9 * 3 * 64 * 224 * 224).epsilon(1e-15));
+  CHECK(layer(l, "conv1_1").conv_flops == doctest::Approx(2.0 * 9 * 3 * 64 * 224 * 224).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // fc6: 25088 x 4096 weights + 4096 biases; 2 x 25088 x 4096 FLOPs.
-  CHECK(layer(l, "fc6").params == doctest::Approx(25088.0 * 4096 + 4096).epsilon(1e-15));
-  CHECK(layer(l, "fc6").gemm_flops == doctest::Approx(2.0 * 25088 * 4096).epsilon(1e-15));
+  CHECK(layer(l, "fc6").params == doctest::Approx(25088.0 * 4096 + 4096).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(layer(l, "fc6").gemm_flops == doctest::Approx(2.0 * 25088 * 4096).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // 15.47 GMACs per 224x224 image (the figure torchvision and fvcore report): 30,940,528,640 FLOPs.
-  CHECK(forward_flops(l) == doctest::Approx(30940528640.0).epsilon(1e-15));
+  CHECK(forward_flops(l) == doctest::Approx(30940528640.0).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // Only the first layer skips its input gradient; pools halve the map: pool5 outputs 512 x 7 x 7.
   CHECK_FALSE(l.front().needs_input_grad);
   CHECK(std::count_if(l.begin(), l.end(), [](const LayerCost& x) { return !x.needs_input_grad; }) == 1);
-  CHECK(layer(l, "pool5").output_elems == doctest::Approx(512.0 * 7 * 7).epsilon(1e-15));
+  CHECK(layer(l, "pool5").output_elems == doctest::Approx(512.0 * 7 * 7).epsilon(1e-15).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::nn_model: transformer parameter counts match the published exact counts") {
@@ -69,22 +71,22 @@ TEST_CASE("train::nn_model: transformer parameter counts match the published exa
     const auto m = model("gpt2_medium");
     const double h = 1024;
     const double expect = 24 * (12 * h * h + 13 * h) + (50257 + 1024) * h + 2 * h;  // 354,823,168
-    CHECK(total_params(layer_costs(m, 256, true)) == doctest::Approx(expect).epsilon(1e-15));
-    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15));
+    CHECK(total_params(layer_costs(m, 256, true)) == doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15).scale(ffsim::testing::kRelative));
   }
   SUBCASE("LLaMA-13B: 40 (4 h^2 + 3 h f + 2 h) + 2 x 32000 h + h") {
     const auto m = model("llama_13b");
     const double h = 5120, f = 13824;
     const double expect = 40 * (4 * h * h + 3 * h * f + 2 * h) + 2 * 32000 * h + h;  // 13,015,864,320
-    CHECK(total_params(layer_costs(m, 2048, true)) == doctest::Approx(expect).epsilon(1e-15));
-    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15));
+    CHECK(total_params(layer_costs(m, 2048, true)) == doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15).scale(ffsim::testing::kRelative));
   }
   SUBCASE("LLaMA-2-70B: grouped-query attention, k and v of 8 heads of 128") {
     const auto m = model("llama2_70b");
     const double h = 8192, f = 28672, kv = 8 * 128;
     const double expect = 80 * (2 * h * h + 2 * h * kv + 3 * h * f + 2 * h) + 2 * 32000 * h + h;  // 68,976,648,192
-    CHECK(total_params(layer_costs(m, 4096, true)) == doctest::Approx(expect).epsilon(1e-15));
-    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15));
+    CHECK(total_params(layer_costs(m, 4096, true)) == doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15).scale(ffsim::testing::kRelative));
   }
 }
 
@@ -96,18 +98,18 @@ TEST_CASE("train::nn_model: MoE models, total and activated parameters") {
     // one dense layer of 3 x 2048 x 10944, untied 102400 x 2048 embedding and head: 16,375,728,128.
     const double h = 2048, expert = 3 * h * 1408, attn = 4 * h * h;
     const double total = 27 * (66 * expert + 64 * h + attn + 2 * h) + (3 * h * 10944 + attn + 2 * h) + 2 * 102400 * h + h;
-    CHECK(total_params(l) == doctest::Approx(total).epsilon(1e-15));
+    CHECK(total_params(l) == doctest::Approx(total).epsilon(1e-15).scale(ffsim::testing::kRelative));
     // The published 16.4B is rounded: within 0.2%.
-    CHECK(total == doctest::Approx(*m.published_parameters).epsilon(2e-3));
+    CHECK(total == doctest::Approx(*m.published_parameters).epsilon(2e-3).scale(ffsim::testing::kRelative));
     // Activated per token: 6 routed + 2 shared experts: 2,828,650,496, the paper's "2.8B".
     double active = 0;
     for (const auto& x : l) active += x.active_params;
     CHECK(active == doctest::Approx(27 * (8 * expert + 64 * h + attn + 2 * h) + (3 * h * 10944 + attn + 2 * h) +
                                     2 * 102400 * h + h)
-                        .epsilon(1e-15));
-    CHECK(active == doctest::Approx(2.8e9).epsilon(0.02));
+                        .epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(active == doctest::Approx(2.8e9).epsilon(0.02).scale(ffsim::testing::kRelative));
     // Dispatch: 4096 tokens x top-6 x 2048 elements per sequence and MoE layer.
-    CHECK(layer(l, "block 1").dispatch_elems == doctest::Approx(4096.0 * 6 * 2048).epsilon(1e-15));
+    CHECK(layer(l, "block 1").dispatch_elems == doctest::Approx(4096.0 * 6 * 2048).epsilon(1e-15).scale(ffsim::testing::kRelative));
     CHECK(layer(l, "block 0").dispatch_elems == 0);
   }
   SUBCASE("DeepSeek-V2: MLA and 160 routed experts, 236B total, 21B activated") {
@@ -117,11 +119,11 @@ TEST_CASE("train::nn_model: MoE models, total and activated parameters") {
     const double h = 5120;
     const double attn = h * 1536 + 1536.0 * 128 * 192 + h * 576 + 512.0 * 128 * 256 + 128.0 * 128 * h;
     CHECK(layer(l, "block 0").gemm_flops ==
-          doctest::Approx(2.0 * 4096 * (attn + 3 * h * 12288)).epsilon(1e-15));
-    CHECK(total_params(l) == doctest::Approx(*m.published_parameters).epsilon(2e-3));  // 235.74B
+          doctest::Approx(2.0 * 4096 * (attn + 3 * h * 12288)).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(total_params(l) == doctest::Approx(*m.published_parameters).epsilon(2e-3).scale(ffsim::testing::kRelative));  // 235.74B
     double active = 0;
     for (const auto& x : l) active += x.active_params;
-    CHECK(active == doctest::Approx(21e9).epsilon(0.02));  // 21.38B
+    CHECK(active == doctest::Approx(21e9).epsilon(0.02).scale(ffsim::testing::kRelative));  // 21.38B
   }
 }
 
@@ -130,15 +132,15 @@ TEST_CASE("train::nn_model: transformer FLOPs per sequence") {
   const double h = 5120, f = 13824, s = 2048, a = 40, hd = 128;
   const auto flash = layer_costs(m, 2048, true), full = layer_costs(m, 2048, false);
   // Linear layers: 2 FLOPs per weight and token.
-  CHECK(layer(flash, "block 3").gemm_flops == doctest::Approx(2 * s * (4 * h * h + 3 * h * f)).epsilon(1e-15));
+  CHECK(layer(flash, "block 3").gemm_flops == doctest::Approx(2 * s * (4 * h * h + 3 * h * f)).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // Attention: q.k and p.v over s keys, 2 FLOPs each, halved by causal blockwise kernels.
-  CHECK(layer(full, "block 3").attention_flops == doctest::Approx(2 * s * s * a * (hd + hd)).epsilon(1e-15));
-  CHECK(layer(flash, "block 3").attention_flops == doctest::Approx(s * s * a * (hd + hd)).epsilon(1e-15));
+  CHECK(layer(full, "block 3").attention_flops == doctest::Approx(2 * s * s * a * (hd + hd)).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(layer(flash, "block 3").attention_flops == doctest::Approx(s * s * a * (hd + hd)).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // Stored activations: 9h + 3f per token (SwiGLU), plus 2.5 a s per token when scores are materialised.
-  CHECK(layer(flash, "block 3").memory_elems == doctest::Approx(s * (9 * h + 3 * f)).epsilon(1e-15));
-  CHECK(layer(full, "block 3").memory_elems == doctest::Approx(s * (9 * h + 3 * f) + 2.5 * a * s * s).epsilon(1e-15));
+  CHECK(layer(flash, "block 3").memory_elems == doctest::Approx(s * (9 * h + 3 * f)).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(layer(full, "block 3").memory_elems == doctest::Approx(s * (9 * h + 3 * f) + 2.5 * a * s * s).epsilon(1e-15).scale(ffsim::testing::kRelative));
   // The head's GEMM: 2 h V per token.
-  CHECK(layer(flash, "head").gemm_flops == doctest::Approx(2 * s * h * 32000).epsilon(1e-15));
+  CHECK(layer(flash, "head").gemm_flops == doctest::Approx(2 * s * h * 32000).epsilon(1e-15).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::compute: kernel times from the GPU's rates and the efficiencies") {
@@ -146,24 +148,24 @@ TEST_CASE("train::compute: kernel times from the GPU's rates and the efficiencie
   const GpuRates r = rates_of(a100_pcie(), "tf32");
   // TF32: measured GEMM 107 TFLOPS (Table II); HBM 1,555 GB/s.
   CHECK(r.gemm_measured);
-  CHECK(r.gemm.si() == doctest::Approx(107e12).epsilon(1e-15));
+  CHECK(r.gemm.si() == doctest::Approx(107e12).epsilon(1e-15).scale(ffsim::testing::kRelative));
   Work w;
   w.conv_flops = 1e12;
   w.memory_bytes = 1e9;
   // 1e12 / (107e12 x conv) + 1e9 / (1555e9 x memory).
   CHECK(kernel_time(c, r, w).si() ==
-        doctest::Approx(1e12 / (107e12 * c.conv_efficiency) + 1e9 / (1555e9 * c.memory_efficiency)).epsilon(1e-12));
+        doctest::Approx(1e12 / (107e12 * c.conv_efficiency) + 1e9 / (1555e9 * c.memory_efficiency)).epsilon(1e-12).scale(ffsim::testing::kRelative));
   SUBCASE("conv1_1 of VGG16 for 50 images") {
     const auto l = layer_costs(model("vgg16"), 1, true);
     const Work f = forward_work(l.front(), 50, 4, c);
     // conv: 50 x 2 x 9 x 3 x 64 x 224^2; memory: 2 passes over 64 x 224^2 fp32 outputs per image.
-    CHECK(f.conv_flops == doctest::Approx(50 * 2.0 * 9 * 3 * 64 * 224 * 224).epsilon(1e-15));
-    CHECK(f.memory_bytes == doctest::Approx(50 * 64.0 * 224 * 224 * 4 * c.memory_passes).epsilon(1e-15));
+    CHECK(f.conv_flops == doctest::Approx(50 * 2.0 * 9 * 3 * 64 * 224 * 224).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(f.memory_bytes == doctest::Approx(50 * 64.0 * 224 * 224 * 4 * c.memory_passes).epsilon(1e-15).scale(ffsim::testing::kRelative));
     // The first layer's backward computes only weight gradients: half of the usual 2x.
     const Work b = backward_work(l.front(), 50, 4, c, false);
-    CHECK(b.conv_flops == doctest::Approx(f.conv_flops * c.backward_gemm / 2).epsilon(1e-15));
+    CHECK(b.conv_flops == doctest::Approx(f.conv_flops * c.backward_gemm / 2).epsilon(1e-15).scale(ffsim::testing::kRelative));
     const Work br = backward_work(l.front(), 50, 4, c, true);
-    CHECK(br.conv_flops == doctest::Approx(b.conv_flops + f.conv_flops).epsilon(1e-15));
+    CHECK(br.conv_flops == doctest::Approx(b.conv_flops + f.conv_flops).epsilon(1e-15).scale(ffsim::testing::kRelative));
   }
   SUBCASE("a precision the GPU lacks is an error naming the ones it has") {
     CHECK_THROWS_WITH_AS((void)rates_of(a100_pcie(), "fp8"),
@@ -195,7 +197,7 @@ TEST_CASE("train::assign_buckets: PyTorch's reverse-order bucket assignment on V
   CHECK(names(b[5]) == std::vector<std::string>{"conv3_1", "conv2_2", "conv2_1", "conv1_2", "conv1_1"});
   double sum = 0;
   for (const auto& x : b) sum += x.bytes;
-  CHECK(sum == doctest::Approx(138357544.0 * 4).epsilon(1e-15));
+  CHECK(sum == doctest::Approx(138357544.0 * 4).epsilon(1e-15).scale(ffsim::testing::kRelative));
   SUBCASE("a cap below every layer: one bucket per layer with parameters") {
     CHECK(assign_buckets(l, 4, 1, 1).size() == 16);
   }

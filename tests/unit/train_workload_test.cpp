@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include "approx.hpp"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -58,11 +60,11 @@ std::unique_ptr<Env> make(const std::string& workload, int nodes = 8, const char
 const std::string kRing = R"("algorithms": {"allreduce": "nccl_ring", "reduce_scatter": "reduce_scatter"})";
 
 void check_same(const StepResult& a, const StepResult& b) {
-  CHECK(a.step_s == doctest::Approx(b.step_s).epsilon(1e-12));
-  CHECK(a.compute_s == doctest::Approx(b.compute_s).epsilon(1e-12));
-  CHECK(a.bubble_s == doctest::Approx(b.bubble_s).epsilon(1e-9));
-  CHECK(a.exposed_comm_s == doctest::Approx(b.exposed_comm_s).epsilon(1e-9));
-  CHECK(a.samples_per_s == doctest::Approx(b.samples_per_s).epsilon(1e-12));
+  CHECK(a.step_s == doctest::Approx(b.step_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(a.compute_s == doctest::Approx(b.compute_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(a.bubble_s == doctest::Approx(b.bubble_s).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(a.exposed_comm_s == doctest::Approx(b.exposed_comm_s).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(a.samples_per_s == doctest::Approx(b.samples_per_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 }  // namespace
@@ -93,14 +95,14 @@ TEST_CASE("train::ddp: one GPU alone: the step is its kernels, nothing exposed")
   const LayerTimes t = layer_times(e->w(), gpu, layers, 8, false);
   double expect = optimizer_time(e->w(), gpu, total_params(layers));
   for (std::size_t k = 0; k < layers.size(); ++k) expect += t.fwd[k] + t.bwd[k];
-  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12));
-  CHECK(r.compute_s == doctest::Approx(expect).epsilon(1e-12));
+  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(r.compute_s == doctest::Approx(expect).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(r.exposed_comm_s == 0);
   CHECK(r.bubble_s == 0);
   // SGD with momentum, fp32: 20 bytes of traffic per parameter (read w, g, m; write w, m).
   CHECK(optimizer_traffic_bytes(e->w()) == 20);
   // Model FLOPs: 3 x forward, less the input gradient of the first layer, per image.
-  CHECK(r.model_flops == doctest::Approx(8 * (3 * forward_flops(layers) - layers.front().conv_flops)).epsilon(1e-12));
+  CHECK(r.model_flops == doctest::Approx(8 * (3 * forward_flops(layers) - layers.front().conv_flops)).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::ddp: the bucketed allreduce timeline, derived by hand") {
@@ -123,13 +125,13 @@ TEST_CASE("train::ddp: the bucketed allreduce timeline, derived by hand") {
   for (const auto& b : buckets)
     stream = std::max(stream, bwd_end[b.layers.back()]) + ring->simulate(*e->engine, *e->p, e->lib, g, b.bytes);
   const double expect = std::max(stream, clock) + optimizer_time(e->w(), gpu, total_params(layers));
-  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12));
+  CHECK(r.step_s == doctest::Approx(expect).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // The fc buckets overlap the conv backward: less is exposed than the collectives take.
   double total = 0;
   for (const auto& b : buckets) total += ring->simulate(*e->engine, *e->p, e->lib, g, b.bytes);
   CHECK(r.exposed_comm_s > 0);
   CHECK(r.exposed_comm_s < total);
-  CHECK(r.exposed_comm_s == doctest::Approx(r.step_s - r.compute_s).epsilon(1e-12));
+  CHECK(r.exposed_comm_s == doctest::Approx(r.step_s - r.compute_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // 6 distinct (algorithm, group, size), one per bucket (the two 27 MiB buckets differ by 512
   // parameters); a second step finds them all cached.
   CHECK(e->costs->evaluations() == 6);
@@ -151,7 +153,7 @@ TEST_CASE("train::ddp: one rank stands for all, in both engines") {
   }
   auto a = make(w, 4, "analytic"), s = make(w, 4, "simgrid");
   CHECK(simulate_step(s->w(), s->env(), 16).step_s ==
-        doctest::Approx(simulate_step(a->w(), a->env(), 16).step_s).epsilon(1e-6));
+        doctest::Approx(simulate_step(a->w(), a->env(), 16).step_s).epsilon(1e-6).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::fsdp: one rank stands for all; free communication leaves no idle time") {
@@ -162,12 +164,12 @@ TEST_CASE("train::fsdp: one rank stands for all; free communication leaves no id
   check_same(rep, all);
   // Without communication the GPU never waits: no bubble; the collectives add what is exposed.
   CHECK(rep.bubble_s == 0);
-  CHECK(rep.exposed_comm_s == doctest::Approx(rep.step_s - rep.compute_s).epsilon(1e-12));
+  CHECK(rep.exposed_comm_s == doctest::Approx(rep.step_s - rep.compute_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(rep.exposed_comm_s > 0);
   // On one GPU nothing is gathered or reduced.
   const StepResult one = simulate_step(e->w(), e->env(), 1);
   CHECK(one.exposed_comm_s == 0);
-  CHECK(one.step_s == doctest::Approx(one.compute_s).epsilon(1e-12));
+  CHECK(one.step_s == doctest::Approx(one.compute_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::pipeline: with free communication the timeline is the 1F1B recurrence") {
@@ -228,7 +230,7 @@ TEST_CASE("train::pipeline: with free communication the timeline is the 1F1B rec
       params += layers[k].params;
     expect = std::max(expect, clock[static_cast<std::size_t>(s)] + optimizer_time(e->w(), gpu, params));
   }
-  CHECK(makespan == doctest::Approx(expect).epsilon(1e-9));
+  CHECK(makespan == doctest::Approx(expect).epsilon(1e-9).scale(ffsim::testing::kRelative));
   // Equal stages would give the textbook (m + p - 1)(f + b); ours are balanced, so close to it.
   const double fb = *std::max_element(f.begin(), f.end()) + *std::max_element(b.begin(), b.end());
   CHECK(clock[0] <= (m + p - 1) * fb * (1 + 1e-12));
@@ -319,8 +321,8 @@ TEST_CASE("train::set_efficiencies: samples per second per GPU against the first
   rows[2].samples_per_s = 60;   // 60/16 over 100/32 = 1.2
   set_efficiencies(rows);
   CHECK(rows[0].efficiency == 1);
-  CHECK(rows[1].efficiency == doctest::Approx(0.95).epsilon(1e-15));
-  CHECK(rows[2].efficiency == doctest::Approx(1.2).epsilon(1e-15));
+  CHECK(rows[1].efficiency == doctest::Approx(0.95).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(rows[2].efficiency == doctest::Approx(1.2).epsilon(1e-15).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train: GPU counts a workload cannot run are rejected with the reason") {
@@ -350,7 +352,7 @@ TEST_CASE("train: the shipped experiments stay below the GPU's GEMM rate (MFU re
     CHECK(r.of_gemm > 0.1);
     CHECK(r.of_gemm < 1);
     CHECK(r.tflops_per_gpu * 1e12 < rates.gemm.si());
-    CHECK(r.mfu == doctest::Approx(r.of_gemm * rates.gemm.si() / rates.peak.si()).epsilon(1e-12));
+    CHECK(r.mfu == doctest::Approx(r.of_gemm * rates.gemm.si() / rates.peak.si()).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(r.fits);
   }
 }
@@ -370,12 +372,12 @@ TEST_CASE("train: a collective as a timed op against its whole schedule inside t
     const StepResult t = simulate_step(e->w(), timed, 16, true);
     const StepResult x = simulate_step(e->w(), emitted, 16, true);
     CHECK(x.ops > t.ops);
-    CHECK(x.compute_s == doctest::Approx(t.compute_s).epsilon(1e-12));
+    CHECK(x.compute_s == doctest::Approx(t.compute_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
     if (std::string(alg) == "hfreduce") {
-      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(1e-9));
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(1e-9).scale(ffsim::testing::kRelative));
     } else {
       CHECK(x.step_s >= t.step_s * (1 - 1e-12));
-      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.02));
+      CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.02).scale(ffsim::testing::kRelative));
     }
   }
   SUBCASE("FSDP on the host path (hf_allgather, hf_reduce_scatter), emitted") {
@@ -392,7 +394,7 @@ TEST_CASE("train: a collective as a timed op against its whole schedule inside t
     const StepResult x = simulate_step(e->w(), emitted, 16, true);
     CHECK(x.ops > t.ops);
     CHECK(x.step_s <= t.step_s * (1 + 1e-12));
-    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01));
+    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01).scale(ffsim::testing::kRelative));
   }
   SUBCASE("a pipeline's data-parallel reduction and ZeRO-1 allgather, emitted") {
     auto e = make(R"({"kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 8, "seq": 2048,
@@ -402,7 +404,7 @@ TEST_CASE("train: a collective as a timed op against its whole schedule inside t
     emitted.emit_collectives = true;
     const StepResult t = simulate_step(e->w(), e->env(), 32, true);
     const StepResult x = simulate_step(e->w(), emitted, 32, true);
-    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01));
+    CHECK(x.step_s == doctest::Approx(t.step_s).epsilon(0.01).scale(ffsim::testing::kRelative));
   }
 }
 
