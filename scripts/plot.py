@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Plots of ffsim's JSON output, shaped like the paper's figures (arXiv 2408.14158).
+
+  scripts/plot.py collective FILE.json... -o allreduce.png   algbw against GPUs, one line per
+      algorithm (and engine, cross-zone) of `ffsim collective ... --json`; with --envelope, the
+      published ranges of Sec. IV as shaded bands (validation targets, drawn for comparison)
+  scripts/plot.py train FILE.json... -o scaling.png         step time and scaling efficiency
+      against GPUs, one line per file of `ffsim train ... --json` (e.g. one per backend)
+
+Input files are read and checked before matplotlib is imported, so bad input is reported the same
+way whether or not it is installed. Exit codes as ffsim's: 0 ok, 2 usage (or matplotlib missing),
+3 bad input.
+SPDX-License-Identifier: Apache-2.0
+"""
+import argparse
+import json
+import sys
+
+# Published ranges (arXiv 2408.14158 Sec. IV, Fig. 7; ../shared/reference/fire-flyer-facts.md
+# section 8), drawn as bands with --envelope: 186 MiB allreduce algbw over 16..1440 GPUs.
+ENVELOPES = [
+    ("HFReduce, published 6.3-8.1 GB/s", 6.3, 8.1, "tab:blue"),
+    ("NCCL, published 1.6-4.8 GB/s", 1.6, 4.8, "tab:orange"),
+]
+
+
+class BadInput(Exception):
+    pass
+
+
+def load(path, kind):
+    """Reads one ffsim --json file; returns the list of row dicts (checked)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read: {e.strerror}")
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path}: line {e.lineno}: not JSON ({e.msg}); expected the output of "
+                       f"`ffsim {kind} ... --json`")
+    if kind == "collective":
+        rows, where = doc, ""
+        if not isinstance(rows, list):
+            raise BadInput(f"{path}: expected a JSON array of rows (`ffsim collective ... --json`), "
+                           f"found {type(doc).__name__}")
+        need = {"algo": str, "gpus": int, "algbw_GBps": (int, float)}
+    else:
+        if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
+            raise BadInput(f"{path}: expected an object with \"rows\" (`ffsim train ... --json`)")
+        rows, where = doc["rows"], "/rows"
+        need = {"gpus": int, "step_s": (int, float), "efficiency": (int, float)}
+    if not rows:
+        raise BadInput(f"{path}{where}: no rows to plot")
+    for i, r in enumerate(rows):
+        for key, t in need.items():
+            if not isinstance(r, dict) or key not in r:
+                raise BadInput(f"{path}{where}/{i}: missing \"{key}\"")
+            if not isinstance(r[key], t) or isinstance(r[key], bool):
+                raise BadInput(f"{path}{where}/{i}/{key}: expected a number, found {json.dumps(r[key])}")
+        if r["gpus"] <= 0:
+            raise BadInput(f"{path}{where}/{i}/gpus: expected a positive GPU count, found {r['gpus']}")
+    return doc, rows
+
+
+def pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        sys.stderr.write("plot.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib)\n")
+        sys.exit(2)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def gpu_axis(ax, counts):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(counts)
+    ax.set_xticklabels([f"{c:,}" for c in counts], rotation=45 if len(counts) > 6 else 0)
+    ax.minorticks_off()
+    ax.set_xlabel("GPUs")
+    ax.grid(True, alpha=0.3)
+
+
+def family_color(algo):
+    """One color per family (HFReduce blue, NCCL orange, as the envelope bands)."""
+    if algo.startswith("hf"):
+        return "tab:blue"
+    if algo.startswith("nccl"):
+        return "tab:orange"
+    return None
+
+
+def plot_collective(files, out, title, envelope):
+    series = {}
+    size = None
+    for path in files:
+        _, rows = load(path, "collective")
+        for r in rows:
+            engine = r.get("engine", "analytic")
+            key = (r["algo"], engine, bool(r.get("cross_zone")))
+            series.setdefault(key, []).append((r["gpus"], r["algbw_GBps"]))
+            size = size or r.get("bytes")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    counts = sorted({g for pts in series.values() for g, _ in pts})
+    if envelope:
+        for name, lo, hi, color in ENVELOPES:
+            ax.axhspan(lo, hi, color=color, alpha=0.08, label=name)
+    markers = "osD^v<>"
+    for i, ((algo, engine, cross), pts) in enumerate(sorted(series.items())):
+        pts.sort()
+        how = "closed form" if engine == "analytic" else f"{engine} simulation"
+        label = f"{algo}, {how}" + (", cross-zone" if cross else "")
+        ax.plot([g for g, _ in pts], [b for _, b in pts], marker=markers[i % len(markers)],
+                linestyle="-" if engine == "analytic" else "--", color=family_color(algo), label=label)
+    gpu_axis(ax, counts)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("algbw (GB/s) = size / time")
+    what = f"allreduce of {size / 2**20:.0f} MiB per GPU" if size else "collective"
+    ax.set_title(title or f"{what} (ffsim)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, metadata={"Software": None})
+
+
+def parse_claims(items):
+    """--claim GPUS:PERCENT (a published efficiency, drawn as a marker for comparison)."""
+    claims = []
+    for c in items or []:
+        try:
+            g, e = c.split(":")
+            claims.append((int(g), float(e)))
+        except ValueError:
+            raise BadInput(f"--claim: expected GPUS:PERCENT (e.g. 128:95), found \"{c}\"")
+    return claims
+
+
+def plot_train(files, out, title, claims):
+    runs = []
+    for path in files:
+        doc, rows = load(path, "train")
+        label = f"{doc.get('scenario', path)}, {doc.get('backend', '?')}"
+        if doc.get("collectives"):
+            label += f" (collectives: {doc['collectives']})"
+        runs.append((label, sorted(rows, key=lambda r: r["gpus"])))
+    plt = pyplot()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    counts = sorted({r["gpus"] for _, rows in runs for r in rows})
+    longest = max(r["step_s"] for _, rows in runs for r in rows)
+    unit, scale = ("s", 1.0) if longest >= 10 else ("ms", 1e3)
+    for label, rows in runs:
+        g = [r["gpus"] for r in rows]
+        color = "tab:blue" if "hfreduce" in label else ("tab:orange" if "nccl" in label else None)
+        a1.plot(g, [r["step_s"] * scale for r in rows], marker="o", color=color, label=label)
+        a2.plot(g, [r["efficiency"] * 100 for r in rows], marker="o", color=color, label=label)
+    for ax in (a1, a2):
+        gpu_axis(ax, counts)
+        ax.set_ylim(bottom=0)
+    a1.set_ylabel(f"step time ({unit})")
+    a2.set_ylabel("scaling efficiency (%)")
+    a2.axhline(100, color="grey", lw=0.8)
+    if claims:
+        a2.plot([g for g, _ in claims], [e for _, e in claims], linestyle="none", marker="x", markersize=10,
+                color="black", label="published claim")
+        a2.legend(fontsize=8, loc="lower left")
+    a1.legend(fontsize=8)
+    fig.suptitle(title or f"{runs[0][0].split(',')[0]}: step time and scaling efficiency against the fewest GPUs (ffsim train)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, metadata={"Software": None})
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("collective", help="algbw against GPUs (ffsim collective --json)")
+    c.add_argument("--envelope", action="store_true", help="shade the published allreduce ranges")
+    t = sub.add_parser("train", help="step time and efficiency against GPUs (ffsim train --json)")
+    t.add_argument("--claim", action="append", metavar="GPUS:PERCENT",
+                   help="a published efficiency, drawn as a marker (repeatable)")
+    for p in (c, t):
+        p.add_argument("files", nargs="+", metavar="FILE.json")
+        p.add_argument("-o", "--output", required=True, metavar="OUT.png")
+        p.add_argument("--title")
+    a = ap.parse_args(argv)
+    try:
+        if a.what == "collective":
+            plot_collective(a.files, a.output, a.title, a.envelope)
+        else:
+            plot_train(a.files, a.output, a.title, parse_claims(a.claim))
+    except BadInput as e:
+        sys.stderr.write(f"plot.py: {e}\n")
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# scripts/plot.py: bad input (always; it is checked before matplotlib is imported), and the
+# figures themselves when a python3 with matplotlib is there (else exit 77: skipped).
+# Usage: plot_test.sh bad|figures FFSIM   (run from the source tree)
+# SPDX-License-Identifier: Apache-2.0
+set -uo pipefail
+what=$1
+FF=$2
+PY=
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" > /dev/null; then
+    if [ "$what" = bad ] || "$p" -c "import matplotlib" 2> /dev/null; then PY=$p; break; fi
+  fi
+done
+[ -n "$PY" ] || { echo "no python3${what/bad/} with matplotlib: skipped"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+# expect RC NEEDLE -- command...: the exit code and a piece of stderr
+expect() {
+  local rc=$1 needle=$2
+  shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  local got=$?
+  if [ "$got" != "$rc" ] || ! grep -qF -- "$needle" "$tmp/err"; then
+    echo "FAIL: $* -> rc $got (want $rc), stderr: $(cat "$tmp/err") (want: $needle)"
+    fail=1
+  fi
+}
+if [ "$what" = bad ]; then
+  echo 'not json' > "$tmp/bad.json"
+  echo '[]' > "$tmp/empty.json"
+  echo '[{"algo": "hfreduce", "gpus": 16}]' > "$tmp/nobw.json"
+  echo '[{"algo": "hfreduce", "gpus": "16", "algbw_GBps": 8}]' > "$tmp/strgpus.json"
+  echo '[{"algo": "hfreduce", "gpus": 0, "algbw_GBps": 8}]' > "$tmp/zero.json"
+  echo '{"rows": [{"gpus": 16, "step_s": 0.3, "efficiency": 1}]}' > "$tmp/train.json"
+  expect 3 "bad.json: line 1: not JSON" -- "$PY" scripts/plot.py collective "$tmp/bad.json" -o "$tmp/x.png"
+  expect 3 "empty.json: no rows to plot" -- "$PY" scripts/plot.py collective "$tmp/empty.json" -o "$tmp/x.png"
+  expect 3 "nobw.json/0: missing \"algbw_GBps\"" -- "$PY" scripts/plot.py collective "$tmp/nobw.json" -o "$tmp/x.png"
+  expect 3 "strgpus.json/0/gpus: expected a number, found \"16\"" -- "$PY" scripts/plot.py collective "$tmp/strgpus.json" -o "$tmp/x.png"
+  expect 3 "zero.json/0/gpus: expected a positive GPU count, found 0" -- "$PY" scripts/plot.py collective "$tmp/zero.json" -o "$tmp/x.png"
+  expect 3 "expected an object with \"rows\"" -- "$PY" scripts/plot.py train "$tmp/empty.json" -o "$tmp/x.png"
+  expect 3 "expected a JSON array of rows" -- "$PY" scripts/plot.py collective "$tmp/train.json" -o "$tmp/x.png"
+  expect 3 "--claim: expected GPUS:PERCENT (e.g. 128:95), found \"95\"" -- "$PY" scripts/plot.py train "$tmp/train.json" --claim 95 -o "$tmp/x.png"
+  expect 3 "missing.json: cannot read" -- "$PY" scripts/plot.py train "$tmp/missing.json" -o "$tmp/x.png"
+  expect 2 "required" -- "$PY" scripts/plot.py train "$tmp/train.json"
+  [ -e "$tmp/x.png" ] && { echo "FAIL: a figure was written from bad input"; fail=1; }
+else
+  "$FF" collective scenarios/fire-flyer-2.json --algo hfreduce,nccl --gpus 16,32 --json > "$tmp/c.json" || fail=1
+  "$FF" train scenarios/train-gpt2-fsdp.json --gpus 16,32 --collectives estimate --json > "$tmp/t.json" || fail=1
+  "$PY" scripts/plot.py collective "$tmp/c.json" --envelope -o "$tmp/c.png" || fail=1
+  "$PY" scripts/plot.py train "$tmp/t.json" --claim 32:95 -o "$tmp/t.png" || fail=1
+  for f in c t; do
+    # a PNG: its 8-byte signature, and more than a few hundred bytes of picture
+    if [ "$(head -c 8 "$tmp/$f.png" 2> /dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
+       [ "$(stat -c %s "$tmp/$f.png")" -lt 5000 ]; then
+      echo "FAIL: $f.png is not a PNG figure"; fail=1
+    fi
+  done
+fi
+[ $fail = 0 ] && echo "ok"
+exit $fail
