@@ -47,8 +47,10 @@ void cluster_section(const plan::ScenarioSpec& s) {
   t.add({"compute NICs per node", std::to_string(n.compute_nics()) + " x " +
                                       (n.nics.empty() ? std::string("-") : n.nics.front().nic.name)});
   if (c.storage) t.add({"storage nodes", fmt_int(c.storage->count) + " x " + c.storage->node.name});
-  t.add({"fabric", s.fabric.design->summary()});
   t.print(std::cout, "  ");
+  // The fabric's description is a sentence: on its own line (in the table it would set the width
+  // of a right-aligned value column).
+  std::cout << "  fabric: " << s.fabric.design->summary() << "\n";
 }
 
 void plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
