@@ -206,9 +206,51 @@ std::string series_key(const Sample& s) {
 
 std::vector<Sample> samples_of(const BenchModel& m, const std::vector<MeasurementFile>& files) {
   std::vector<Sample> r;
+  std::vector<std::vector<double>> runs;        // per sample: the median time of each run
+  std::vector<std::vector<std::string>> from;   // per sample: its files
+  std::map<std::string, std::size_t> of_config;  // configuration and size -> sample
   for (const auto& f : files) {
     check_machine(m, f);
-    for (const Point& p : f.points) r.push_back(Sample{f.file, p, regime_of(m, p), ""});
+    for (const Point& p : f.points) {
+      Sample s{f.file, p, regime_of(m, p), ""};
+      char size[32];
+      std::snprintf(size, sizeof size, "%.17g", p.bytes);
+      const std::string key = series_key(Sample{"", p, s.regime, ""}) + "|" + size;
+      const auto [it, fresh] = of_config.try_emplace(key, r.size());
+      if (fresh) {
+        r.push_back(std::move(s));
+        runs.push_back({p.time_median});
+        from.push_back({f.file});
+        continue;
+      }
+      Sample& x = r[it->second];
+      auto& fs = from[it->second];
+      if (std::find(fs.begin(), fs.end(), f.file) == fs.end()) {
+        fs.push_back(f.file);
+        x.file += " + " + f.file;
+      }
+      x.point.time_min = std::min(x.point.time_min, p.time_min);
+      x.point.time_max = std::max(x.point.time_max, p.time_max);
+      x.point.reps += p.reps;
+      runs[it->second].push_back(p.time_median);
+    }
+  }
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    std::vector<double>& t = runs[i];
+    if (t.size() < 2) continue;
+    std::sort(t.begin(), t.end());
+    const std::size_t n = t.size();
+    Point& p = r[i].point;
+    const double rate_per_second = p.time_median > 0 ? p.traffic_Bps * p.time_median : 0;  // traffic bytes
+    p.time_median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    p.algbw_Bps = p.time_median > 0 ? p.bytes / p.time_median : 0;
+    p.traffic_Bps = p.time_median > 0 ? rate_per_second / p.time_median : 0;
+    double mean = 0;
+    for (double x : t) mean += x / static_cast<double>(n);
+    double dev = 0;
+    for (double x : t) dev += std::fabs(x - mean) / mean / static_cast<double>(n);
+    r[i].runs = static_cast<int>(n);
+    r[i].run_spread = dev;
   }
   std::map<std::string, std::vector<std::size_t>> series;
   for (std::size_t i = 0; i < r.size(); ++i) series[series_key(r[i])].push_back(i);

@@ -20,6 +20,10 @@ struct Sample {
   Regime regime = Regime::Dram;
   /// Why the point is an outlier ("" if it is not): see samples_of.
   std::string outlier;
+  /// Runs of the configuration merged into this sample (see samples_of), and their spread: the mean
+  /// of |t_i - mean| / mean over the runs' median times (0 for one run).
+  int runs = 1;
+  double run_spread = 0;
 };
 
 /// The points of `files`, each checked against the node model (check_machine) and given its
@@ -28,6 +32,10 @@ struct Sample {
 /// less time on an undisturbed machine) and is marked as an outlier. hfreduce-bench sweeps sizes
 /// upwards, so the smaller point is the one measured first (thread start-up, first-touch faults).
 /// Calibration does not fit outliers; validate reports them apart.
+/// Repeated runs: a configuration (stage, parameters and size) found in several files (or twice in
+/// one) is one sample whose time is the median of the runs' median times (min and max over all
+/// runs); `file` names every file, and the runs' spread is kept: on a shared machine it is the
+/// noise floor that no model's error can be expected to beat.
 [[nodiscard]] std::vector<Sample> samples_of(const BenchModel& m, const std::vector<MeasurementFile>& files);
 
 /// A value a fit produced.

@@ -135,6 +135,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (std::find(stages.begin(), stages.end(), r.s->point.stage) == stages.end()) stages.push_back(r.s->point.stage);
   struct StageMape {
     Mape analytic, simgrid, cache, dram, outliers;
+    Mape spread;  // run-to-run spread of the points measured in several runs (any point of the stage)
     int skipped = 0;
   };
   std::map<std::string, StageMape> by_stage;
@@ -143,6 +144,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (!r.held) continue;
     const auto& pt = r.s->point;
     auto add = [&](StageMape& sm) {
+      if (r.s->runs > 1) sm.spread.add(r.s->run_spread);
       if (!r.skipped.empty()) {
         ++sm.skipped;
         return;
@@ -192,6 +194,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
       w.field("outliers", sm.outliers.n);
       w.key("outliers_analytic");
       num(sm.outliers.value());
+      w.field("repeated_points", sm.spread.n);
+      w.key("run_spread");
+      num(sm.spread.value());
       w.end_object();
     };
     for (const auto& st : stages) mape_obj(st, by_stage[st]);
@@ -211,6 +216,8 @@ int run_validate(Context& ctx, ValidateArgs a) {
       w.field("regime", calib::regime_name(r.s->regime));
       w.field("held_out", r.held);
       w.field("measured_s", p.time_median);
+      w.field("runs", r.s->runs);
+      w.field("run_spread", r.s->run_spread);
       w.key("analytic_s");
       num(r.analytic);
       w.key("simgrid_s");
@@ -268,11 +275,11 @@ int run_validate(Context& ctx, ValidateArgs a) {
       std::cout << "  * outlier (not fitted, not in the MAPE): " << r.s->file << ":" << r.s->point.pointer << ": "
                 << r.s->outlier << "\n";
   std::cout << "\nMAPE per stage over the " << evaluated << " points:\n";
-  report::Table mt({"stage", "points", "analytic", "simgrid", "cache regime", "DRAM regime", "outliers", "not simulated"});
+  report::Table mt({"stage", "points", "analytic", "simgrid", "cache regime", "DRAM regime", "outliers", "not simulated", "run-to-run"});
   auto with_n = [](const Mape& x) { return x.n ? pct(x.value()) + " (" + std::to_string(x.n) + ")" : std::string("-"); };
   auto mrow = [&](const std::string& name, const StageMape& sm) {
     mt.add({name, std::to_string(std::max(sm.analytic.n, sm.simgrid.n)), pct(sm.analytic.value()), pct(sm.simgrid.value()),
-            with_n(sm.cache), with_n(sm.dram), with_n(sm.outliers), std::to_string(sm.skipped)});
+            with_n(sm.cache), with_n(sm.dram), with_n(sm.outliers), std::to_string(sm.skipped), with_n(sm.spread)});
   };
   for (const auto& st : stages) mrow(st, by_stage[st]);
   mt.rule();
@@ -280,6 +287,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
   mrow("all", all);
   mt.print(std::cout, "  ");
   std::cout << "  (regime columns: analytic engine; MAPE = mean of |predicted - measured| / measured)\n";
+  if (all.spread.n > 0)
+    std::cout << "  (run-to-run: points measured in several files are the median of their runs; the column is the\n"
+                 "   mean of |run - mean| / mean over those points: the machine's own noise, which no model's MAPE\n"
+                 "   against single runs can be expected to beat)\n";
   return kOk;
 }
 

@@ -298,6 +298,64 @@ TEST_CASE("calib: the outlier rule marks points slower than a larger size of the
   CHECK(s[2].outlier.empty());
 }
 
+TEST_CASE("calib: repeated runs of a configuration are one sample, their median, with their spread") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  // Three runs (files a, b, c) of a D2H at 16 KiB and 64 KiB; c also measured an H2D nobody else did.
+  auto file = [](const std::string& name, std::vector<double> d2h, double h2d) {
+    MeasurementFile f;
+    f.file = name;
+    f.machine.usable_cpus = 2;
+    f.machine.numa_nodes = 1;
+    for (std::size_t i = 0; i < d2h.size(); ++i) {
+      Point p = point("d2h", 16 * KiB * std::pow(4.0, static_cast<double>(i)));
+      p.devices = 1;
+      p.time_min = 0.9 * d2h[i];
+      p.time_median = d2h[i];
+      p.time_max = 1.5 * d2h[i];
+      p.reps = 5;
+      p.traffic_bytes = 2 * p.bytes;
+      p.traffic_Bps = p.traffic_bytes / p.time_median;
+      f.points.push_back(p);
+    }
+    if (h2d > 0) {
+      Point p = point("h2d", 16 * KiB);
+      p.devices = 1;
+      p.time_min = p.time_median = p.time_max = h2d;
+      f.points.push_back(p);
+    }
+    return f;
+  };
+  const auto s = samples_of(m, {file("a.json", {10e-6, 20e-6}, 0), file("b.json", {30e-6, 22e-6}, 0),
+                                file("c.json", {11e-6, 27e-6}, 9e-6)});
+  REQUIRE(s.size() == 3);
+  // 16 KiB: runs 10, 30, 11 us: median 11; mean 17, deviations 7, 13, 6 -> 26 / 3 / 17.
+  CHECK(s[0].file == "a.json + b.json + c.json");
+  CHECK(s[0].runs == 3);
+  CHECK(s[0].point.time_median == doctest::Approx(11e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[0].run_spread == doctest::Approx(26.0 / 3 / 17).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // min and max over every run, repetitions summed, rates from the merged median.
+  CHECK(s[0].point.time_min == doctest::Approx(9e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[0].point.time_max == doctest::Approx(45e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[0].point.reps == 15);
+  CHECK(s[0].point.algbw_Bps == doctest::Approx(16 * KiB / 11e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[0].point.traffic_Bps == doctest::Approx(2 * 16 * KiB / 11e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // 64 KiB: runs 20, 22, 27 us: median 22; mean 23, deviations 3, 1, 4 -> 8 / 3 / 23.
+  CHECK(s[1].point.time_median == doctest::Approx(22e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[1].run_spread == doctest::Approx(8.0 / 3 / 23).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // The H2D was measured once: as it was, from its one file.
+  CHECK(s[2].file == "c.json");
+  CHECK(s[2].runs == 1);
+  CHECK(s[2].run_spread == 0);
+  CHECK(s[2].point.time_median == 9e-6);
+  // Two runs: the median is their mean; the series (for holdout and outliers) is the merged one.
+  const auto two = samples_of(m, {file("a.json", {10e-6, 20e-6}, 0), file("b.json", {30e-6, 22e-6}, 0)});
+  CHECK(two[0].point.time_median == doctest::Approx(20e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(two[0].run_spread == doctest::Approx(0.5).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(series_key(two[0]) == series_key(two[1]));
+  // 16 KiB (20 us) is faster than 64 KiB (21 us): no outlier.
+  CHECK(two[0].outlier.empty());
+}
+
 TEST_CASE("calib: working sets and regimes") {
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   // The CI machine's CPU model gives a 32 MiB last-level cache.
