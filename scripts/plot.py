@@ -6,6 +6,8 @@
       published ranges of Sec. IV as shaded bands (validation targets, drawn for comparison)
   scripts/plot.py train FILE.json... -o scaling.png         step time and scaling efficiency
       against GPUs, one line per file of `ffsim train ... --json` (e.g. one per backend)
+  scripts/plot.py plan FILE.json... -o plan.png              switches, cost and power per GPU
+      against the swept knob, one line per design, of `ffsim plan A.json B.json --sweep K=... --json`
 
 Input files are read and checked before matplotlib is imported, so bad input is reported the same
 way whether or not it is installed. Exit codes as ffsim's: 0 ok, 2 usage (or matplotlib missing),
@@ -38,6 +40,16 @@ def load(path, kind):
     except json.JSONDecodeError as e:
         raise BadInput(f"{path}: line {e.lineno}: not JSON ({e.msg}); expected the output of "
                        f"`ffsim {kind} ... --json`")
+    if kind == "plan":
+        if not isinstance(doc, list) or not doc:
+            raise BadInput(f"{path}: expected a JSON array of sweep rows (`ffsim plan ... --sweep ... --json`), "
+                           f"found {type(doc).__name__ if doc else 'nothing'}")
+        for i, r in enumerate(doc):
+            if not isinstance(r, dict) or "knob" not in r or "value" not in r:
+                raise BadInput(f"{path}/{i}: missing \"knob\" or \"value\": a sweep row of `ffsim plan --sweep`")
+            if r.get("fits") and not isinstance(r.get("plan"), dict):
+                raise BadInput(f"{path}/{i}/plan: expected the plan of a design that fits")
+        return doc, doc
     if kind == "collective":
         rows, where = doc, ""
         if not isinstance(rows, list):
@@ -170,6 +182,53 @@ def plot_train(files, out, title, claims):
     fig.savefig(out, dpi=120, metadata={"Software": None})
 
 
+def plot_plan(files, out, title):
+    series = {}
+    knob = None
+    unit = None
+    skipped = []
+    for path in files:
+        _, rows = load(path, "plan")
+        for r in rows:
+            knob = knob or r["knob"]
+            if not r.get("fits"):
+                skipped.append(f"{r.get('scenario', '?')} at {r['value']}")
+                continue
+            p = r["plan"]
+            gpus = p.get("gpus") or 0
+            cost = p.get("cost") or {}
+            unit = unit or cost.get("unit")
+            series.setdefault(r.get("scenario", path), []).append((
+                r["value"], (p.get("switches") or {}).get("total"),
+                cost.get("network") / gpus if cost.get("network") is not None and gpus else None,
+                cost.get("total") / gpus if cost.get("total") is not None and gpus else None,
+                p.get("power_per_gpu_w")))
+    if not series:
+        raise BadInput("no design fits at any swept value: nothing to plot")
+    plt = pyplot()
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    panels = [("switches", 1), (f"network cost per GPU ({unit or 'cost units'})", 2),
+              (f"total cost per GPU ({unit or 'cost units'})", 3), ("power per GPU (W)", 4)]
+    xs = sorted({x for pts in series.values() for x, *_ in pts})
+    for ax, (label, col) in zip(axes.flat, panels):
+        for name, pts in sorted(series.items()):
+            pts.sort()
+            got = [(pt[0], pt[col]) for pt in pts if pt[col] is not None]
+            ax.plot([x for x, _ in got], [y for _, y in got], marker="o", label=name)
+        if knob == "gpus":
+            gpu_axis(ax, xs)
+        else:
+            ax.set_xlabel(knob)
+            ax.grid(True, alpha=0.3)
+        ax.set_ylim(bottom=0)
+        ax.set_ylabel(label)
+    axes.flat[0].legend(fontsize=8)
+    note = f"; does not fit: {', '.join(skipped)}" if skipped else ""
+    fig.suptitle(title or f"capacity plan against {knob} (ffsim plan --sweep){note}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, metadata={"Software": None})
+
+
 def main(argv):
     ap = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="what", required=True)
@@ -178,7 +237,8 @@ def main(argv):
     t = sub.add_parser("train", help="step time and efficiency against GPUs (ffsim train --json)")
     t.add_argument("--claim", action="append", metavar="GPUS:PERCENT",
                    help="a published efficiency, drawn as a marker (repeatable)")
-    for p in (c, t):
+    pl = sub.add_parser("plan", help="switches, cost and power per GPU against a sweep (ffsim plan --sweep --json)")
+    for p in (c, t, pl):
         p.add_argument("files", nargs="+", metavar="FILE.json")
         p.add_argument("-o", "--output", required=True, metavar="OUT.png")
         p.add_argument("--title")
@@ -186,6 +246,8 @@ def main(argv):
     try:
         if a.what == "collective":
             plot_collective(a.files, a.output, a.title, a.envelope)
+        elif a.what == "plan":
+            plot_plan(a.files, a.output, a.title)
         else:
             plot_train(a.files, a.output, a.title, parse_claims(a.claim))
     except BadInput as e:

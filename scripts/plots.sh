@@ -5,6 +5,8 @@
 #                              ranges shaded (arXiv 2408.14158 Fig. 7)
 #   docs/plots/train-*.png     step time and scaling efficiency of the paper's four experiments,
 #                              HFReduce backend against NCCL (arXiv 2408.14158 Sec. V)
+#   docs/plots/plan.png        Fire-Flyer 2 against the DGX-A100 cluster: switches, cost and power
+#                              per GPU against the GPU count (ffsim plan --sweep)
 # The JSON each figure was drawn from is kept beside it (docs/plots/*.json).
 # Usage: scripts/plots.sh [--quick]   (--quick: collectives by closed form in the training steps)
 # SPDX-License-Identifier: Apache-2.0
@@ -37,4 +39,7 @@ for t in vgg16-ddp gpt2-fsdp llama13b-pp moe16b; do
   # shellcheck disable=SC2086
   $PY scripts/plot.py train "$out/train-$t-hfreduce.json" "$out/train-$t-nccl.json" ${claims[$t]} -o "$out/train-$t.png"
 done
+$FF plan scenarios/fire-flyer-2.json scenarios/dgx-a100-cluster.json --sweep gpus=512,1024,2048,4096,8192,9600,12000 \
+  --json > "$out/plan.json"
+$PY scripts/plot.py plan "$out/plan.json" -o "$out/plan.png"
 ls -l "$out"

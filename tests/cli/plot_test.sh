@@ -43,6 +43,13 @@ if [ "$what" = bad ]; then
   expect 3 "expected a JSON array of rows" -- "$PY" scripts/plot.py collective "$tmp/train.json" -o "$tmp/x.png"
   expect 3 "--claim: expected GPUS:PERCENT (e.g. 128:95), found \"95\"" -- "$PY" scripts/plot.py train "$tmp/train.json" --claim 95 -o "$tmp/x.png"
   expect 3 "missing.json: cannot read" -- "$PY" scripts/plot.py train "$tmp/missing.json" -o "$tmp/x.png"
+  echo '[{"scenario": "x", "value": 512}]' > "$tmp/noknob.json"
+  echo '[{"scenario": "x", "knob": "gpus", "value": 512, "fits": true}]' > "$tmp/noplan.json"
+  echo '[{"scenario": "x", "knob": "gpus", "value": 512, "fits": false}]' > "$tmp/nofit.json"
+  expect 3 "noknob.json/0: missing \"knob\" or \"value\"" -- "$PY" scripts/plot.py plan "$tmp/noknob.json" -o "$tmp/x.png"
+  expect 3 "noplan.json/0/plan: expected the plan of a design that fits" -- "$PY" scripts/plot.py plan "$tmp/noplan.json" -o "$tmp/x.png"
+  expect 3 "no design fits at any swept value" -- "$PY" scripts/plot.py plan "$tmp/nofit.json" -o "$tmp/x.png"
+  expect 3 "expected a JSON array of sweep rows" -- "$PY" scripts/plot.py plan "$tmp/train.json" -o "$tmp/x.png"
   expect 2 "required" -- "$PY" scripts/plot.py train "$tmp/train.json"
   [ -e "$tmp/x.png" ] && { echo "FAIL: a figure was written from bad input"; fail=1; }
 else
@@ -50,7 +57,9 @@ else
   "$FF" train scenarios/train-gpt2-fsdp.json --gpus 16,32 --collectives estimate --json > "$tmp/t.json" || fail=1
   "$PY" scripts/plot.py collective "$tmp/c.json" --envelope -o "$tmp/c.png" || fail=1
   "$PY" scripts/plot.py train "$tmp/t.json" --claim 32:95 -o "$tmp/t.png" || fail=1
-  for f in c t; do
+  "$FF" plan scenarios/fire-flyer-2.json scenarios/dgx-a100-cluster.json --sweep gpus=1024,2048 --json > "$tmp/p.json" || fail=1
+  "$PY" scripts/plot.py plan "$tmp/p.json" -o "$tmp/p.png" || fail=1
+  for f in c t p; do
     # a PNG: its 8-byte signature, and more than a few hundred bytes of picture
     if [ "$(head -c 8 "$tmp/$f.png" 2> /dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
        [ "$(stat -c %s "$tmp/$f.png")" -lt 5000 ]; then
