@@ -12,7 +12,10 @@ for p in python3 /usr/bin/python3; do
     if [ "$what" = bad ] || "$p" -c "import matplotlib" 2> /dev/null; then PY=$p; break; fi
   fi
 done
-[ -n "$PY" ] || { echo "no python3${what/bad/} with matplotlib: skipped"; exit 77; }
+if [ -z "$PY" ]; then
+  if [ "$what" = bad ]; then echo "no python3: skipped"; else echo "no python3 with matplotlib: skipped"; fi
+  exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
