@@ -241,10 +241,10 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
     std::sort(t.begin(), t.end());
     const std::size_t n = t.size();
     Point& p = r[i].point;
-    const double rate_per_second = p.time_median > 0 ? p.traffic_Bps * p.time_median : 0;  // traffic bytes
+    // The rates follow the merged median (the parser checks them against bytes / median).
     p.time_median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
     p.algbw_Bps = p.time_median > 0 ? p.bytes / p.time_median : 0;
-    p.traffic_Bps = p.time_median > 0 ? rate_per_second / p.time_median : 0;
+    p.traffic_Bps = p.time_median > 0 ? p.traffic_bytes / p.time_median : 0;
     double mean = 0;
     for (double x : t) mean += x / static_cast<double>(n);
     double dev = 0;
