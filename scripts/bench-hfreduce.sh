@@ -3,7 +3,9 @@
 # allreduce stages under mpirun at 2 and 4 ranks. Writes models/measured/<machine>-<date>.json
 # (single node) and <machine>-<date>-np<N>.json (MPI runs).
 # Usage: scripts/bench-hfreduce.sh [extra hfreduce-bench flags for the single-node run]
-# Environment: MACHINE (default: short hostname), BUILD_DIR (default: build-hf), JOBS (default 2).
+# Environment: MACHINE (default: short hostname), BUILD_DIR (default: build-hf), JOBS (default 2),
+# ROUNDS (default 1: sweeps per run; on a shared machine 3 gives each point the median of three
+# sweeps and ffsim validate the machine's run-to-run spread, at 3x the time).
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
@@ -19,11 +21,12 @@ cmake -S . -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DCMAKE_BUILD_TYPE=Rele
 cmake --build "$build" -j"${JOBS:-2}" --target hfreduce-bench
 
 bench=$build/hfreduce-bench
-"$bench" --machine "$machine" --out "$out_dir/$machine-$date.json" "$@"
+rounds=${ROUNDS:-1}
+"$bench" --rounds "$rounds" --machine "$machine" --out "$out_dir/$machine-$date.json" "$@"
 
 if command -v mpirun >/dev/null 2>&1; then
   for np in 2 4; do
-    mpirun --oversubscribe --allow-run-as-root -np "$np" "$bench" --stages internode,allreduce \
+    mpirun --oversubscribe --allow-run-as-root -np "$np" "$bench" --rounds "$rounds" --stages internode,allreduce \
       --min-bytes 64KiB --max-bytes 64MiB --devices 2 --chunks 4MiB \
       --machine "$machine" --out "$out_dir/$machine-$date-np$np.json"
   done

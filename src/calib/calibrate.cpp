@@ -217,9 +217,11 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
       std::snprintf(size, sizeof size, "%.17g", p.bytes);
       const std::string key = series_key(Sample{"", p, s.regime, ""}) + "|" + size;
       const auto [it, fresh] = of_config.try_emplace(key, r.size());
+      // A point's runs: its rounds (hfreduce-bench --rounds), else its one median.
+      const std::vector<double> own = p.rounds.empty() ? std::vector<double>{p.time_median} : p.rounds;
       if (fresh) {
         r.push_back(std::move(s));
-        runs.push_back({p.time_median});
+        runs.push_back(own);
         from.push_back({f.file});
         continue;
       }
@@ -232,7 +234,7 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
       x.point.time_min = std::min(x.point.time_min, p.time_min);
       x.point.time_max = std::max(x.point.time_max, p.time_max);
       x.point.reps += p.reps;
-      runs[it->second].push_back(p.time_median);
+      runs[it->second].insert(runs[it->second].end(), own.begin(), own.end());
     }
   }
   for (std::size_t i = 0; i < r.size(); ++i) {

@@ -33,9 +33,10 @@ struct Sample {
 /// upwards, so the smaller point is the one measured first (thread start-up, first-touch faults).
 /// Calibration does not fit outliers; validate reports them apart.
 /// Repeated runs: a configuration (stage, parameters and size) found in several files (or twice in
-/// one) is one sample whose time is the median of the runs' median times (min and max over all
-/// runs); `file` names every file, and the runs' spread is kept: on a shared machine it is the
-/// noise floor that no model's error can be expected to beat.
+/// one), or measured in several rounds of one file (hfreduce-bench --rounds), is one sample whose
+/// time is the median of the runs' (rounds') median times (min and max over all runs); `file` names
+/// every file, and the runs' spread is kept: on a shared machine it is the noise floor that no
+/// model's error can be expected to beat.
 [[nodiscard]] std::vector<Sample> samples_of(const BenchModel& m, const std::vector<MeasurementFile>& files);
 
 /// A value a fit produced.

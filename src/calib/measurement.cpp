@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "calib/measurement.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -71,6 +72,24 @@ Point parse_point(const Reader& p) {
   for (const Reader& s : t.child("samples", "an array of times in seconds").elements("samples")) {
     const double v = s.as_number();
     if (v <= 0) s.fail("expected a positive time in seconds, got " + s.describe());
+  }
+  // Rounds (hfreduce-bench --rounds N): the median time of each sweep; the point's median is theirs.
+  if (const auto rounds = t.optional_child("rounds")) {
+    for (const Reader& s : rounds->elements("rounds")) {
+      const double v = s.as_number();
+      if (!(v > 0) || !std::isfinite(v)) s.fail("expected a positive time in seconds, got " + s.describe());
+      x.rounds.push_back(v);
+    }
+    if (x.rounds.size() < 2)
+      rounds->fail("expected the median times of 2 or more rounds, got " + std::to_string(x.rounds.size()) +
+                   " (a single sweep has no \"rounds\")");
+    std::vector<double> r = x.rounds;
+    std::sort(r.begin(), r.end());
+    const std::size_t n = r.size();
+    const double med = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+    if (std::fabs(med - x.time_median) > 1e-9 * x.time_median)
+      t.fail_at("median", "inconsistent: " + num(x.time_median) + ", but the median of the rounds is " + num(med) +
+                              " (with rounds, the point's median is the median of the rounds' medians)");
   }
   t.finish();
   x.algbw_Bps = non_negative(p, "algbw_Bps");

@@ -41,6 +41,8 @@ struct Point {
   double traffic_bytes = 0;  ///< bytes read + written (copies: bytes over the link)
   double time_min = 0, time_median = 0, time_max = 0;
   int reps = 0;
+  /// The median time of each round (hfreduce-bench --rounds N >= 2; empty for one sweep).
+  std::vector<double> rounds;
   double algbw_Bps = 0, traffic_Bps = 0;
   std::vector<Bound> bounds;
   std::string pointer;  ///< JSON pointer of the point, for messages

@@ -288,9 +288,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
   mt.print(std::cout, "  ");
   std::cout << "  (regime columns: analytic engine; MAPE = mean of |predicted - measured| / measured)\n";
   if (all.spread.n > 0)
-    std::cout << "  (run-to-run: points measured in several files are the median of their runs; the column is the\n"
-                 "   mean of |run - mean| / mean over those points: the machine's own noise, which no model's MAPE\n"
-                 "   against single runs can be expected to beat)\n";
+    std::cout << "  (run-to-run: points measured in several files or rounds are the median of their runs; the column\n"
+                 "   is the mean of |run - mean| / mean over those points: the machine's own noise, which no model's\n"
+                 "   MAPE against single runs can be expected to beat)\n";
   return kOk;
 }
 

@@ -354,6 +354,21 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
   CHECK(series_key(two[0]) == series_key(two[1]));
   // 16 KiB (20 us) is faster than 64 KiB (21 us): no outlier.
   CHECK(two[0].outlier.empty());
+  // Rounds (hfreduce-bench --rounds) are runs too: one file whose 16 KiB point has rounds of 10, 30
+  // and 11 us gives what the three files gave; with a fourth run of 12 us in another file the runs
+  // are 10, 11, 12, 30: median 11.5, mean 15.75, deviations 5.75, 4.75, 3.75, 14.25 -> 28.5 / 4 / 15.75.
+  MeasurementFile r = file("r.json", {11e-6}, 0);
+  r.points[0].rounds = {10e-6, 30e-6, 11e-6};
+  const auto one = samples_of(m, {r});
+  CHECK(one[0].runs == 3);
+  CHECK(one[0].file == "r.json");
+  CHECK(one[0].point.time_median == doctest::Approx(11e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(one[0].run_spread == doctest::Approx(26.0 / 3 / 17).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  const auto four = samples_of(m, {r, file("s.json", {12e-6}, 0)});
+  CHECK(four[0].runs == 4);
+  CHECK(four[0].file == "r.json + s.json");
+  CHECK(four[0].point.time_median == doctest::Approx(11.5e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(four[0].run_spread == doctest::Approx(28.5 / 4 / 15.75).epsilon(1e-12).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("calib: working sets and regimes") {

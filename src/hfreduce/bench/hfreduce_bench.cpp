@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <functional>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,6 +57,9 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --slice SIZE       inter-node slice (default 512KiB)
   --budget SECONDS   time spent per point, at least --reps repetitions (default 0.2)
   --reps N           minimum repetitions (default 5)
+  --rounds N         sweep everything N times; a point's median is the median of its rounds'
+                     medians, each round's median is recorded (default 1; on a shared machine
+                     the rounds' spread is its noise)
   --machine NAME     machine name for the JSON (default: hostname)
   --out FILE         JSON output (default hfreduce-bench.json)
 Run under mpirun for the internode and allreduce stages (2+ ranks).
@@ -120,6 +124,7 @@ struct Options {
   std::size_t slice = 512 * KiB;
   double budget_s = 0.2;
   int reps = 5;
+  int rounds = 1;
   std::string machine;
   std::string out = "hfreduce-bench.json";
   std::string command;
@@ -193,6 +198,9 @@ Options parse_options(int argc, char** argv) {
         o.budget_s = std::stod(value);
       } else if (flag == "--reps") {
         o.reps = std::max(1, std::stoi(value));
+      } else if (flag == "--rounds") {
+        o.rounds = std::stoi(value);
+        if (o.rounds < 1 || o.rounds > 100) throw std::invalid_argument("--rounds: expected 1 to 100, got " + value);
       } else if (flag == "--machine") {
         o.machine = value;
       } else if (flag == "--out") {
@@ -359,6 +367,7 @@ struct Point {
   std::size_t bytes = 0;          // tensor size S
   double traffic_bytes = 0;       // host memory bytes read + written (or link bytes), per the stage's model
   Timing time;
+  std::vector<double> rounds;     // --rounds N >= 2: the median time of each round
   std::vector<BoundRef> bounds;   // first one is the primary bound
   double algbw() const { return static_cast<double>(bytes) / time.median; }
   double traffic_rate() const { return traffic_bytes / time.median; }
@@ -386,6 +395,46 @@ void record(Point p) {
   std::printf("\n");
   std::fflush(stdout);
   points.push_back(std::move(p));
+}
+
+/// --rounds: the points of every round, merged per configuration (in the order of the first round):
+/// the median of the rounds' medians, min and max over all samples; the bounds of the round whose
+/// median is nearest to it (a bound measured beside the point, in the same round).
+std::vector<Point> merge_rounds(const std::vector<std::vector<Point>>& rounds) {
+  auto key = [](const Point& p) {
+    return p.stage + "|" + p.backend + "|" + p.variant + "|" + p.dtype + "|" + p.store + "|" + std::to_string(p.k) +
+           "|" + std::to_string(p.devices) + "|" + std::to_string(p.ranks) + "|" + std::to_string(p.threads) + "|" +
+           std::to_string(p.chunk_bytes) + "|" + std::to_string(p.bytes);
+  };
+  std::vector<Point> merged;
+  std::map<std::string, std::vector<const Point*>> of;
+  for (const auto& round : rounds)
+    for (const Point& p : round) {
+      auto& v = of[key(p)];
+      if (v.empty()) merged.push_back(p);
+      v.push_back(&p);
+    }
+  for (Point& m : merged) {
+    const auto& v = of[key(m)];
+    if (v.size() < 2) continue;
+    std::vector<double> medians, samples;
+    for (const Point* p : v) {
+      medians.push_back(p->time.median);
+      samples.insert(samples.end(), p->time.samples.begin(), p->time.samples.end());
+    }
+    std::vector<double> sorted = medians;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    const Point* nearest = v.front();
+    for (const Point* p : v)
+      if (std::fabs(p->time.median - median) < std::fabs(nearest->time.median - median)) nearest = p;
+    m.bounds = nearest->bounds;
+    m.time = summarize(samples);
+    m.time.median = median;
+    m.rounds = medians;
+  }
+  return merged;
 }
 
 // ---------------------------------------------------------------- memory copy bound
@@ -794,6 +843,12 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
     json.begin_array();
     for (std::size_t i = 0; i < std::min<std::size_t>(p.time.samples.size(), 50); ++i) json.value(p.time.samples[i]);
     json.end_array();
+    if (!p.rounds.empty()) {
+      json.key("rounds");
+      json.begin_array();
+      for (double r : p.rounds) json.value(r);
+      json.end_array();
+    }
     json.end_object();
     json.field("algbw_Bps", p.algbw());
     json.field("traffic_Bps", p.traffic_rate());
@@ -849,43 +904,54 @@ int run(int argc, char** argv) {
   // only the leader measures copies and reduces; the other ranks need no arena
   Arena arena(leader ? (static_cast<std::size_t>(k_max) + 1) * o.max_bytes : 64);
 
-  // single-node stages: the leader measures, the other ranks sleep in a barrier
-  if (leader) {
-    if (o.has("copy") || o.has("reduce")) reduce_stage(o, arena);
-    std::map<std::size_t, LinkBounds> links;
-    const bool link_stages = o.has("d2h") || o.has("h2d") || o.has("pipeline");
-    std::string why;
-    if (o.backend == "cuda" && cuda_device_count(&why) == 0) {
-      std::printf("note: cuda backend stages skipped: %s\n", why.c_str());
-    } else if (link_stages) {
-      for (std::size_t bytes : o.sizes()) {
-        if (o.has("d2h") || o.has("h2d")) links[bytes] = copy_stages(o, arena, bytes);
-        if (!o.has("pipeline")) continue;
-        SingleRank local;
-        for (int devices : o.devices) {
-          auto found = links.find(bytes);
-          pipeline_stage(o, local, arena, found == links.end() ? nullptr : &found->second, bytes, devices, nullptr,
-                         "pipeline");
+  // One sweep of every stage. With --rounds N it runs N times and each point is merged over them.
+  auto sweep = [&] {
+    // single-node stages: the leader measures, the other ranks sleep in a barrier
+    if (leader) {
+      if (o.has("copy") || o.has("reduce")) reduce_stage(o, arena);
+      std::map<std::size_t, LinkBounds> links;
+      const bool link_stages = o.has("d2h") || o.has("h2d") || o.has("pipeline");
+      std::string why;
+      if (o.backend == "cuda" && cuda_device_count(&why) == 0) {
+        std::printf("note: cuda backend stages skipped: %s\n", why.c_str());
+      } else if (link_stages) {
+        for (std::size_t bytes : o.sizes()) {
+          if (o.has("d2h") || o.has("h2d")) links[bytes] = copy_stages(o, arena, bytes);
+          if (!o.has("pipeline")) continue;
+          SingleRank local;
+          for (int devices : o.devices) {
+            auto found = links.find(bytes);
+            pipeline_stage(o, local, arena, found == links.end() ? nullptr : &found->second, bytes, devices, nullptr,
+                           "pipeline");
+          }
         }
       }
     }
-  }
-  ranks->barrier();
+    ranks->barrier();
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
-  if (transport && ranks->size() > 1) {
-    auto& mpi_ranks = static_cast<MpiRanks&>(*ranks);
-    if (o.has("internode")) internode_stage(o, mpi_ranks, *transport, arena);
-    if (o.has("allreduce") && o.backend == "host") {
-      TreeOptions tree_options;
-      tree_options.slice_bytes = o.slice;
-      TreeAllreduce tree(*transport, tree_options);
-      for (std::size_t bytes : o.sizes()) {
-        for (int devices : o.devices) pipeline_stage(o, *ranks, arena, nullptr, bytes, devices, &tree, "allreduce");
+    if (transport && ranks->size() > 1) {
+      auto& mpi_ranks = static_cast<MpiRanks&>(*ranks);
+      if (o.has("internode")) internode_stage(o, mpi_ranks, *transport, arena);
+      if (o.has("allreduce") && o.backend == "host") {
+        TreeOptions tree_options;
+        tree_options.slice_bytes = o.slice;
+        TreeAllreduce tree(*transport, tree_options);
+        for (std::size_t bytes : o.sizes()) {
+          for (int devices : o.devices) pipeline_stage(o, *ranks, arena, nullptr, bytes, devices, &tree, "allreduce");
+        }
       }
     }
-  }
 #endif
+  };
+  std::vector<std::vector<Point>> rounds;
+  for (int round = 0; round < o.rounds; ++round) {
+    if (leader && o.rounds > 1) std::printf("round %d of %d\n", round + 1, o.rounds);
+    sweep();
+    rounds.push_back(std::move(points));
+    points.clear();
+  }
+  points = merge_rounds(rounds);
   if (leader && ranks->size() == 1 && (o.has("internode") || o.has("allreduce"))) {
     std::printf("note: internode and allreduce stages need mpirun with 2 or more ranks\n");
   }
