@@ -31,28 +31,34 @@ expect() {
   fi
 }
 if [ "$what" = bad ]; then
+  # bad KIND FILE NEEDLE [ARGS...]: plot.py KIND on $tmp/FILE exits 3 with NEEDLE on stderr
+  bad() {
+    local kind=$1 file=$2 needle=$3
+    shift 3
+    expect 3 "$needle" -- "$PY" scripts/plot.py "$kind" "$tmp/$file" "$@" -o "$tmp/x.png"
+  }
   echo 'not json' > "$tmp/bad.json"
   echo '[]' > "$tmp/empty.json"
   echo '[{"algo": "hfreduce", "gpus": 16}]' > "$tmp/nobw.json"
   echo '[{"algo": "hfreduce", "gpus": "16", "algbw_GBps": 8}]' > "$tmp/strgpus.json"
   echo '[{"algo": "hfreduce", "gpus": 0, "algbw_GBps": 8}]' > "$tmp/zero.json"
   echo '{"rows": [{"gpus": 16, "step_s": 0.3, "efficiency": 1}]}' > "$tmp/train.json"
-  expect 3 "bad.json: line 1: not JSON" -- "$PY" scripts/plot.py collective "$tmp/bad.json" -o "$tmp/x.png"
-  expect 3 "empty.json: no rows to plot" -- "$PY" scripts/plot.py collective "$tmp/empty.json" -o "$tmp/x.png"
-  expect 3 "nobw.json/0: missing \"algbw_GBps\"" -- "$PY" scripts/plot.py collective "$tmp/nobw.json" -o "$tmp/x.png"
-  expect 3 "strgpus.json/0/gpus: expected a number, found \"16\"" -- "$PY" scripts/plot.py collective "$tmp/strgpus.json" -o "$tmp/x.png"
-  expect 3 "zero.json/0/gpus: expected a positive GPU count, found 0" -- "$PY" scripts/plot.py collective "$tmp/zero.json" -o "$tmp/x.png"
-  expect 3 "expected an object with \"rows\"" -- "$PY" scripts/plot.py train "$tmp/empty.json" -o "$tmp/x.png"
-  expect 3 "expected a JSON array of rows" -- "$PY" scripts/plot.py collective "$tmp/train.json" -o "$tmp/x.png"
-  expect 3 "--claim: expected GPUS:PERCENT (e.g. 128:95), found \"95\"" -- "$PY" scripts/plot.py train "$tmp/train.json" --claim 95 -o "$tmp/x.png"
-  expect 3 "missing.json: cannot read" -- "$PY" scripts/plot.py train "$tmp/missing.json" -o "$tmp/x.png"
   echo '[{"scenario": "x", "value": 512}]' > "$tmp/noknob.json"
   echo '[{"scenario": "x", "knob": "gpus", "value": 512, "fits": true}]' > "$tmp/noplan.json"
   echo '[{"scenario": "x", "knob": "gpus", "value": 512, "fits": false}]' > "$tmp/nofit.json"
-  expect 3 "noknob.json/0: missing \"knob\" or \"value\"" -- "$PY" scripts/plot.py plan "$tmp/noknob.json" -o "$tmp/x.png"
-  expect 3 "noplan.json/0/plan: expected the plan of a design that fits" -- "$PY" scripts/plot.py plan "$tmp/noplan.json" -o "$tmp/x.png"
-  expect 3 "no design fits at any swept value" -- "$PY" scripts/plot.py plan "$tmp/nofit.json" -o "$tmp/x.png"
-  expect 3 "expected a JSON array of sweep rows" -- "$PY" scripts/plot.py plan "$tmp/train.json" -o "$tmp/x.png"
+  bad collective bad.json "bad.json: line 1: not JSON"
+  bad collective empty.json "empty.json: no rows to plot"
+  bad collective nobw.json "nobw.json/0: missing \"algbw_GBps\""
+  bad collective strgpus.json "strgpus.json/0/gpus: expected a number, found \"16\""
+  bad collective zero.json "zero.json/0/gpus: expected a positive GPU count, found 0"
+  bad collective train.json "expected a JSON array of rows"
+  bad train empty.json "expected an object with \"rows\""
+  bad train train.json "--claim: expected GPUS:PERCENT (e.g. 128:95), found \"95\"" --claim 95
+  bad train missing.json "missing.json: cannot read"
+  bad plan noknob.json "noknob.json/0: missing \"knob\" or \"value\""
+  bad plan noplan.json "noplan.json/0/plan: expected the plan of a design that fits"
+  bad plan nofit.json "no design fits at any swept value"
+  bad plan train.json "expected a JSON array of sweep rows"
   expect 2 "required" -- "$PY" scripts/plot.py train "$tmp/train.json"
   [ -e "$tmp/x.png" ] && { echo "FAIL: a figure was written from bad input"; fail=1; }
 else
