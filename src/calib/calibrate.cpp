@@ -238,13 +238,12 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
     }
   }
   for (std::size_t i = 0; i < r.size(); ++i) {
-    std::vector<double>& t = runs[i];
+    const std::vector<double>& t = runs[i];
     if (t.size() < 2) continue;
-    std::sort(t.begin(), t.end());
     const std::size_t n = t.size();
     Point& p = r[i].point;
     // The rates follow the merged median (the parser checks them against bytes / median).
-    p.time_median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+    p.time_median = median_of(t);
     p.algbw_Bps = p.time_median > 0 ? p.bytes / p.time_median : 0;
     p.traffic_Bps = p.time_median > 0 ? p.traffic_bytes / p.time_median : 0;
     double mean = 0;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -83,10 +84,7 @@ Point parse_point(const Reader& p) {
     if (x.rounds.size() < 2)
       rounds->fail("expected the median times of 2 or more rounds, got " + std::to_string(x.rounds.size()) +
                    " (a single sweep has no \"rounds\")");
-    std::vector<double> r = x.rounds;
-    std::sort(r.begin(), r.end());
-    const std::size_t n = r.size();
-    const double med = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+    const double med = median_of(x.rounds);
     // hfreduce-bench writes 6 significant digits: the median of the written rounds may differ from
     // the written median by a unit of the 6th digit or so.
     if (std::fabs(med - x.time_median) > 1e-5 * x.time_median)
@@ -116,6 +114,13 @@ Point parse_point(const Reader& p) {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 MeasurementFile parse_measurement(const config::Document& doc) {
   const Reader r = doc.root();

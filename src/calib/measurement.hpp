@@ -56,6 +56,9 @@ struct MeasurementFile {
   std::vector<Point> points;
 };
 
+/// The median of `v` (for an even count, the mean of the middle two); NaN if empty.
+[[nodiscard]] double median_of(std::vector<double> v);
+
 /// True if the document is a measurement file (it declares the schema).
 [[nodiscard]] bool is_measurement(const config::Reader& root);
 /// Parses and checks a measurement file: unknown keys, missing fields, negative or non-finite
