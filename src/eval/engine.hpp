@@ -59,13 +59,18 @@ EngineRegistry& engines();
 /// Lazy constraints (the default): resources left unsaturated by a solve drop out of the
 /// constraint set until a check finds them over capacity, which keeps the connected sets small;
 /// the allocation is the same max-min one (tests/unit/eval_fluid_lazy_test.cpp compares the two).
+/// Merged flows (the default): identical flows of one operation (a reduce's reads of several
+/// inputs in one buffer) run as one flow of their summed weight and amount, which has the same
+/// rates and end times (tests/unit/eval_fluid_merge_test.cpp compares against unmerged flows).
 class FluidEngine final : public Engine {
 public:
-  explicit FluidEngine(bool lazy_constraints = true) : lazy_(lazy_constraints) {}
+  explicit FluidEngine(bool lazy_constraints = true, bool merge_identical = true)
+      : lazy_(lazy_constraints), merge_(merge_identical) {}
   [[nodiscard]] Result run(const sched::Schedule& s, const platform::Platform& p) override;
 
 private:
   bool lazy_;
+  bool merge_;
 };
 
 }  // namespace ffsim::eval

@@ -84,7 +84,8 @@ struct ResState {
 
 class Fluid {
 public:
-  Fluid(const sched::Schedule& s, const platform::Platform& p, bool lazy) : s_(s), p_(p), lazy_(lazy) {}
+  Fluid(const sched::Schedule& s, const platform::Platform& p, bool lazy, bool merge)
+      : s_(s), p_(p), lazy_(lazy), merge_(merge) {}
 
   Result run() {
     s_.check_acyclic();
@@ -171,9 +172,35 @@ private:
 
   void begin_flows(sched::OpId op, double now, Result& r) {
     auto& fl = pending_[op];
+    // Identical flows of one op (same path, weight and amount, no cap, started together: a reduce's
+    // reads of k inputs in one buffer) run as one flow of k times the weight and amount. In
+    // weighted max-min that flow gets exactly k times each one's rate, loads every resource as the
+    // k flows together and ends when each of them would: the same allocation with fewer flows in
+    // every solve (tests/unit/eval_fluid_merge_test.cpp compares it against the unmerged flows).
+    merged_of_.clear();
+    merged_flow_.clear();
+    merged_count_.clear();
     for (const platform::Flow& f : fl) {
       const platform::Path& path = p_.path(f.path);
       if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(f.rate_cap))) continue;
+      if (merge_ && !std::isfinite(f.rate_cap)) {
+        bool merged = false;
+        for (std::size_t j = 0; j < merged_of_.size(); ++j) {
+          const platform::Flow& o = fl[merged_of_[j]];
+          if (o.path == f.path && o.weight == f.weight && o.amount == f.amount) {
+            FlowState& g = flows_[merged_flow_[j]];
+            const double k = ++merged_count_[j];
+            g.weight = k * o.weight;
+            g.remaining = k * o.amount;
+            merged = true;
+            break;
+          }
+        }
+        if (merged) continue;
+        merged_of_.push_back(static_cast<std::uint32_t>(&f - fl.data()));
+        merged_flow_.push_back(static_cast<std::uint32_t>(flows_.size()));
+        merged_count_.push_back(1);
+      }
       FlowState st;
       st.op = op;
       st.path = f.path;
@@ -486,11 +513,16 @@ private:
   std::vector<std::uint32_t> check_;
   std::vector<Level> heap_, caps_;
   bool lazy_ = true;
+  bool merge_ = true;
+  // begin_flows: the op's uncapped flows kept (index in its lowering), their ids, and how many
+  // identical flows each stands for.
+  std::vector<std::uint32_t> merged_of_, merged_flow_;
+  std::vector<double> merged_count_;
   platform::Lowered lowered_;
 };
 
 }  // namespace
 
-Result FluidEngine::run(const sched::Schedule& s, const platform::Platform& p) { return Fluid(s, p, lazy_).run(); }
+Result FluidEngine::run(const sched::Schedule& s, const platform::Platform& p) { return Fluid(s, p, lazy_, merge_).run(); }
 
 }  // namespace ffsim::eval
