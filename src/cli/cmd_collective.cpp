@@ -3,6 +3,7 @@
 // per node, and the binding resource.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -37,12 +38,17 @@ struct CollArgs {
   bool full = false;
 };
 
-std::vector<std::string> split_list(const std::string& s) {
+// "a,b,c" -> {a, b, c}; an empty item ("16,,32", a leading or trailing comma) is a usage error.
+std::vector<std::string> split_list(const std::string& s, const std::string& option) {
   std::vector<std::string> v;
   std::stringstream ss(s);
   std::string x;
-  while (std::getline(ss, x, ','))
-    if (!x.empty()) v.push_back(x);
+  while (std::getline(ss, x, ',')) v.push_back(x);
+  if (!s.empty() && s.back() == ',') v.emplace_back();
+  for (const auto& item : v)
+    if (item.empty())
+      throw UsageError(option + ": empty item in \"" + s + "\" (expected a comma-separated list without empty items)");
+  if (v.empty()) throw UsageError(option + ": expected at least one item");
   return v;
 }
 
@@ -70,11 +76,11 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
 }
 
 int run_collective(Context& ctx, const CollArgs& a) {
-  const auto algos = split_list(a.algos);
+  const auto algos = split_list(a.algos, "--algo");
   for (const auto& x : algos)
     if (!coll::algorithms().find(x)) throw UsageError("--algo: " + coll::algorithms().unknown_message(x));
   std::vector<int> gpus;
-  for (const auto& x : split_list(a.gpus)) {
+  for (const auto& x : split_list(a.gpus, "--gpus")) {
     try {
       std::size_t used = 0;
       const int v = std::stoi(x, &used);
@@ -91,6 +97,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
     throw UsageError(std::string("--size: ") + e.what());
   }
   if (bytes < 0) throw UsageError("--size must not be negative");
+  if (bytes != std::floor(bytes))
+    throw UsageError("--size: " + a.size + " is not a whole number of bytes (" + fmt_f(bytes, 3) + " B)");
   const std::vector<std::string> engines{"analytic", "fluid", "fluid-eager", "simgrid"};
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +

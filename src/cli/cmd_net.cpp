@@ -1,6 +1,7 @@
 // `ffsim net <scenario> <test>`: microbenchmarks of the simulated machine.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -40,6 +41,8 @@ int run_net(Context& ctx, const NetArgs& a) {
     throw UsageError(std::string("--size: ") + e.what());
   }
   if (opt.bytes <= 0) throw UsageError("--size must be positive");
+  if (opt.bytes != std::floor(opt.bytes))
+    throw UsageError("--size: " + a.size + " is not a whole number of bytes (" + fmt_f(opt.bytes, 3) + " B)");
   opt.senders_per_client = a.senders;
   opt.clients = a.clients;
   const auto* entry = eval::engines().find(a.engine);

@@ -53,6 +53,8 @@ std::vector<int> parse_gpus(const std::string& s) {
       throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\"");
     }
   }
+  if (!s.empty() && s.back() == ',')
+    throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\" (a trailing comma)");
   if (out.empty()) throw UsageError("--gpus: expected at least one GPU count");
   return out;
 }
