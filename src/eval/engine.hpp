@@ -62,6 +62,9 @@ EngineRegistry& engines();
 /// Merged flows (the default): identical flows of one operation (a reduce's reads of several
 /// inputs in one buffer) run as one flow of their summed weight and amount, which has the same
 /// rates and end times (tests/unit/eval_fluid_merge_test.cpp compares against unmerged flows).
+/// The solve runs on groups of flows it cannot tell apart (the same resources in the constraint
+/// set and the same cap per weight), kept between solves; only the members of groups whose level
+/// changed get new rates and end events.
 class FluidEngine final : public Engine {
 public:
   explicit FluidEngine(bool lazy_constraints = true, bool merge_identical = true)

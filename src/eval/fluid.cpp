@@ -1,8 +1,10 @@
 // The max-min fluid evaluator.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <queue>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "eval/engine.hpp"
@@ -46,30 +48,57 @@ struct Event {
 struct FlowState {
   std::uint32_t op = 0;
   std::uint32_t path = 0;
-  double remaining = 0;
+  double remaining = 0;  // at t_last
   double weight = 1;
   double cap = kInf;
   double rate = 0;
   double t_last = 0;
   std::uint32_t version = 0;
   bool active = false;
-  bool frozen = false;
   std::uint32_t limiter = kLimitNone;
   double limiter_since = 0;
   std::uint32_t best_limiter = kLimitNone;
   double best_time = -1;
-  std::uint32_t mark = 0;  // component search
-  std::uint32_t slot = 0;  // index in the component being solved
+  std::uint32_t group = kLimitNone;  // its group (see Group)
+  std::uint32_t member = 0;          // its index in the group's members
+};
+
+// Flows that a solve cannot tell apart: the same active resources on their paths (in path order)
+// and the same cap over weight. Progressive filling freezes such flows together at one level (each
+// at its weight times the level, or its cap), so the solve runs on groups. Groups are kept between
+// solves: a flow joins one when it starts, leaves it when it ends, and moves when a resource on its
+// path joins or leaves the constraint set (lazy constraints). Within a node the copies of several
+// GPUs often differ only in resources that are not saturated (their own links): one group.
+struct Group {
+  std::vector<std::uint32_t> sig;  // active resources (with multiplicity), in path order
+  double cap_level = kInf;         // cap / weight of every member
+  std::uint64_t hash = 0;
+  std::vector<std::uint32_t> members;
+  double weight = 0;   // the members' weights summed (recomputed when dirty)
+  double cap_sum = 0;  // and their caps
+  bool dirty = true;   // members changed since the group's last solve
+  bool alive = false;
+  // The solve.
+  std::uint32_t mark = 0;
+  bool frozen = false;
+  bool by_cap = false;
+  double level = 0;
+  std::uint32_t lim = kLimitNone;
+  // The last solve's result, which the members' rates follow.
+  double last_level = -1;
+  bool last_by_cap = false;
+  std::uint32_t last_lim = kLimitNone;
 };
 
 struct Level {
   double level;
-  std::uint32_t id;       // resource id, or flow index in the solve for a cap
+  std::uint32_t id;       // resource id, or group id for a cap
   std::uint32_t version;  // resources: must match; caps: 0
 };
 
 struct ResState {
-  std::vector<std::uint32_t> flows;  // active flows (with multiplicity per path entry)
+  std::vector<std::uint32_t> flows;   // active flows (with multiplicity per path entry)
+  std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
   double cap_rem = 0;
   double wsum = 0;
   double load = 0;        // current total rate x multiplicity
@@ -170,6 +199,101 @@ private:
     push(now + lowered_.latency + delay, 0, op, 0);
   }
 
+  // --- Groups -----------------------------------------------------------------------------------
+
+  void leave_group(std::uint32_t fid) {
+    FlowState& f = flows_[fid];
+    if (f.group == kLimitNone) return;
+    Group& g = groups_[f.group];
+    const std::uint32_t last = g.members.back();
+    g.members[f.member] = last;
+    flows_[last].member = f.member;
+    g.members.pop_back();
+    g.dirty = true;
+    if (g.members.empty()) kill_group(f.group);
+    f.group = kLimitNone;
+  }
+
+  void kill_group(std::uint32_t gid) {
+    Group& g = groups_[gid];
+    for (std::uint32_t res : g.sig) {
+      auto& v = res_[res].groups;
+      auto it = std::find(v.begin(), v.end(), gid);
+      FFSIM_ASSERT(it != v.end(), "group missing from its resource");
+      v.erase(it);  // keeps the others' order (the order of the solve)
+    }
+    auto range = table_.equal_range(g.hash);
+    for (auto it = range.first; it != range.second; ++it)
+      if (it->second == gid) {
+        table_.erase(it);
+        break;
+      }
+    g.alive = false;
+    g.sig.clear();
+    free_groups_.push_back(gid);
+  }
+
+  void join_group(std::uint32_t fid) {
+    FlowState& f = flows_[fid];
+    sig_.clear();
+    for (std::uint32_t res : p_.path(f.path).resources)
+      if (res_[res].active) sig_.push_back(res);
+    const double cap_level = f.cap / f.weight;
+    std::uint64_t h = std::bit_cast<std::uint64_t>(cap_level) * 0x9e3779b97f4a7c15ULL;
+    for (std::uint32_t res : sig_) h = (h ^ res) * 0x100000001b3ULL;
+    std::uint32_t gid = kLimitNone;
+    auto range = table_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+      const Group& g = groups_[it->second];
+      if (g.cap_level == cap_level && g.sig == sig_) {
+        gid = it->second;
+        break;
+      }
+    }
+    if (gid == kLimitNone) {
+      if (free_groups_.empty()) {
+        gid = static_cast<std::uint32_t>(groups_.size());
+        groups_.emplace_back();
+      } else {
+        gid = free_groups_.back();
+        free_groups_.pop_back();
+      }
+      Group& g = groups_[gid];
+      g.sig.assign(sig_.begin(), sig_.end());  // a reused group keeps its vectors' storage
+      g.members.clear();
+      g.weight = g.cap_sum = 0;
+      g.mark = 0;
+      g.frozen = g.by_cap = g.last_by_cap = false;
+      g.level = 0;
+      g.last_level = -1;
+      g.lim = g.last_lim = kLimitNone;
+      g.cap_level = cap_level;
+      g.hash = h;
+      g.alive = true;
+      for (std::uint32_t res : g.sig) res_[res].groups.push_back(gid);
+      table_.emplace(h, gid);
+    }
+    Group& g = groups_[gid];
+    f.group = gid;
+    f.member = static_cast<std::uint32_t>(g.members.size());
+    g.members.push_back(fid);
+    g.dirty = true;
+  }
+
+  // A resource joins or leaves the constraint set: the flows through it change groups.
+  void set_active(std::uint32_t res, bool on) {
+    if (res_[res].active == on) return;
+    res_[res].active = on;
+    moving_ = res_[res].flows;  // a copy: regrouping does not change it, but keep it simple
+    for (std::uint32_t fid : moving_)
+      if (flows_[fid].group != kLimitNone) {
+        leave_group(fid);
+        join_group(fid);
+      }
+  }
+
+  // --- Flows ------------------------------------------------------------------------------------
+
   void begin_flows(sched::OpId op, double now, Result& r) {
     auto& fl = pending_[op];
     // Identical flows of one op (same path, weight and amount, no cap, started together: a reduce's
@@ -180,6 +304,7 @@ private:
     merged_of_.clear();
     merged_flow_.clear();
     merged_count_.clear();
+    const std::size_t first = flows_.size();
     for (const platform::Flow& f : fl) {
       const platform::Path& path = p_.path(f.path);
       if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(f.rate_cap))) continue;
@@ -219,14 +344,16 @@ private:
         touch(res);
         // A bidirectional cap can tighten when a flow starts in its other direction: it joins the
         // solve (its state changed), whatever a rate check would find.
-        if (p_.resource(res).kind == platform::ResourceKind::PcieBidir) res_[res].active = true;
+        if (p_.resource(res).kind == platform::ResourceKind::PcieBidir) set_active(res, true);
         any_active = any_active || res_[res].active;
         if (narrow == kLimitNone || cap_of(res) < cap_of(narrow)) narrow = res;
       }
-      if (!any_active && narrow != kLimitNone) res_[narrow].active = true;
+      if (!any_active && narrow != kLimitNone) set_active(narrow, true);
       if (path.resources.empty()) touched_flows_.push_back(id);
       ++flows_left_[op];
     }
+    // The op's flows join their groups with their final weights (merged flows grew above).
+    for (std::size_t id = first; id < flows_.size(); ++id) join_group(static_cast<std::uint32_t>(id));
     fl.clear();
     fl.shrink_to_fit();
     if (flows_left_[op] == 0) done_ops_.push_back(op);
@@ -243,6 +370,7 @@ private:
         if (res_[res].flows.size() == 1) res_[res].load = 0;
         res_[res].saturated = res_[res].load >= cap_of(res) * (1 - 1e-9);
       }
+    leave_group(id);
     f.active = false;
     f.remaining = 0;
     for (std::uint32_t res : p_.path(f.path).resources) {
@@ -308,7 +436,7 @@ private:
     for (std::uint32_t res : check_) {
       ResState& st = res_[res];
       if (st.load > cap_of(res) * (1 + 1e-12)) {
-        st.active = true;
+        set_active(res, true);
         touch(res);
         again = true;
       }
@@ -320,12 +448,9 @@ private:
   void solve_once(double now) {
     if (touched_res_.empty() && touched_flows_.empty()) return;
     const std::uint32_t mark = ++comp_gen_;
-    comp_mark_ = mark;
     comp_res_.clear();
-    comp_flows_.clear();
-    inc_.clear();
-    inc_begin_.clear();
-    // Breadth-first over resources and flows.
+    comp_groups_.clear();
+    // Breadth-first over resources and groups.
     std::vector<std::uint32_t>& queue = touched_res_;
     {
       std::size_t keep = 0;
@@ -337,47 +462,38 @@ private:
     for (std::size_t qi = 0; qi < queue.size(); ++qi) {
       const std::uint32_t res = queue[qi];
       comp_res_.push_back(res);
-      for (std::uint32_t fid : res_[res].flows) {
-        FlowState& f = flows_[fid];
-        if (f.mark == mark) continue;
-        f.mark = mark;
-        comp_flows_.push_back(fid);
-        // The flow's resources in the solve: the active ones on its path (all join the component).
-        inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));
-        for (std::uint32_t r2 : p_.path(f.path).resources) {
-          if (!res_[r2].active) continue;
-          inc_.push_back(r2);
+      for (std::uint32_t gid : res_[res].groups) {
+        Group& g = groups_[gid];
+        if (g.mark == mark) continue;
+        g.mark = mark;
+        comp_groups_.push_back(gid);
+        for (std::uint32_t r2 : g.sig)
           if (res_[r2].comp_stamp != mark) {
             res_[r2].comp_stamp = mark;
             queue.push_back(r2);
           }
-        }
       }
     }
-    for (std::uint32_t fid : touched_flows_)
-      if (flows_[fid].active && flows_[fid].mark != mark) {
-        flows_[fid].mark = mark;
-        comp_flows_.push_back(fid);
-        inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));  // no resources
+    for (std::uint32_t fid : touched_flows_)  // flows on no resource (only a cap)
+      if (flows_[fid].active) {
+        Group& g = groups_[flows_[fid].group];
+        if (g.mark != mark) {
+          g.mark = mark;
+          comp_groups_.push_back(flows_[fid].group);
+        }
       }
-    inc_begin_.push_back(static_cast<std::uint32_t>(inc_.size()));
     touched_res_.clear();
     touched_flows_.clear();
     ++touch_gen_;
 
-    // Bring the component's flows and resources to `now` at their old rates.
     for (std::uint32_t res : comp_res_) account(res, now);
-    for (std::uint32_t fid : comp_flows_) {
-      FlowState& f = flows_[fid];
-      f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.t_last));
-      f.t_last = now;
-      f.frozen = false;
-    }
     // Progressive filling with a heap of fair-share levels: a resource's level is its remaining
-    // capacity over the weight of the unfrozen flows through it (a flow's own cap is a level too).
-    // Freezing flows at the lowest level only raises the other levels, so an entry whose resource
-    // changed since it was queued is a lower bound of its level: popped, it is re-queued at the
-    // current level; a current entry at the top is the minimum.
+    // capacity over the weight of the unfrozen groups through it (a group's cap over its weight is
+    // a level too). A group freezes as one: each member at its weight times the level (or its cap),
+    // the group's weight times the level off every resource it crosses. Freezing at the lowest
+    // level only raises the other levels, so an entry whose resource changed since it was queued is
+    // a lower bound of its level: popped, it is re-queued at the current level; a current entry at
+    // the top is the minimum.
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
       st.cap_rem = cap_of(res);
@@ -386,13 +502,22 @@ private:
       st.saturated = false;
       ++st.version;
     }
-    for (std::size_t k = 0; k < comp_flows_.size(); ++k)
-      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) res_[inc_[j]].wsum += flows_[comp_flows_[k]].weight;
-    new_rate_.assign(comp_flows_.size(), 0.0);
-    new_lim_.assign(comp_flows_.size(), kLimitNone);
-    // Resource levels in a binary heap (built in one go); flow caps never change, so they are
-    // sorted once and merged with the heap: at equal levels a resource comes before a cap, and caps
-    // go in flow order (as one heap ordered by (level, resource before cap, id) would give them).
+    for (std::uint32_t gid : comp_groups_) {
+      Group& g = groups_[gid];
+      if (g.dirty) {
+        g.weight = 0;
+        g.cap_sum = 0;
+        for (std::uint32_t fid : g.members) {
+          g.weight += flows_[fid].weight;
+          g.cap_sum += flows_[fid].cap;
+        }
+      }
+      g.frozen = false;
+      for (std::uint32_t res : g.sig) res_[res].wsum += g.weight;
+    }
+    // Resource levels in a binary heap (built in one go); caps never change, so they are sorted
+    // once and merged with the heap: at equal levels a resource comes before a cap, and caps go in
+    // group order (as one heap ordered by (level, resource before cap, id) would give them).
     auto later = [](const Level& a, const Level& b) {
       return a.level != b.level ? a.level > b.level : a.id > b.id;
     };
@@ -403,26 +528,26 @@ private:
     }
     std::make_heap(heap_.begin(), heap_.end(), later);
     caps_.clear();
-    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
-      FlowState& f = flows_[comp_flows_[k]];
-      f.slot = static_cast<std::uint32_t>(k);
-      if (std::isfinite(f.cap)) caps_.push_back(Level{f.cap / f.weight, static_cast<std::uint32_t>(k), 0});
+    for (std::size_t k = 0; k < comp_groups_.size(); ++k) {
+      const Group& g = groups_[comp_groups_[k]];
+      if (std::isfinite(g.cap_level)) caps_.push_back(Level{g.cap_level, static_cast<std::uint32_t>(k), 0});
     }
     std::sort(caps_.begin(), caps_.end(), [](const Level& a, const Level& b) {
       return a.level != b.level ? a.level < b.level : a.id < b.id;
     });
     std::size_t next_cap = 0;
-    std::size_t unfrozen = comp_flows_.size();
-    auto freeze = [&](std::size_t k, double rate, std::uint32_t lim) {
-      FlowState& f = flows_[comp_flows_[k]];
-      f.frozen = true;
+    std::size_t unfrozen = comp_groups_.size();
+    auto freeze = [&](Group& g, double level, std::uint32_t lim, bool by_cap) {
+      g.frozen = true;
+      g.level = level;
+      g.lim = lim;
+      g.by_cap = by_cap;
       --unfrozen;
-      new_rate_[k] = rate;
-      new_lim_[k] = lim;
-      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) {
-        ResState& st = res_[inc_[j]];
+      const double rate = by_cap ? g.cap_sum : g.weight * level;
+      for (std::uint32_t res : g.sig) {
+        ResState& st = res_[res];
         st.cap_rem -= rate;
-        st.wsum -= f.weight;
+        st.wsum -= g.weight;
         if (st.wsum < 1e-12) st.wsum = 0;
         // No push here: a freeze at the lowest level only raises this resource's level, so its entry
         // in the heap stays a lower bound; it is refreshed when it reaches the top (below).
@@ -433,63 +558,77 @@ private:
       FFSIM_ASSERT(!heap_.empty() || next_cap < caps_.size(), "unbounded flow rate in a schedule");
       if (heap_.empty() || (next_cap < caps_.size() && caps_[next_cap].level < heap_.front().level)) {
         const Level c = caps_[next_cap++];
-        FlowState& f = flows_[comp_flows_[c.id]];
-        if (!f.frozen) freeze(c.id, f.cap, kLimitRateCap);
+        Group& g = groups_[comp_groups_[c.id]];
+        if (!g.frozen) freeze(g, c.level, kLimitRateCap, true);
         continue;
       }
       std::pop_heap(heap_.begin(), heap_.end(), later);
-      const Level top = heap_.back();
+      Level top = heap_.back();
       heap_.pop_back();
       ResState& st = res_[top.id];
       if (st.wsum <= 0) continue;
       if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
-        heap_.push_back(Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version});
-        std::push_heap(heap_.begin(), heap_.end(), later);
-        continue;
+        top = Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version};
+        // Unless it is still the lowest (before the heap's top and the next cap): then the re-queued
+        // entry would be the next one popped, so it is taken now.
+        const bool first = (heap_.empty() || !later(top, heap_.front())) &&
+                           (next_cap == caps_.size() || !(caps_[next_cap].level < top.level));
+        if (!first) {
+          heap_.push_back(top);
+          std::push_heap(heap_.begin(), heap_.end(), later);
+          continue;
+        }
       }
-      // Every unfrozen flow through this resource stops at this level.
-      for (std::uint32_t fid : st.flows) {
-        FlowState& f = flows_[fid];
-        if (f.frozen || f.mark != comp_mark_) continue;
-        freeze(f.slot, f.weight * top.level, top.id);
-      }
+      // Every unfrozen group through this resource stops at this level.
+      for (std::uint32_t gid : st.groups)
+        if (!groups_[gid].frozen) freeze(groups_[gid], top.level, top.id, false);
     }
-    std::vector<double>& new_rate = new_rate_;
-    std::vector<std::uint32_t>& new_lim = new_lim_;
-    // New rates, loads and end events.
-    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
-      FlowState& f = flows_[comp_flows_[k]];
-      for (std::uint32_t j = inc_begin_[k]; j < inc_begin_[k + 1]; ++j) res_[inc_[j]].load += new_rate[k];
-      if (new_rate[k] == f.rate) continue;
-      for (std::uint32_t res : p_.path(f.path).resources) {
-        ResState& st = res_[res];
-        if (st.comp_stamp != mark) {  // a dropped resource: its load follows the change
-          account(res, now);
-          st.load += new_rate[k] - f.rate;
-          st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
-          if (new_rate[k] > f.rate && st.check_stamp != mark) {
-            st.check_stamp = mark;
-            check_.push_back(res);
+    // Loads of the resources in the solve: each group's members' rates summed.
+    for (std::uint32_t gid : comp_groups_) {
+      const Group& g = groups_[gid];
+      const double rate = g.by_cap ? g.cap_sum : g.weight * g.level;
+      for (std::uint32_t res : g.sig) res_[res].load += rate;
+    }
+    // Members of groups whose level, limiter or membership changed take their new rates; the
+    // loads of the dropped resources on their paths follow, and they get new end events.
+    for (std::uint32_t gid : comp_groups_) {
+      Group& g = groups_[gid];
+      if (!g.dirty && g.level == g.last_level && g.by_cap == g.last_by_cap && g.lim == g.last_lim) continue;
+      g.dirty = false;
+      g.last_level = g.level;
+      g.last_by_cap = g.by_cap;
+      g.last_lim = g.lim;
+      for (std::uint32_t fid : g.members) {
+        FlowState& f = flows_[fid];
+        const double rate = g.by_cap ? f.cap : f.weight * g.level;
+        if (g.lim != f.limiter) {
+          close_limiter(f, now);
+          f.limiter = g.lim;
+        }
+        if (rate == f.rate && f.version != 0) continue;
+        for (std::uint32_t res : p_.path(f.path).resources) {
+          ResState& st = res_[res];
+          if (st.comp_stamp != mark) {  // a dropped resource: its load follows the change
+            account(res, now);
+            st.load += rate - f.rate;
+            st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
+            if (rate > f.rate && st.check_stamp != mark) {
+              st.check_stamp = mark;
+              check_.push_back(res);
+            }
           }
         }
+        f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.t_last));
+        f.t_last = now;
+        f.rate = rate;
+        ++f.version;
+        if (f.rate > 0) push(now + f.remaining / f.rate, 1, fid, f.version);
       }
     }
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
       st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
-      if (lazy_ && st.load < cap_of(res) * (1 - 1e-6)) st.active = false;
-    }
-    for (std::size_t k = 0; k < comp_flows_.size(); ++k) {
-      FlowState& f = flows_[comp_flows_[k]];
-      if (new_lim[k] != f.limiter) {
-        close_limiter(f, now);
-        f.limiter = new_lim[k];
-      }
-      if (new_rate[k] != f.rate || f.version == 0) {
-        f.rate = new_rate[k];
-        ++f.version;
-        if (f.rate > 0) push(now + f.remaining / f.rate, 1, comp_flows_[k], f.version);
-      }
+      if (lazy_ && st.load < cap_of(res) * (1 - 1e-6)) set_active(res, false);
     }
   }
 
@@ -505,13 +644,13 @@ private:
   std::vector<double> op_best_;
   std::vector<std::vector<platform::Flow>> pending_;
   std::vector<sched::OpId> done_ops_;
-  std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_flows_;
-  std::vector<std::uint32_t> inc_, inc_begin_;  // per flow of the solve (CSR): its resources in the solve
-  std::uint32_t touch_gen_ = 1, comp_gen_ = 0, comp_mark_ = 0;
-  std::vector<double> new_rate_;
-  std::vector<std::uint32_t> new_lim_;
+  std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_groups_;
+  std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
   std::vector<std::uint32_t> check_;
   std::vector<Level> heap_, caps_;
+  std::vector<Group> groups_;
+  std::vector<std::uint32_t> free_groups_, sig_, moving_;
+  std::unordered_multimap<std::uint64_t, std::uint32_t> table_;  // hash of (signature, cap level) -> group
   bool lazy_ = true;
   bool merge_ = true;
   // begin_flows: the op's uncapped flows kept (index in its lowering), their ids, and how many
