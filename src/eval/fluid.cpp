@@ -42,7 +42,12 @@ struct Event {
   std::uint32_t kind; // 0 = op latency over, 1 = flow end
   std::uint32_t id;
   std::uint32_t version;
-  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  // Times are never negative, so their bit patterns order as the values do (no data-dependent
+  // branch in the queue's sifts).
+  bool operator>(const Event& o) const {
+    const auto x = std::bit_cast<std::uint64_t>(time), y = std::bit_cast<std::uint64_t>(o.time);
+    return (x > y) | ((x == y) & (seq > o.seq));
+  }
 };
 
 struct FlowState {
@@ -518,15 +523,23 @@ private:
     // Resource levels in a binary heap (built in one go); caps never change, so they are sorted
     // once and merged with the heap: at equal levels a resource comes before a cap, and caps go in
     // group order (as one heap ordered by (level, resource before cap, id) would give them).
+    // Levels are never negative (nor NaN), so their bit patterns order as the values do: one
+    // 64-bit comparison, the id breaking ties, without a data-dependent branch.
     auto later = [](const Level& a, const Level& b) {
-      return a.level != b.level ? a.level > b.level : a.id > b.id;
+      const auto x = std::bit_cast<std::uint64_t>(a.level), y = std::bit_cast<std::uint64_t>(b.level);
+      return (x > y) | ((x == y) & (a.id > b.id));
     };
-    heap_.clear();
+    // The resources' first levels sorted; an entry found stale (a lower bound) is re-queued at its
+    // current level in a small heap beside them. The lowest live entry is the lower of the next
+    // sorted one and the heap's top (a resource has one live entry at a time).
+    order_.clear();
     for (std::uint32_t res : comp_res_) {
       const ResState& st = res_[res];
-      if (st.wsum > 0) heap_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
+      if (st.wsum > 0) order_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
     }
-    std::make_heap(heap_.begin(), heap_.end(), later);
+    std::sort(order_.begin(), order_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
+    heap_.clear();
+    std::size_t next = 0;
     caps_.clear();
     for (std::size_t k = 0; k < comp_groups_.size(); ++k) {
       const Group& g = groups_[comp_groups_[k]];
@@ -549,29 +562,36 @@ private:
         st.cap_rem -= rate;
         st.wsum -= g.weight;
         if (st.wsum < 1e-12) st.wsum = 0;
-        // No push here: a freeze at the lowest level only raises this resource's level, so its entry
-        // in the heap stays a lower bound; it is refreshed when it reaches the top (below).
+        // No re-queue here: a freeze at the lowest level only raises this resource's level, so its
+        // entry stays a lower bound; it is refreshed when it comes up (below).
         ++st.version;
       }
     };
     while (unfrozen > 0) {
-      FFSIM_ASSERT(!heap_.empty() || next_cap < caps_.size(), "unbounded flow rate in a schedule");
-      if (heap_.empty() || (next_cap < caps_.size() && caps_[next_cap].level < heap_.front().level)) {
+      const bool from_heap = !heap_.empty() && (next == order_.size() || later(order_[next], heap_.front()));
+      const Level* low = from_heap ? &heap_.front() : next < order_.size() ? &order_[next] : nullptr;
+      FFSIM_ASSERT(low || next_cap < caps_.size(), "unbounded flow rate in a schedule");
+      if (!low || (next_cap < caps_.size() && caps_[next_cap].level < low->level)) {
         const Level c = caps_[next_cap++];
         Group& g = groups_[comp_groups_[c.id]];
         if (!g.frozen) freeze(g, c.level, kLimitRateCap, true);
         continue;
       }
-      std::pop_heap(heap_.begin(), heap_.end(), later);
-      Level top = heap_.back();
-      heap_.pop_back();
+      Level top = *low;
+      if (from_heap) {
+        std::pop_heap(heap_.begin(), heap_.end(), later);
+        heap_.pop_back();
+      } else {
+        ++next;
+      }
       ResState& st = res_[top.id];
       if (st.wsum <= 0) continue;
       if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
         top = Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version};
-        // Unless it is still the lowest (before the heap's top and the next cap): then the re-queued
-        // entry would be the next one popped, so it is taken now.
-        const bool first = (heap_.empty() || !later(top, heap_.front())) &&
+        // Unless it is still the lowest (before the next entries and the next cap): then the
+        // re-queued entry would be the next one taken, so it is taken now.
+        const bool first = (next == order_.size() || !later(top, order_[next])) &&
+                           (heap_.empty() || !later(top, heap_.front())) &&
                            (next_cap == caps_.size() || !(caps_[next_cap].level < top.level));
         if (!first) {
           heap_.push_back(top);
@@ -647,7 +667,7 @@ private:
   std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_groups_;
   std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
   std::vector<std::uint32_t> check_;
-  std::vector<Level> heap_, caps_;
+  std::vector<Level> order_, heap_, caps_;
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_groups_, sig_, moving_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> table_;  // hash of (signature, cap level) -> group
