@@ -114,6 +114,7 @@ struct ResState {
   bool saturated = false;
   bool active = true;     // a constraint of the solve (see resolve: lazy constraints)
   std::uint32_t check_stamp = 0;
+  std::uint32_t order_stamp = 0;  // solve_once: taken into the order of first levels
 };
 
 class Fluid {
@@ -532,12 +533,39 @@ private:
     // The resources' first levels sorted; an entry found stale (a lower bound) is re-queued at its
     // current level in a small heap beside them. The lowest live entry is the lower of the next
     // sorted one and the heap's top (a resource has one live entry at a time).
+    // A resource's first level (its capacity over its groups' weights) changes only when flows
+    // start or end on it, so the last solve's order is nearly right: the entries go in that order
+    // (new ones after) and an insertion sort finishes the job, falling back to a full sort when
+    // too much moves.
     order_.clear();
-    for (std::uint32_t res : comp_res_) {
-      const ResState& st = res_[res];
+    const std::uint32_t taken = ++order_gen_;
+    auto take = [&](std::uint32_t res) {
+      ResState& st = res_[res];
+      if (st.comp_stamp != mark || st.order_stamp == taken) return;
+      st.order_stamp = taken;
       if (st.wsum > 0) order_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
+    };
+    for (std::uint32_t res : last_order_) take(res);
+    for (std::uint32_t res : comp_res_) take(res);
+    {
+      const std::size_t n = order_.size();
+      std::size_t moves = 0;
+      bool sorted = true;
+      for (std::size_t i = 1; i < n && sorted; ++i) {
+        const Level x = order_[i];
+        std::size_t j = i;
+        while (j > 0 && later(order_[j - 1], x)) {
+          order_[j] = order_[j - 1];
+          --j;
+        }
+        order_[j] = x;
+        moves += i - j;
+        if (moves > 8 * n) sorted = false;
+      }
+      if (!sorted) std::sort(order_.begin(), order_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
     }
-    std::sort(order_.begin(), order_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
+    last_order_.clear();
+    for (const Level& l : order_) last_order_.push_back(l.id);
     heap_.clear();
     std::size_t next = 0;
     caps_.clear();
@@ -668,6 +696,8 @@ private:
   std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
   std::vector<std::uint32_t> check_;
   std::vector<Level> order_, heap_, caps_;
+  std::vector<std::uint32_t> last_order_;  // the resources of the last solve by first level
+  std::uint32_t order_gen_ = 0;
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_groups_, sig_, moving_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> table_;  // hash of (signature, cap level) -> group
