@@ -74,21 +74,22 @@ struct FlowState {
 // solves: a flow joins one when it starts, leaves it when it ends, and moves when a resource on its
 // path joins or leaves the constraint set (lazy constraints). Within a node the copies of several
 // GPUs often differ only in resources that are not saturated (their own links): one group.
-struct Group {
-  std::vector<std::uint32_t> sig;  // active resources (with multiplicity), in path order
-  double cap_level = kInf;         // cap / weight of every member
-  std::uint64_t hash = 0;
-  std::vector<std::uint32_t> members;
-  double weight = 0;   // the members' weights summed (recomputed when dirty)
-  double cap_sum = 0;  // and their caps
-  bool dirty = true;   // members changed since the group's last solve
-  bool alive = false;
-  // The solve.
+struct alignas(64) Group {
+  // What a solve touches for every group of its component (one cache line).
   std::uint32_t mark = 0;
   bool frozen = false;
   bool by_cap = false;
+  bool dirty = true;   // members changed since the group's last solve
+  bool alive = false;
+  double weight = 0;   // the members' weights summed (recomputed when dirty)
   double level = 0;
+  double cap_sum = 0;  // the members' caps summed
+  double cap_level = kInf;         // cap / weight of every member
+  std::vector<std::uint32_t> sig;  // active resources (with multiplicity), in path order
+  // The rest.
   std::uint32_t lim = kLimitNone;
+  std::vector<std::uint32_t> members;
+  std::uint64_t hash = 0;
   // The last solve's result, which the members' rates follow.
   double last_level = -1;
   bool last_by_cap = false;
@@ -101,18 +102,19 @@ struct Level {
   std::uint32_t version;  // resources: must match; caps: 0
 };
 
-struct ResState {
-  std::vector<std::uint32_t> flows;   // active flows (with multiplicity per path entry)
-  std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
+// The fields a solve touches for every resource of its component come first, in one cache line.
+struct alignas(64) ResState {
   double cap_rem = 0;
   double wsum = 0;
   double load = 0;        // current total rate x multiplicity
-  double t_mark = 0;      // last accounting time
-  std::uint32_t touch_stamp = 0;
   std::uint32_t comp_stamp = 0;
   std::uint32_t version = 0;
-  bool saturated = false;
+  std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
   bool active = true;     // a constraint of the solve (see resolve: lazy constraints)
+  bool saturated = false;
+  std::vector<std::uint32_t> flows;   // active flows (with multiplicity per path entry)
+  double t_mark = 0;      // last accounting time
+  std::uint32_t touch_stamp = 0;
   std::uint32_t check_stamp = 0;
   std::uint32_t order_stamp = 0;  // solve_once: taken into the order of first levels
 };
