@@ -7,11 +7,7 @@
 # Usage: scripts/bench-sim.sh [--quick]   Writes docs/bench-sim.txt.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
-cd "$(dirname "$0")/.."
-FF=build/ffsim
-SC=scenarios/fire-flyer-2.json
-[ -x "$FF" ] || { echo "build first (scripts/run.sh or scripts/test.sh)"; exit 1; }
-quick=0; [ "${1:-}" = "--quick" ] && quick=1
+source "$(dirname "$0")/ffsim-env.sh" "$@"
 out=docs/bench-sim.txt
 now() { date +%s.%N; }
 # wall seconds of a command (its output is discarded)

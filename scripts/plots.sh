@@ -11,19 +11,16 @@
 # Usage: scripts/plots.sh [--quick]   (--quick: collectives by closed form in the training steps)
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
-cd "$(dirname "$0")/.."
-FF=build/ffsim
-[ -x "$FF" ] || { echo "build first (scripts/run.sh or scripts/test.sh)"; exit 1; }
+source "$(dirname "$0")/ffsim-env.sh" "$@"
 # The first python3 with matplotlib (a pyenv python3 may shadow Debian's, which has the package).
 PY=
 for p in python3 /usr/bin/python3; do
   if command -v "$p" > /dev/null && "$p" -c "import matplotlib" 2> /dev/null; then PY=$p; break; fi
 done
 [ -n "$PY" ] || { echo "python3-matplotlib is missing (apt-get install python3-matplotlib)"; exit 2; }
-coll=simulate; [ "${1:-}" = "--quick" ] && coll=estimate
+coll=simulate; [ $quick = 1 ] && coll=estimate
 out=docs/plots
 mkdir -p "$out"
-SC=scenarios/fire-flyer-2.json
 $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512,1024,1440 --json > "$out/allreduce.json"
 $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512 --engine fluid --json > "$out/allreduce-fluid.json"
 $PY scripts/plot.py collective "$out/allreduce.json" "$out/allreduce-fluid.json" --envelope \

@@ -13,11 +13,7 @@
 # Usage: scripts/sensitivity.sh [--quick]   Writes docs/sensitivity.txt.
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
-cd "$(dirname "$0")/.."
-FF=build/ffsim
-SC=scenarios/fire-flyer-2.json
-[ -x "$FF" ] || { echo "build first (scripts/run.sh or scripts/test.sh)"; exit 1; }
-quick=0; [ "${1:-}" = "--quick" ] && quick=1
+source "$(dirname "$0")/ffsim-env.sh" "$@"
 out=docs/sensitivity.txt
 S=192937984  # 184 MiB
 gpus="16 32 64 128 256 $([ $quick = 1 ] || echo 512)"

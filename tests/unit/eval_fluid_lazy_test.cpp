@@ -15,12 +15,7 @@ using namespace ffsim;
 
 namespace {
 
-std::unique_ptr<platform::Platform> fire_flyer(int nodes) {
-  const std::string text = R"({"name": "lazy", "cluster": {"node": "fire_flyer_pcie", "nodes": )" +
-                           std::to_string(nodes) + R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
-  const auto sc = plan::parse_scenario(config::Document::parse(text, "lazy.json", false), ffsim::testing::catalog());
-  return plan::make_platform(sc);
-}
+std::unique_ptr<platform::Platform> fire_flyer(int nodes) { return plan::make_platform(ffsim::testing::cluster(nodes)); }
 
 void check_same(const eval::Result& a, const eval::Result& b) {
   REQUIRE(a.ops.size() == b.ops.size());

@@ -17,12 +17,7 @@ using namespace ffsim;
 
 namespace {
 
-std::unique_ptr<platform::Platform> fire_flyer(int nodes) {
-  const std::string text = R"({"name": "merge", "cluster": {"node": "fire_flyer_pcie", "nodes": )" +
-                           std::to_string(nodes) + R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
-  const auto sc = plan::parse_scenario(config::Document::parse(text, "merge.json", false), ffsim::testing::catalog());
-  return plan::make_platform(sc);
-}
+std::unique_ptr<platform::Platform> fire_flyer(int nodes) { return plan::make_platform(ffsim::testing::cluster(nodes)); }
 
 std::uint32_t resource_named(const platform::Platform& p, const std::string& name) {
   for (std::uint32_t r = 0; r < p.resource_count(); ++r)
