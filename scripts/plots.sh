@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The paper-shaped figures from ffsim's own output (needs python3-matplotlib; build first):
 #   docs/plots/allreduce.png   HFReduce against NCCL, 184 MiB allreduce, 16..1440 GPUs (closed
-#                              forms, and the fluid simulation up to 512 GPUs), with the published
+#                              forms and the fluid simulation of every chunk), with the published
 #                              ranges shaded (arXiv 2408.14158 Fig. 7)
 #   docs/plots/train-*.png     step time and scaling efficiency of the paper's four experiments,
 #                              HFReduce backend against NCCL (arXiv 2408.14158 Sec. V)
@@ -22,7 +22,7 @@ coll=simulate; [ $quick = 1 ] && coll=estimate
 out=docs/plots
 mkdir -p "$out"
 $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512,1024,1440 --json > "$out/allreduce.json"
-$FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512 --engine fluid --json > "$out/allreduce-fluid.json"
+$FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512,1024,1440 --engine fluid --json > "$out/allreduce-fluid.json"
 $PY scripts/plot.py collective "$out/allreduce.json" "$out/allreduce-fluid.json" --envelope \
   -o "$out/allreduce.png" --title "184 MiB allreduce on Fire-Flyer 2 (ffsim; shaded: published ranges)"
 # The published scaling claims (arXiv 2408.14158 Sec. V; ../shared/reference/fire-flyer-facts.md
