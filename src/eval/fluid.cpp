@@ -458,60 +458,29 @@ private:
     const std::uint32_t mark = ++comp_gen_;
     comp_res_.clear();
     comp_groups_.clear();
-    // Breadth-first over resources and groups.
-    std::vector<std::uint32_t>& queue = touched_res_;
-    {
-      std::size_t keep = 0;
-      for (std::uint32_t res : queue)
-        if (res_[res].active) queue[keep++] = res;
-      queue.resize(keep);
-    }
-    for (std::uint32_t res : queue) res_[res].comp_stamp = mark;
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const std::uint32_t res = queue[qi];
-      comp_res_.push_back(res);
-      for (std::uint32_t gid : res_[res].groups) {
-        Group& g = groups_[gid];
-        if (g.mark == mark) continue;
-        g.mark = mark;
-        comp_groups_.push_back(gid);
-        for (std::uint32_t r2 : g.sig)
-          if (res_[r2].comp_stamp != mark) {
-            res_[r2].comp_stamp = mark;
-            queue.push_back(r2);
-          }
-      }
-    }
-    for (std::uint32_t fid : touched_flows_)  // flows on no resource (only a cap)
-      if (flows_[fid].active) {
-        Group& g = groups_[flows_[fid].group];
-        if (g.mark != mark) {
-          g.mark = mark;
-          comp_groups_.push_back(flows_[fid].group);
-        }
-      }
-    touched_res_.clear();
-    touched_flows_.clear();
-    ++touch_gen_;
-
-    for (std::uint32_t res : comp_res_) account(res, now);
-    // Progressive filling with a heap of fair-share levels: a resource's level is its remaining
-    // capacity over the weight of the unfrozen groups through it (a group's cap over its weight is
-    // a level too). A group freezes as one: each member at its weight times the level (or its cap),
-    // the group's weight times the level off every resource it crosses. Freezing at the lowest
-    // level only raises the other levels, so an entry whose resource changed since it was queued is
-    // a lower bound of its level: popped, it is re-queued at the current level; a current entry at
-    // the top is the minimum.
-    for (std::uint32_t res : comp_res_) {
+    // Breadth-first over resources and groups. Progressive filling (below) runs on a heap of
+    // fair-share levels: a resource's level is its remaining capacity over the weight of the
+    // unfrozen groups through it (a group's cap over its weight is a level too). A group freezes as
+    // one: each member at its weight times the level (or its cap), the group's weight times the
+    // level off every resource it crosses. Freezing at the lowest level only raises the other
+    // levels, so an entry whose resource changed since it was queued is a lower bound of its level:
+    // taken, it is re-queued at the current level; a current entry at the top is the minimum.
+    // The search prepares the filling as it goes: a resource is brought to `now` and reset when it
+    // joins, a group's weight is added to its resources when it joins.
+    auto join_res = [&](std::uint32_t res) {
       ResState& st = res_[res];
+      st.comp_stamp = mark;
+      account(res, now);
       st.cap_rem = cap_of(res);
       st.wsum = 0;
       st.load = 0;
       st.saturated = false;
       ++st.version;
-    }
-    for (std::uint32_t gid : comp_groups_) {
+    };
+    auto join = [&](std::uint32_t gid) {
       Group& g = groups_[gid];
+      g.mark = mark;
+      comp_groups_.push_back(gid);
       if (g.dirty) {
         g.weight = 0;
         g.cap_sum = 0;
@@ -521,8 +490,37 @@ private:
         }
       }
       g.frozen = false;
-      for (std::uint32_t res : g.sig) res_[res].wsum += g.weight;
+    };
+    std::vector<std::uint32_t>& queue = touched_res_;
+    {
+      std::size_t keep = 0;
+      for (std::uint32_t res : queue)
+        if (res_[res].active) queue[keep++] = res;
+      queue.resize(keep);
     }
+    for (std::uint32_t res : queue) join_res(res);
+    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+      const std::uint32_t res = queue[qi];
+      comp_res_.push_back(res);
+      for (std::uint32_t gid : res_[res].groups) {
+        Group& g = groups_[gid];
+        if (g.mark == mark) continue;
+        join(gid);
+        for (std::uint32_t r2 : g.sig) {
+          if (res_[r2].comp_stamp != mark) {
+            join_res(r2);
+            queue.push_back(r2);
+          }
+          res_[r2].wsum += g.weight;
+        }
+      }
+    }
+    for (std::uint32_t fid : touched_flows_)  // flows on no resource (only a cap)
+      if (flows_[fid].active && groups_[flows_[fid].group].mark != mark) join(flows_[fid].group);
+    touched_res_.clear();
+    touched_flows_.clear();
+    ++touch_gen_;
+
     // Resource levels in a binary heap (built in one go); caps never change, so they are sorted
     // once and merged with the heap: at equal levels a resource comes before a cap, and caps go in
     // group order (as one heap ordered by (level, resource before cap, id) would give them).
