@@ -50,6 +50,12 @@ struct Event {
   }
 };
 
+struct FlowEnd {
+  double time;
+  std::uint64_t seq;  // scheduling order: ties resolve deterministically
+  std::uint32_t flow;
+};
+
 struct FlowState {
   std::uint32_t op = 0;
   std::uint32_t path = 0;
@@ -65,6 +71,7 @@ struct FlowState {
   std::uint32_t best_limiter = kLimitNone;
   double best_time = -1;
   std::uint32_t group = kLimitNone;  // its group (see Group)
+  std::uint32_t qpos = kLimitNone;   // its end's place in the queue of flow ends
   std::uint32_t member = 0;          // its index in the group's members
 };
 
@@ -140,24 +147,22 @@ public:
     for (sched::OpId i = 0; i < n; ++i)
       if (preds_[i] == 0) start_op(i, 0.0, r);
     double now = 0;
-    while (!events_.empty()) {
-      // A flow whose rate changed left its old end event behind: drop it without advancing the
-      // clock (a flow that sped up would otherwise stretch the makespan to its stale end).
-      if (stale(events_.top())) {
-        events_.pop();
-        continue;
-      }
-      now = events_.top().time;
-      // Take every event at this instant, then re-solve the touched components once.
-      while (!events_.empty() && events_.top().time == now) {
-        const Event e = events_.top();
-        events_.pop();
-        if (e.kind == 0) {
+    while (!events_.empty() || !fq_.empty()) {
+      now = events_.empty() ? fq_[0].time : fq_.empty() ? events_.top().time : std::min(events_.top().time, fq_[0].time);
+      // Take every event at this instant in the order they were scheduled, then re-solve the
+      // touched components once.
+      for (;;) {
+        const bool op = !events_.empty() && events_.top().time == now;
+        const bool flow = !fq_.empty() && fq_[0].time == now;
+        if (!op && !flow) break;
+        if (op && (!flow || events_.top().seq < fq_[0].seq)) {
+          const Event e = events_.top();
+          events_.pop();
           begin_flows(e.id, now, r);
         } else {
-          FlowState& f = flows_[e.id];
-          if (!f.active || f.version != e.version) continue;
-          finish_flow(e.id, now, r);
+          const std::uint32_t fid = fq_[0].flow;
+          fq_erase(fid);
+          finish_flow(fid, now, r);
         }
       }
       resolve(now);
@@ -189,12 +194,68 @@ private:
     return r.capacity_when(!res_[r.up].flows.empty(), !res_[r.down].flows.empty());
   }
 
-  bool stale(const Event& e) const {
-    return e.kind == 1 && (!flows_[e.id].active || flows_[e.id].version != e.version);
-  }
-
   void push(double t, std::uint32_t kind, std::uint32_t id, std::uint32_t version) {
     events_.push(Event{t, seq_++, kind, id, version});
+  }
+
+  // Flow ends: an indexed binary heap with one entry per flow, moved in place when the flow's
+  // rate changes (a re-scheduled end takes the next sequence number, as a new event would, so the
+  // order of events at one instant is the order they were scheduled in).
+  static bool ends_before(const FlowEnd& a, const FlowEnd& b) {
+    const auto x = std::bit_cast<std::uint64_t>(a.time), y = std::bit_cast<std::uint64_t>(b.time);
+    return (x < y) | ((x == y) & (a.seq < b.seq));
+  }
+  void fq_place(std::size_t i, const FlowEnd& e) {
+    fq_[i] = e;
+    flows_[e.flow].qpos = static_cast<std::uint32_t>(i);
+  }
+  void fq_up(std::size_t i) {
+    const FlowEnd e = fq_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 2;
+      if (!ends_before(e, fq_[parent])) break;
+      fq_place(i, fq_[parent]);
+      i = parent;
+    }
+    fq_place(i, e);
+  }
+  void fq_down(std::size_t i) {
+    const FlowEnd e = fq_[i];
+    const std::size_t n = fq_.size();
+    for (;;) {
+      std::size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && ends_before(fq_[c + 1], fq_[c])) ++c;
+      if (!ends_before(fq_[c], e)) break;
+      fq_place(i, fq_[c]);
+      i = c;
+    }
+    fq_place(i, e);
+  }
+  void fq_set(std::uint32_t fid, double t) {
+    FlowState& f = flows_[fid];
+    if (f.qpos == kLimitNone) {
+      fq_.push_back(FlowEnd{t, seq_++, fid});
+      fq_up(fq_.size() - 1);
+    } else {
+      const std::size_t i = f.qpos;
+      fq_[i].time = t;
+      fq_[i].seq = seq_++;
+      fq_up(i);
+      fq_down(flows_[fid].qpos);
+    }
+  }
+  void fq_erase(std::uint32_t fid) {
+    FlowState& f = flows_[fid];
+    if (f.qpos == kLimitNone) return;
+    const std::size_t i = f.qpos;
+    f.qpos = kLimitNone;
+    const FlowEnd last = fq_.back();
+    fq_.pop_back();
+    if (i == fq_.size()) return;
+    fq_place(i, last);
+    fq_up(i);
+    fq_down(flows_[last.flow].qpos);
   }
 
   void start_op(sched::OpId op, double now, Result& r) {
@@ -670,7 +731,10 @@ private:
         f.t_last = now;
         f.rate = rate;
         ++f.version;
-        if (f.rate > 0) push(now + f.remaining / f.rate, 1, fid, f.version);
+        if (f.rate > 0)
+          fq_set(fid, now + f.remaining / f.rate);
+        else
+          fq_erase(fid);
       }
     }
     for (std::uint32_t res : comp_res_) {
@@ -682,7 +746,8 @@ private:
 
   const sched::Schedule& s_;
   const platform::Platform& p_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;  // op starts (latency over)
+  std::vector<FlowEnd> fq_;                                                // flow ends (see fq_set)
   std::uint64_t seq_ = 0;
   std::vector<FlowState> flows_;
   std::vector<ResState> res_;
