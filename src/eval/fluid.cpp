@@ -36,12 +36,11 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// An op whose latency is over (its flows begin).
 struct Event {
   double time;
-  std::uint64_t seq;  // insertion order: ties resolve deterministically
-  std::uint32_t kind; // 0 = op latency over, 1 = flow end
-  std::uint32_t id;
-  std::uint32_t version;
+  std::uint64_t seq;  // scheduling order (shared with flow ends): ties resolve deterministically
+  std::uint32_t op;
   // Times are never negative, so their bit patterns order as the values do (no data-dependent
   // branch in the queue's sifts).
   bool operator>(const Event& o) const {
@@ -64,7 +63,7 @@ struct FlowState {
   double cap = kInf;
   double rate = 0;
   double t_last = 0;
-  std::uint32_t version = 0;
+  bool rated = false;  // a solve has set its rate (its first solve always does)
   bool active = false;
   std::uint32_t limiter = kLimitNone;
   double limiter_since = 0;
@@ -87,7 +86,6 @@ struct alignas(64) Group {
   bool frozen = false;
   bool by_cap = false;
   bool dirty = true;   // members changed since the group's last solve
-  bool alive = false;
   double weight = 0;   // the members' weights summed (recomputed when dirty)
   double level = 0;
   double cap_sum = 0;  // the members' caps summed
@@ -158,7 +156,7 @@ public:
         if (op && (!flow || events_.top().seq < fq_[0].seq)) {
           const Event e = events_.top();
           events_.pop();
-          begin_flows(e.id, now, r);
+          begin_flows(e.op, now, r);
         } else {
           const std::uint32_t fid = fq_[0].flow;
           fq_erase(fid);
@@ -194,9 +192,7 @@ private:
     return r.capacity_when(!res_[r.up].flows.empty(), !res_[r.down].flows.empty());
   }
 
-  void push(double t, std::uint32_t kind, std::uint32_t id, std::uint32_t version) {
-    events_.push(Event{t, seq_++, kind, id, version});
-  }
+  void push(double t, sched::OpId op) { events_.push(Event{t, seq_++, op}); }
 
   // Flow ends: an indexed binary heap with one entry per flow, moved in place when the flow's
   // rate changes (a re-scheduled end takes the next sequence number, as a new event would, so the
@@ -265,7 +261,7 @@ private:
     double delay = 0;
     for (const auto& f : lowered_.flows) delay = std::max(delay, f.start_delay);
     pending_[op] = lowered_.flows;
-    push(now + lowered_.latency + delay, 0, op, 0);
+    push(now + lowered_.latency + delay, op);
   }
 
   // --- Groups -----------------------------------------------------------------------------------
@@ -297,7 +293,6 @@ private:
         table_.erase(it);
         break;
       }
-    g.alive = false;
     g.sig.clear();
     free_groups_.push_back(gid);
   }
@@ -338,7 +333,6 @@ private:
       g.lim = g.last_lim = kLimitNone;
       g.cap_level = cap_level;
       g.hash = h;
-      g.alive = true;
       for (std::uint32_t res : g.sig) res_[res].groups.push_back(gid);
       table_.emplace(h, gid);
     }
@@ -714,7 +708,7 @@ private:
           close_limiter(f, now);
           f.limiter = g.lim;
         }
-        if (rate == f.rate && f.version != 0) continue;
+        if (rate == f.rate && f.rated) continue;
         for (std::uint32_t res : p_.path(f.path).resources) {
           ResState& st = res_[res];
           if (st.comp_stamp != mark) {  // a dropped resource: its load follows the change
@@ -730,7 +724,7 @@ private:
         f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.t_last));
         f.t_last = now;
         f.rate = rate;
-        ++f.version;
+        f.rated = true;
         if (f.rate > 0)
           fq_set(fid, now + f.remaining / f.rate);
         else
