@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/app.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 
@@ -10,6 +11,8 @@
 #include "calib/calibration_file.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/unit_parse.hpp"
 #include "core/version.hpp"
 #include "coll/collective.hpp"
 #include "hw/parse.hpp"
@@ -27,6 +30,19 @@ namespace ffsim::cli {
 const config::Catalog& Context::published_catalog() {
   if (!published_) published_ = std::make_unique<config::Catalog>(config::Catalog::load(models_dir, kind_names()));
   return *published_;
+}
+
+double size_option(const std::string& text, const std::string& option) {
+  double bytes = 0;
+  try {
+    bytes = parse_size(text).si();
+  } catch (const ValueError& e) {
+    throw UsageError(option + ": " + e.what());
+  }
+  if (bytes < 0) throw UsageError(option + " must not be negative");
+  if (bytes != std::floor(bytes))
+    throw UsageError(option + ": " + text + " is not a whole number of bytes (" + fmt_f(bytes, 3) + " B)");
+  return bytes;
 }
 
 const config::Catalog& Context::catalog() {

@@ -3,7 +3,6 @@
 // per node, and the binding resource.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cmath>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -90,15 +89,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
       throw UsageError("--gpus: expected a comma-separated list of positive integers, got \"" + x + "\"");
     }
   }
-  double bytes = 0;
-  try {
-    bytes = parse_size(a.size).si();
-  } catch (const ValueError& e) {
-    throw UsageError(std::string("--size: ") + e.what());
-  }
-  if (bytes < 0) throw UsageError("--size must not be negative");
-  if (bytes != std::floor(bytes))
-    throw UsageError("--size: " + a.size + " is not a whole number of bytes (" + fmt_f(bytes, 3) + " B)");
+  const double bytes = size_option(a.size);
   const std::vector<std::string> engines{"analytic", "fluid", "fluid-eager", "simgrid"};
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +

@@ -1,7 +1,6 @@
 // `ffsim net <scenario> <test>`: microbenchmarks of the simulated machine.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -35,14 +34,8 @@ int run_net(Context& ctx, const NetArgs& a) {
   if (std::find(t.begin(), t.end(), a.test) == t.end())
     throw UsageError("unknown net test \"" + a.test + "\"" + did_you_mean(a.test, t) + "; valid: " + join(t));
   plan::NetOptions opt;
-  try {
-    opt.bytes = parse_size(a.size).si();
-  } catch (const ValueError& e) {
-    throw UsageError(std::string("--size: ") + e.what());
-  }
+  opt.bytes = size_option(a.size);
   if (opt.bytes <= 0) throw UsageError("--size must be positive");
-  if (opt.bytes != std::floor(opt.bytes))
-    throw UsageError("--size: " + a.size + " is not a whole number of bytes (" + fmt_f(opt.bytes, 3) + " B)");
   opt.senders_per_client = a.senders;
   opt.clients = a.clients;
   const auto* entry = eval::engines().find(a.engine);

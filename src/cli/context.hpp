@@ -20,6 +20,10 @@ namespace ffsim::cli {
 /// Validates one catalog entry of a kind (used by `ffsim check` and `ffsim models`).
 using KindValidator = std::function<void(const config::CatalogEntry&, const config::Catalog&)>;
 
+/// A --size argument in bytes ("184MiB", "4096B"): a unit is required, and the value must be a
+/// whole, non-negative number of bytes; anything else is a UsageError naming the option.
+double size_option(const std::string& text, const std::string& option = "--size");
+
 struct Context {
   std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
