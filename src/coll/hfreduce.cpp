@@ -665,7 +665,7 @@ public:
     // network latency and the software overhead, and never takes longer than a period (a stage
     // slower than the period would be the bottleneck). Until 2026-11-30 both directions were
     // charged the steady-state share and the add, 1.9-4.9% slower than the fluid simulation at
-    // 32-512 GPUs; now within 0.8% (tests/unit/coll_engine_test.cpp).
+    // 32-512 GPUs; now within 1.1% at 16-1,440 GPUs (tests/unit/coll_engine_test.cpp).
     double hop_up = 0, hop_down = 0;
     if (N > 1) {
       const int peer = g.ranks[static_cast<std::size_t>(by_node[1][0])].node;
