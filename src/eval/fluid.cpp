@@ -628,9 +628,7 @@ private:
       const Group& g = groups_[comp_groups_[k]];
       if (std::isfinite(g.cap_level)) caps_.push_back(Level{g.cap_level, static_cast<std::uint32_t>(k), 0});
     }
-    std::sort(caps_.begin(), caps_.end(), [](const Level& a, const Level& b) {
-      return a.level != b.level ? a.level < b.level : a.id < b.id;
-    });
+    std::sort(caps_.begin(), caps_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
     std::size_t next_cap = 0;
     std::size_t unfrozen = comp_groups_.size();
     auto freeze = [&](Group& g, double level, std::uint32_t lim, bool by_cap) {
