@@ -36,17 +36,20 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// (x, i) before (y, j), for times and levels, which are never negative (nor NaN): their bit
+// patterns order as the values do, so this is two integer comparisons without a data-dependent
+// branch (the branches of the plain comparison were mispredicted in the queues and the filling).
+bool before(double x, std::uint64_t i, double y, std::uint64_t j) {
+  const auto a = std::bit_cast<std::uint64_t>(x), b = std::bit_cast<std::uint64_t>(y);
+  return (a < b) | ((a == b) & (i < j));
+}
+
 // An op whose latency is over (its flows begin).
 struct Event {
   double time;
   std::uint64_t seq;  // scheduling order (shared with flow ends): ties resolve deterministically
   std::uint32_t op;
-  // Times are never negative, so their bit patterns order as the values do (no data-dependent
-  // branch in the queue's sifts).
-  bool operator>(const Event& o) const {
-    const auto x = std::bit_cast<std::uint64_t>(time), y = std::bit_cast<std::uint64_t>(o.time);
-    return (x > y) | ((x == y) & (seq > o.seq));
-  }
+  bool operator>(const Event& o) const { return before(o.time, o.seq, time, seq); }
 };
 
 struct FlowEnd {
@@ -103,7 +106,7 @@ struct alignas(64) Group {
 
 struct Level {
   double level;
-  std::uint32_t id;       // resource id, or group id for a cap
+  std::uint32_t id;       // resource id, or for a cap the group's index in the solve
   std::uint32_t version;  // resources: must match; caps: 0
 };
 
@@ -197,10 +200,7 @@ private:
   // Flow ends: an indexed binary heap with one entry per flow, moved in place when the flow's
   // rate changes (a re-scheduled end takes the next sequence number, as a new event would, so the
   // order of events at one instant is the order they were scheduled in).
-  static bool ends_before(const FlowEnd& a, const FlowEnd& b) {
-    const auto x = std::bit_cast<std::uint64_t>(a.time), y = std::bit_cast<std::uint64_t>(b.time);
-    return (x < y) | ((x == y) & (a.seq < b.seq));
-  }
+  static bool ends_before(const FlowEnd& a, const FlowEnd& b) { return before(a.time, a.seq, b.time, b.seq); }
   void fq_place(std::size_t i, const FlowEnd& e) {
     fq_[i] = e;
     flows_[e.flow].qpos = static_cast<std::uint32_t>(i);
@@ -323,14 +323,15 @@ private:
         free_groups_.pop_back();
       }
       Group& g = groups_[gid];
-      g.sig.assign(sig_.begin(), sig_.end());  // a reused group keeps its vectors' storage
+      // A reused group starts afresh but keeps its vectors' storage (allocations were a tenth of
+      // the time when groups were rebuilt from scratch).
+      auto sig = std::move(g.sig);
+      auto members = std::move(g.members);
+      g = Group{};
+      g.sig = std::move(sig);
+      g.sig.assign(sig_.begin(), sig_.end());
+      g.members = std::move(members);
       g.members.clear();
-      g.weight = g.cap_sum = 0;
-      g.mark = 0;
-      g.frozen = g.by_cap = g.last_by_cap = false;
-      g.level = 0;
-      g.last_level = -1;
-      g.lim = g.last_lim = kLimitNone;
       g.cap_level = cap_level;
       g.hash = h;
       for (std::uint32_t res : g.sig) res_[res].groups.push_back(gid);
@@ -347,8 +348,7 @@ private:
   void set_active(std::uint32_t res, bool on) {
     if (res_[res].active == on) return;
     res_[res].active = on;
-    moving_ = res_[res].flows;  // a copy: regrouping does not change it, but keep it simple
-    for (std::uint32_t fid : moving_)
+    for (std::uint32_t fid : res_[res].flows)  // regrouping changes groups, not this list
       if (flows_[fid].group != kLimitNone) {
         leave_group(fid);
         join_group(fid);
@@ -576,15 +576,10 @@ private:
     touched_flows_.clear();
     ++touch_gen_;
 
-    // Resource levels in a binary heap (built in one go); caps never change, so they are sorted
-    // once and merged with the heap: at equal levels a resource comes before a cap, and caps go in
-    // group order (as one heap ordered by (level, resource before cap, id) would give them).
-    // Levels are never negative (nor NaN), so their bit patterns order as the values do: one
-    // 64-bit comparison, the id breaking ties, without a data-dependent branch.
-    auto later = [](const Level& a, const Level& b) {
-      const auto x = std::bit_cast<std::uint64_t>(a.level), y = std::bit_cast<std::uint64_t>(b.level);
-      return (x > y) | ((x == y) & (a.id > b.id));
-    };
+    // Resource levels and group caps are taken in increasing order, merged: at equal levels a
+    // resource comes before a cap, and caps go in group order (as one queue ordered by (level,
+    // resource before cap, id) would give them). `later`: by level, then id (see before()).
+    auto later = [](const Level& a, const Level& b) { return before(b.level, b.id, a.level, a.id); };
     // The resources' first levels sorted; an entry found stale (a lower bound) is re-queued at its
     // current level in a small heap beside them. The lowest live entry is the lower of the next
     // sorted one and the heap's top (a resource has one live entry at a time).
@@ -756,7 +751,7 @@ private:
   std::vector<std::uint32_t> last_order_;  // the resources of the last solve by first level
   std::uint32_t order_gen_ = 0;
   std::vector<Group> groups_;
-  std::vector<std::uint32_t> free_groups_, sig_, moving_;
+  std::vector<std::uint32_t> free_groups_, sig_;
   std::unordered_multimap<std::uint64_t, std::uint32_t> table_;  // hash of (signature, cap level) -> group
   bool lazy_ = true;
   bool merge_ = true;

@@ -65,14 +65,13 @@ TEST_CASE("eval::FluidEngine: a reduce's identical reads run as one flow, with t
     // different times) and a second reduce of other inputs starts later: the merged flow's share
     // of the DRAM must track the k + 1 separate flows' shares through every change.
     sched::Schedule t;
-    const auto r1 = t.reduce(sched::Place::cpu(0, 0), inputs, sched::Place::dram(0, 0), Bytes(A));
+    (void)t.reduce(sched::Place::cpu(0, 0), inputs, sched::Place::dram(0, 0), Bytes(A));
     for (int g = 0; g < 4; ++g)
       (void)t.transfer(sched::Place::gpu(0, g), sched::Place::dram(0, 0), Bytes(20e6 * (g + 1) + 3), sched::TrafficClass::Other);
     const auto wait = t.delay(Seconds(1e-4));
     const std::vector<sched::Place> mixed{sched::Place::dram(0, 0), sched::Place::dram(0, 1), sched::Place::dram(0, 0)};
     const auto r2 = t.reduce(sched::Place::cpu(0, 0), mixed, sched::Place::dram(0, 0), Bytes(A / 3));
     t.depend(r2, wait);
-    (void)r1;
     check_same(merged.run(t, *p), apart.run(t, *p), 1e-12);
   }
 }
