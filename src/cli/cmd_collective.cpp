@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -20,6 +21,7 @@
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
+#include "report/trace.hpp"
 
 namespace ffsim::cli {
 
@@ -35,6 +37,7 @@ struct CollArgs {
   bool json = false;
   bool explain = false;
   bool full = false;
+  std::string trace;
 };
 
 // "a,b,c" -> {a, b, c}; an empty item ("16,,32", a leading or trailing comma) is a usage error.
@@ -94,6 +97,16 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +
                      did_you_mean(a.engine, engines));
+  std::ofstream trace_out;
+  if (!a.trace.empty()) {
+    if (algos.size() != 1 || gpus.size() != 1)
+      throw UsageError("--trace: a trace shows one run; give one --algo and one --gpus count (got " +
+                       std::to_string(algos.size()) + " and " + std::to_string(gpus.size()) + ")");
+    if (a.engine == "analytic")
+      throw UsageError("--trace: the analytic engine is a closed form without a timeline; add --engine fluid (or simgrid)");
+    trace_out.open(a.trace);
+    if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
+  }
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
@@ -128,6 +141,17 @@ int run_collective(Context& ctx, const CollArgs& a) {
       const double algbw = t > 0 ? bytes / t : 0;
       rows.push_back({name, n, t, algbw, algbw * coll::busbw_factor(algo->kind(), n), est.host_traffic_per_byte, wall,
                       est.bottleneck, est.note});
+      if (trace_out.is_open()) {
+        // The whole schedule (no shortcut), every op on its tracks.
+        sched::Schedule s;
+        (void)algo->emit(s, *p, lib, g, bytes, coll::Options{});
+        const eval::Result res = engine->run(s, *p);
+        const auto tr = report::schedule_trace(s, res, *p, name + " of " + fmt_bytes(Bytes(bytes)) + " over " + std::to_string(n) +
+                                                                " GPUs on " + sc.name + " (" + a.engine + " engine)");
+        report::write_chrome_trace(trace_out, tr);
+        trace_out.close();
+        if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
+      }
     }
   }
   if (a.json) {
@@ -165,6 +189,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   t.print(std::cout, "  ");
   std::cout << "  algbw = size / time; busbw = algbw x 2(n-1)/n (nccl-tests); host mem/node: bytes read + written in host\n"
                "  memory per node, in multiples of the size S; bound by: the resource the closed-form model finds binding\n";
+  if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
     report::Table e({"GPUs", "algorithm", "latency", "algbw (NCCL's view)", "predicted time", "picked"});
@@ -207,6 +232,7 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");
   sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
+  sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_collective(ctx, *a); }; });
 }
 

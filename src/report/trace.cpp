@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.hpp"
 #include "report/json_writer.hpp"
 
 namespace ffsim::report {
@@ -90,6 +91,12 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
     w.field("dur", (p.e->end - p.e->start) * 1e6);
     w.field("pid", p.pid);
     w.field("tid", p.tid);
+    if (!p.e->detail.empty()) {
+      w.key("args");
+      w.begin_object();
+      w.field("detail", p.e->detail);
+      w.end_object();
+    }
     w.end_object();
   }
   w.end_array();
@@ -100,6 +107,64 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
   w.end_object();
   w.end_object();
   os << '\n';
+}
+
+train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r, const platform::Platform& p,
+                                std::string title) {
+  using sched::Place;
+  using sched::PlaceKind;
+  const hw::NodeSpec& node = p.cluster().node;
+  train::StepTrace t;
+  t.title = std::move(title);
+  // Storage nodes get processes after the GPU nodes.
+  auto pid = [&](const Place& x) { return x.storage ? p.cluster().nodes + x.node : x.node; };
+  auto socket = [&](const Place& x) {
+    return x.storage ? std::string("storage") : node.sockets.at(static_cast<std::size_t>(x.index)).name;
+  };
+  auto gpu = [&](const Place& x) { return node.gpus.at(static_cast<std::size_t>(x.index)).name; };
+  auto nic = [&](const Place& x) {
+    if (x.kind == PlaceKind::Nic) return (x.storage ? std::string("storage nic") : node.nics.at(static_cast<std::size_t>(x.index)).name);
+    const int k = p.nic_for(x);
+    return x.storage || k < 0 ? std::string("nic") : node.nics.at(static_cast<std::size_t>(k)).name;
+  };
+  for (sched::OpId i = 0; i < s.size(); ++i) {
+    const sched::Op& op = s.op(i);
+    const eval::OpTiming& o = r.ops.at(i);
+    if (op.kind == sched::OpKind::Delay || !(o.end > o.start)) continue;
+    std::string name = s.tags().at(op.tag);
+    if (name.empty()) name = sched::op_kind_name(op.kind);
+    std::string detail;
+    if (op.kind == sched::OpKind::Transfer) detail = fmt_bytes(Bytes(op.amount));
+    if (op.kind == sched::OpKind::Reduce)
+      detail = std::to_string(op.inputs_end - op.inputs_begin) + " x " + fmt_bytes(Bytes(op.amount)) + " summed";
+    if (o.limiter == eval::kLimitRateCap) detail += ", limited by its own rate cap";
+    else if (o.limiter != eval::kLimitNone) detail += ", limited by " + p.resource_name(o.limiter);
+    auto add = [&](const Place& at, std::string lane, const char* category) {
+      t.events.push_back(train::TraceEvent{pid(at), std::move(lane), name, category, o.start, o.end, detail});
+    };
+    switch (op.kind) {
+      case sched::OpKind::Compute: add(op.at, gpu(op.at), "compute"); break;
+      case sched::OpKind::Reduce: add(op.at, socket(op.at) + " reducer", "reduce"); break;
+      case sched::OpKind::Transfer: {
+        const bool gpu_at = op.at.kind == PlaceKind::Gpu && !op.at.storage, gpu_to = op.to.kind == PlaceKind::Gpu && !op.to.storage;
+        const bool remote = op.at.node != op.to.node || op.at.storage != op.to.storage;
+        if (gpu_at) add(op.at, gpu(op.at) + " out", "transfer");
+        if (gpu_to) add(op.to, gpu(op.to) + " in", "transfer");
+        if (remote) {
+          add(op.at, nic(op.at) + " out", "transfer");
+          add(op.to, nic(op.to) + " in", "transfer");
+        } else if (!gpu_at && !gpu_to) {  // host-only, inside a node
+          if (op.at.kind == PlaceKind::Nic || op.to.kind == PlaceKind::Nic)
+            add(op.at, nic(op.at.kind == PlaceKind::Nic ? op.at : op.to) + " dma", "transfer");
+          else
+            add(op.at, socket(op.to.kind == PlaceKind::Cpu ? op.to : op.at) + " memory", "transfer");
+        }
+        break;
+      }
+      case sched::OpKind::Delay: break;
+    }
+  }
+  return t;
 }
 
 }  // namespace ffsim::report

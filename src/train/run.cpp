@@ -31,7 +31,7 @@ void trace_of_into(StepTrace& t, const StepBuilder& b, const eval::Result& res, 
     const OpCategory c = b.category(i);
     if (c == OpCategory::Sync) continue;
     const auto& o = res.ops[i];
-    for (const Track& k : b.tracks(i)) t.events.push_back(TraceEvent{k.node, k.lane, b.name(i), category_name(c), o.start, o.end});
+    for (const Track& k : b.tracks(i)) t.events.push_back(TraceEvent{k.node, k.lane, b.name(i), category_name(c), o.start, o.end, {}});
   }
 }
 

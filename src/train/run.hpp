@@ -53,6 +53,7 @@ struct TraceEvent {
   std::string category;      ///< compute, transfer, collective
   double start = 0;
   double end = 0;
+  std::string detail;        ///< optional ("4.00 MiB, limited by n0.cpu1.dram"): the event's args
 };
 struct StepTrace {
   std::string title;

@@ -33,7 +33,7 @@ plan::ScenarioSpec scenario(const std::string& workload, int nodes) {
 }
 
 struct Event {
-  std::string name, ph;
+  std::string name, ph, detail;
   double ts = 0, dur = 0;
   long long pid = 0, tid = 0;
 };
@@ -69,6 +69,7 @@ Parsed parse(const std::string& text) {
     x.dur = e.child("dur").as_number();
     x.pid = e.child("pid").as_integer();
     x.tid = e.child("tid").as_integer();
+    if (const auto args = e.optional_child("args")) x.detail = args->child("detail").as_string();
     p.x.push_back(x);
   }
   return p;
@@ -181,5 +182,61 @@ TEST_CASE("report::trace: simulated DDP and pipeline steps parse back, nest and 
     CHECK(lanes.count("nic0") == 1);
     CHECK(lanes.count("nic0 #2") == 1);
     for (int g = 0; g < 8; ++g) CHECK(lanes.count("gpu" + std::to_string(g)) == 1);
+  }
+}
+
+TEST_CASE("report::schedule_trace: a whole HFReduce and an NCCL ring on their tracks (ffsim collective --trace)") {
+  // Every op that occupies a resource shows on the tracks of what it occupies: a transfer on the
+  // "out" track of a GPU it leaves and the "in" track of a GPU it enters (D2H, H2D, GDRCopy writes,
+  // GPU to GPU), and between nodes also on the sender's "nic0 out" and the receiver's "nic0 in";
+  // host-only transfers inside a node on one socket track; a CPU reduce on its socket's
+  // "reducer", a kernel on its GPU; delays occupy nothing. So over the ops of positive duration
+  // the events number: per transfer, its GPU ends + 2 between nodes (or 1 when it has neither);
+  // per reduce or kernel, 1. The last one ends at the makespan.
+  const auto sc = ffsim::testing::cluster(2);
+  const auto p = plan::make_platform(sc);
+  const auto lib = coll::load_library_params(catalog());
+  eval::FluidEngine fluid;
+  for (const std::string name : {"hfreduce", "nccl_ring"}) {
+    CAPTURE(name);
+    const auto algo = coll::algorithms().get(name).factory();
+    sched::Schedule s;
+    (void)algo->emit(s, *p, lib, coll::Group::first_gpus(*p, 16), 9.0 * 1048576 + 4, coll::Options{});
+    const eval::Result res = fluid.run(s, *p);
+    std::size_t expected = 0;
+    for (sched::OpId i = 0; i < s.size(); ++i) {
+      const sched::Op& op = s.op(i);
+      if (op.kind == sched::OpKind::Delay || !(res.ops[i].end > res.ops[i].start)) continue;
+      if (op.kind != sched::OpKind::Transfer) {
+        ++expected;
+        continue;
+      }
+      const std::size_t gpus = (op.at.kind == sched::PlaceKind::Gpu ? 1u : 0u) + (op.to.kind == sched::PlaceKind::Gpu ? 1u : 0u);
+      expected += gpus + (op.at.node != op.to.node ? 2 : gpus == 0 ? 1 : 0);
+    }
+    std::ostringstream os;
+    report::write_chrome_trace(os, report::schedule_trace(s, res, *p, name));
+    const Parsed t = parse(os.str());
+    check_well_formed(t);
+    CHECK(t.x.size() == expected);
+    CHECK(t.processes == std::set<long long>{0, 1});
+    double last = 0;
+    for (const auto& e : t.x) {
+      last = std::max(last, e.ts + e.dur);
+      CHECK(e.detail.find("limited by") != std::string::npos);  // every event says what held it back
+    }
+    CHECK(last == doctest::Approx(res.makespan * 1e6).epsilon(1e-12).scale(ffsim::testing::kRelative));  // microseconds
+    const auto lanes = lanes_of(t, 1);
+    CHECK(lanes.count("nic0 out") == 1);
+    CHECK(lanes.count("nic0 in") == 1);
+    for (int g = 0; g < 8; ++g) CHECK(lanes.count("gpu" + std::to_string(g) + " out") == 1);
+    if (name == "hfreduce") {
+      for (int g = 0; g < 8; ++g) CHECK(lanes.count("gpu" + std::to_string(g) + " in") == 1);
+      CHECK(lanes.count("cpu0 reducer") == 1);  // D2H buffers interleaved: both sockets reduce
+      CHECK(lanes.count("cpu1 reducer") == 1);
+    } else {
+      CHECK(lanes.count("gpu0") == 1);  // the ring's reduce kernels
+      CHECK(lanes.count("cpu0 reducer") == 0);
+    }
   }
 }
