@@ -135,8 +135,10 @@ train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r,
     if (name.empty()) name = sched::op_kind_name(op.kind);
     std::string detail;
     if (op.kind == sched::OpKind::Transfer) detail = fmt_bytes(Bytes(op.amount));
-    if (op.kind == sched::OpKind::Reduce)
-      detail = std::to_string(op.inputs_end - op.inputs_begin) + " x " + fmt_bytes(Bytes(op.amount)) + " summed";
+    if (op.kind == sched::OpKind::Reduce)  // an accumulator (kept in cache) counts among the inputs
+      detail = op.accumulate ? std::to_string(op.inputs_end - op.inputs_begin - 1) + " x " + fmt_bytes(Bytes(op.amount)) +
+                                   " added to an accumulator in cache"
+                             : std::to_string(op.inputs_end - op.inputs_begin) + " x " + fmt_bytes(Bytes(op.amount)) + " summed";
     if (o.limiter == eval::kLimitRateCap) detail += ", limited by its own rate cap";
     else if (o.limiter != eval::kLimitNone) detail += ", limited by " + p.resource_name(o.limiter);
     auto add = [&](const Place& at, std::string lane, const char* category) {
