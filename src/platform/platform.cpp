@@ -441,9 +441,45 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
   FFSIM_ASSERT(false, sched::place_name(from) + " -> " + sched::place_name(to) + " is not a data path");
 }
 
-int Platform::nic_for(const Place& p) const {
+int Platform::nic_affinity(const NodeTemplate& t, int gpu, int nic) {
+  auto chain = [&](int port) {
+    std::vector<int> c;
+    for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) c.push_back(q);
+    return c;
+  };
+  const auto a = chain(t.gpu_port[static_cast<std::size_t>(gpu)]);
+  const auto c = chain(t.nic_port[static_cast<std::size_t>(nic)]);
+  int shared = 0;
+  for (int q : a)
+    if (std::find(c.begin(), c.end(), q) != c.end()) ++shared;
+  const bool same_socket = t.port_socket[static_cast<std::size_t>(a.back())] == t.port_socket[static_cast<std::size_t>(c.back())];
+  return shared * 2 + (same_socket ? 1 : 0);
+}
+
+int Platform::nic_for(const Place& p, int plane) const {
   const NodeTemplate& t = tmpl(p);
   FFSIM_ASSERT(!t.compute_nics.empty(), "node " + sched::place_name(p) + " has no NIC for the fabric");
+  if (plane >= 0) {
+    // Among the NICs of one plane: the one of best affinity to `p` (the same scoring as below);
+    // ties go to the lowest index.
+    std::vector<int> in_plane;
+    for (int j : t.compute_nics) {
+      Place nic = Place::nic(p.node, j);
+      nic.storage = p.storage;
+      if (fabric_ && fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(nic))].plane == plane) in_plane.push_back(j);
+    }
+    if (in_plane.empty()) return -1;
+    if (p.kind == PlaceKind::Nic || p.kind != PlaceKind::Gpu) {
+      const int s = p.kind == PlaceKind::Nic ? -1 : socket_of(p);
+      for (int j : in_plane)
+        if (t.port_socket[static_cast<std::size_t>(t.nic_port[static_cast<std::size_t>(j)])] == s) return j;
+      return in_plane.front();
+    }
+    int best = -1, arg = in_plane.front();
+    for (int j : in_plane)
+      if (const int sc = nic_affinity(t, p.index, j); sc > best) best = sc, arg = j;
+    return arg;
+  }
   if (p.kind == PlaceKind::Nic) return p.index;
   if (p.kind != PlaceKind::Gpu) {
     const int s = socket_of(p);
@@ -452,20 +488,7 @@ int Platform::nic_for(const Place& p) const {
     return t.compute_nics.front();
   }
   // The NIC nearest the GPU in the PCIe tree; GPUs that tie on one set of NICs spread over it.
-  auto chain = [&](int port) {
-    std::vector<int> c;
-    for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) c.push_back(q);
-    return c;
-  };
-  auto score = [&](int gpu, int nic) {
-    const auto a = chain(t.gpu_port[static_cast<std::size_t>(gpu)]);
-    const auto c = chain(t.nic_port[static_cast<std::size_t>(nic)]);
-    int shared = 0;
-    for (int q : a)
-      if (std::find(c.begin(), c.end(), q) != c.end()) ++shared;
-    const bool same_socket = t.port_socket[static_cast<std::size_t>(a.back())] == t.port_socket[static_cast<std::size_t>(c.back())];
-    return shared * 2 + (same_socket ? 1 : 0);
-  };
+  auto score = [&](int gpu, int nic) { return nic_affinity(t, gpu, nic); };
   int best = -1;
   std::vector<int> cands;
   for (int j : t.compute_nics) {
@@ -529,6 +552,19 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
   };
   if (from.storage) na = storage_nic(from, to, nb);
   if (to.storage) nb = storage_nic(to, from, na);
+  // Planes are separate fabrics (multi-plane, one NIC per GPU): when the two ends' own NICs sit in
+  // different planes, the transfer leaves through the sender node's NIC in the receiver's plane,
+  // the one nearest the sender (NCCL's PXN moves the data to that NIC's GPU over NVLink; here it
+  // crosses the node's own interconnect to that NIC as a local path does).
+  if (!from.storage && !to.storage) {
+    const auto plane = [&](int node, int nic) {
+      return fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(Place::nic(node, nic)))].plane;
+    };
+    if (const int pb = plane(to.node, nb); plane(from.node, na) != pb) {
+      const int alt = nic_for(from, pb);
+      if (alt >= 0) na = alt;
+    }
+  }
   Place nic_a = Place::nic(from.node, na);
   nic_a.storage = from.storage;
   Place nic_b = Place::nic(to.node, nb);

@@ -118,7 +118,8 @@ public:
   [[nodiscard]] const TrafficConfig& traffic() const { return traffic_; }
   [[nodiscard]] const PlatformOptions& options() const { return opts_; }
   /// The compute-NIC index a GPU (or, for Dram/Cpu places, a socket) uses for inter-node traffic.
-  [[nodiscard]] int nic_for(const sched::Place& p) const;
+  /// With `plane` >= 0 the choice is among the node's NICs in that fabric plane (none: -1).
+  [[nodiscard]] int nic_for(const sched::Place& p, int plane = -1) const;
   /// The fabric endpoint of a NIC (storage NICs are per zone).
   [[nodiscard]] int endpoint_of(const sched::Place& nic) const;
 
@@ -161,6 +162,9 @@ private:
   void chain_up(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
   void chain_down(const NodeTemplate& t, std::uint32_t b, int port, Path& p) const;
   [[nodiscard]] int socket_of(const sched::Place& p) const;
+  /// How near NIC `nic` is to GPU `gpu` in the PCIe tree: 2 per port their chains share, +1 on
+  /// the same socket.
+  static int nic_affinity(const NodeTemplate& t, int gpu, int nic);
 
   hw::ClusterSpec cluster_;
   std::shared_ptr<const topo::Fabric> fabric_;

@@ -374,3 +374,35 @@ TEST_CASE("engines: random contended schedules agree in both engines (two max-mi
   }
   MESSAGE("largest relative difference " << worst);
 }
+
+TEST_CASE("platform: on separate planes a transfer leaves through the sender node's NIC in the receiver's plane") {
+  // Two nodes of 8 GPUs and 8 NICs (NIC i in plane i mod 4, as in fire-flyer-next.json): GPU3's
+  // own NIC is nic3 (plane 3), GPU0's nic0 (plane 0). Planes are separate fabrics, so n0.gpu3 ->
+  // n1.gpu0 leaves through n0's NIC of plane 0 nearest GPU3 (nic0, under cpu0 with GPU3's switch;
+  // nic4 hangs off cpu1) and arrives at n1.nic0, as NCCL's PXN does; a same-plane pair keeps its
+  // own NICs.
+  const std::string text = R"({"name": "planes", "cluster": {"node": "h800_8x400g", "nodes": 2},
+      "fabric": {"topology": "multi_plane", "switch": "switch_128x400g", "planes": 4}})";
+  const auto p = plan::make_platform(plan::parse_scenario(config::Document::parse(text, "planes.json", false), catalog()));
+  REQUIRE(p->nic_for(Place::gpu(0, 3)) == 3);
+  REQUIRE(p->nic_for(Place::gpu(1, 0)) == 0);
+  auto names = [&](Place a, Place b) {
+    std::vector<std::string> v;
+    for (std::uint32_t r : p->path(p->path_id(a, b)).resources) v.push_back(p->resource_name(r));
+    return v;
+  };
+  auto has = [](const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  const auto cross = names(Place::gpu(0, 3), Place::gpu(1, 0));
+  CHECK(has(cross, "n0.nic0.tx"));
+  CHECK(has(cross, "n1.nic0.rx"));
+  CHECK_FALSE(has(cross, "n0.nic3.tx"));
+  CHECK(p->nic_for(Place::gpu(0, 3), 0) == 0);
+  CHECK(p->nic_for(Place::gpu(0, 3), 7) == -1);  // no plane 7
+  const auto same = names(Place::gpu(0, 3), Place::gpu(1, 3));
+  CHECK(has(same, "n0.nic3.tx"));
+  CHECK(has(same, "n1.nic3.rx"));
+  // A transfer on the planes runs (both engines agree) where it had no route before.
+  sched::Schedule s;
+  s.transfer(Place::gpu(0, 3), Place::gpu(1, 0), Bytes(64e6), TrafficClass::NCCL);
+  (void)both(s, *p);
+}
