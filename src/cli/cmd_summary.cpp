@@ -54,7 +54,14 @@ void cluster_section(const plan::ScenarioSpec& s) {
 }
 
 void plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
-  const plan::DesignPlan a = plan::plan_design(s), b = plan::plan_design(alt);
+  plan::DesignPlan a, b;
+  try {
+    a = plan::plan_design(s);
+    b = plan::plan_design(alt);
+  } catch (const ValueError& e) {  // a design the planner cannot rate (a device without compute)
+    std::cout << "\nCapacity plan against " << alt.name << ": not rated (" << e.what() << ")\n";
+    return;
+  }
   const plan::Relative r = plan::compare(a, b);
   std::cout << "\nCapacity plan against " << b.name << " (ffsim plan for every row)\n";
   report::Table t({"", a.name, b.name});
@@ -95,40 +102,50 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
   t.print(std::cout, "  ");
 }
 
-// A training step of the scenario's workload, or of train-vgg16-ddp.json beside it: step time and
-// scaling on both backends, with closed-form collective costs so that the main job stays quick.
+// A training step of the scenario's workload or, for a scenario without one, of the workload of
+// train-vgg16-ddp.json beside it run on this scenario's cluster: step time and scaling on both
+// backends, with closed-form collective costs so that the main job stays quick.
 void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s) {
-  std::optional<plan::ScenarioSpec> t;
-  if (s.workload) {
-    t = s;
-  } else {
+  std::optional<train::WorkloadSpec> wl = s.workload;
+  std::string from = s.file;
+  if (!wl) {
     const auto path = std::filesystem::path(a.scenario).parent_path() / "train-vgg16-ddp.json";
     if (!std::filesystem::exists(path)) return;
-    t = plan::load_scenario(path.string(), ctx.catalog());
-    if (!t->workload) return;
+    const plan::ScenarioSpec t = plan::load_scenario(path.string(), ctx.catalog());
+    if (!t.workload) return;
+    wl = t.workload;
+    from = t.file;
   }
-  train::WorkloadSpec w = *t->workload;
+  train::WorkloadSpec w = *wl;
   std::vector<int> gpus;
   for (int g : w.gpus)
-    if (g <= t->cluster.gpus()) gpus.push_back(g);
+    if (g <= s.cluster.gpus()) gpus.push_back(g);
   if (gpus.size() > 2) gpus = {gpus.front(), gpus.back()};
-  if (gpus.empty()) return;
-  const auto p = plan::make_platform(*t);
+  const std::string title = "\nTraining step: " + w.model.name + " " + w.kind + " of " + from + " on " + s.name;
+  if (gpus.empty()) {
+    std::cout << title << ": not run (the cluster has fewer GPUs than its smallest count, " << w.gpus.front() << ")\n";
+    return;
+  }
+  const auto p = plan::make_platform(s);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
   auto engine = eval::engines().get("analytic").factory();
-  std::cout << "\nTraining step: " << t->name << " (" << w.kind << "; collectives by closed form here, `ffsim train "
-            << t->file << "` simulates them)\n";
   report::Table tab({"backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU"});
-  for (const char* backend : {"hfreduce", "nccl"}) {
-    w.backend = backend;
-    train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
-    const train::StepEnv env{*p, *engine, costs, false};
-    auto rows = train::simulate_scaling(w, env, gpus);
-    for (const auto& r : rows)
-      tab.add({backend, std::to_string(r.gpus), fmt_time(Seconds(r.step_s)), fmt_time(Seconds(r.compute_s)),
-               fmt_time(Seconds(r.exposed_comm_s)), fmt_f(100 * r.efficiency, 1) + "%", fmt_f(100 * r.mfu, 1) + "%"});
-    tab.rule();
+  try {
+    for (const char* backend : {"hfreduce", "nccl"}) {
+      w.backend = backend;
+      train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
+      const train::StepEnv env{*p, *engine, costs, false};
+      auto rows = train::simulate_scaling(w, env, gpus);
+      for (const auto& r : rows)
+        tab.add({backend, std::to_string(r.gpus), fmt_time(Seconds(r.step_s)), fmt_time(Seconds(r.compute_s)),
+                 fmt_time(Seconds(r.exposed_comm_s)), fmt_f(100 * r.efficiency, 1) + "%", fmt_f(100 * r.mfu, 1) + "%"});
+      tab.rule();
+    }
+  } catch (const ValueError& e) {  // a workload this cluster cannot run (a device without compute)
+    std::cout << title << ": not run (" << e.what() << ")\n";
+    return;
   }
+  std::cout << title << " (collectives by closed form here; `ffsim train` simulates them)\n";
   tab.print(std::cout, "  ");
 }
 

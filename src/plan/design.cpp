@@ -87,7 +87,8 @@ DesignPlan plan_design(const ScenarioSpec& s, const topo::Fabric& fabric, const 
   if (it == g.compute.end()) {
     std::vector<std::string> have;
     for (const auto& [p, r] : g.compute) have.push_back(p);
-    throw ValueError("GPU model \"" + g.name + "\" has no " + opt.precision + " rate; it has " + join(have));
+    throw ValueError("GPU model \"" + g.name + "\" has no " + opt.precision + " rate; " +
+                     (have.empty() ? std::string("it has no compute rates at all (a device that only copies)") : "it has " + join(have)));
   }
   d.gemm_per_gpu = it->second.gemm();
   d.gemm_measured = it->second.gemm_measured.has_value();
