@@ -36,6 +36,47 @@ std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool nu
   return order;
 }
 
+std::vector<std::vector<int>> ring_orders(const platform::Platform& p, const Group& g, bool numa_restricted) {
+  const hw::NodeSpec& n = p.cluster().node;
+  std::vector<int> rails;  // the node's compute NICs
+  for (std::size_t j = 0; j < n.nics.size(); ++j)
+    if (n.nics[j].role != "storage") rails.push_back(static_cast<int>(j));
+  const auto by_node = g.ranks_by_node();
+  if (rails.size() < 2 || by_node.size() < 2) return {ring_order(p, g, numa_restricted)};
+  std::vector<std::vector<int>> orders(rails.size());
+  for (const auto& ranks : by_node) {
+    // The node's ranks by GPU index; ring r starts at the first one whose NIC is rail r (else at
+    // position r mod the count) and goes round.
+    std::vector<int> local(ranks.begin(), ranks.end());
+    std::sort(local.begin(), local.end(), [&](int a, int b) {
+      return g.ranks[static_cast<std::size_t>(a)].index < g.ranks[static_cast<std::size_t>(b)].index;
+    });
+    for (std::size_t r = 0; r < rails.size(); ++r) {
+      const auto gpu = [&](std::size_t i) { return g.ranks[static_cast<std::size_t>(local[i])]; };
+      std::size_t start = r % local.size();
+      for (std::size_t i = 0; i < local.size(); ++i)
+        if (p.nic_for(gpu(i)) == rails[r]) {
+          start = i;
+          break;
+        }
+      // It leaves from the other GPU nearest the same NIC (a DGX-style switch's second GPU), so
+      // that both ends of the hop between nodes sit by NIC r (and its plane).
+      std::size_t exit = start;
+      int best = -1;
+      for (std::size_t k = 1; k < local.size(); ++k) {
+        const std::size_t i = (start + k) % local.size();
+        if (const int a = p.nic_affinity(gpu(i), rails[r]); a > best) best = a, exit = i;
+      }
+      for (std::size_t k = 0; k < local.size(); ++k) {
+        const std::size_t i = (start + k) % local.size();
+        if (i != exit || k == 0) orders[r].push_back(local[i]);
+      }
+      if (exit != start) orders[r].push_back(local[exit]);
+    }
+  }
+  return orders;
+}
+
 HopType hop_type(const platform::Platform& p, const Place& a, const Place& b) {
   if (a.node != b.node || a.storage != b.storage) return HopType::Net;
   const auto& nv = p.cluster().node.nvlink;

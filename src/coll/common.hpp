@@ -16,6 +16,15 @@ namespace ffsim::coll {
 /// GPU<->NIC traffic never crosses the socket link.
 [[nodiscard]] std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool numa_restricted);
 
+/// NCCL's rings over a group that spans nodes with several compute NICs: one ring per NIC (NCCL
+/// builds its channels rail by rail, each entering and leaving a node through one NIC's GPUs).
+/// Ring r enters each node at the GPU whose NIC is the node's r-th compute NIC, visits the node's
+/// other GPUs in index order and leaves from the other GPU nearest that NIC (the second GPU of a
+/// DGX-style PCIe switch), so both ends of every hop between nodes sit by one NIC (and its plane)
+/// and every NIC carries one ring. With one compute NIC, or a group inside one node: the single
+/// ring_order.
+[[nodiscard]] std::vector<std::vector<int>> ring_orders(const platform::Platform& p, const Group& g, bool numa_restricted);
+
 enum class HopType { NvLink, Pci, Net };
 [[nodiscard]] HopType hop_type(const platform::Platform& p, const sched::Place& a, const sched::Place& b);
 

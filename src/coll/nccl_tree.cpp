@@ -34,41 +34,13 @@ public:
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
                const Options& o) const override {
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
-    // Chains: each node's ranks in NCCL's ring order, reversed so that the head (index 0) is the GPU
-    // nearest the NIC (the ring leaves the node through it).
-    const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
-    std::vector<std::vector<int>> chain;
-    for (int r : order) {
-      if (chain.empty() || g.ranks[static_cast<std::size_t>(r)].node !=
-                               g.ranks[static_cast<std::size_t>(chain.back().front())].node)
-        chain.emplace_back();
-      chain.back().push_back(r);
-    }
-    for (auto& c : chain) std::reverse(c.begin(), c.end());
-    const int N = static_cast<int>(chain.size());
+    // Per rail (one per compute NIC of a multi-NIC node, else one) a pair of trees over the rail's
+    // chains: each node's ranks in the rail's ring order, reversed so that the head (index 0) is
+    // the GPU nearest the rail's NIC (the ring leaves the node through it).
+    const auto orders = ring_orders(p, g, lib.nccl.numa_restricted);
+    const int R = static_cast<int>(orders.size());
     const int n = g.size();
-    const auto trees = double_binary_tree(N);
     const std::size_t elems = o.with_data ? static_cast<std::size_t>(S / o.elem_size) : 0;
-    // Tree t carries half t of the vector, in chunks of the NCCL tree chunk.
-    struct Range {
-      double off, len;
-    };
-    std::array<std::vector<Range>, 2> chunks;
-    for (int t = 0; t < 2; ++t) {
-      const auto [h0, h1] = o.with_data ? split(elems, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
-      const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / 2;
-      const double base = o.with_data ? static_cast<double>(h0) * o.elem_size : t * S / 2;
-      const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
-      for (int c = 0; c < K; ++c) {
-        if (o.with_data) {
-          const auto [c0, c1] = split(h1 - h0, K, c);
-          chunks[static_cast<std::size_t>(t)].push_back(
-              Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
-        } else {
-          chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
-        }
-      }
-    }
     Emitted e;
     std::vector<sched::BufferId> work, stage;  // per rank: the vector, and a staging area per child slot (3)
     if (o.with_data) {
@@ -82,6 +54,39 @@ public:
     }
     const std::uint32_t t_up = s.tag("nccl tree up"), t_down = s.tag("nccl tree down");
     std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
+    for (int rail = 0; rail < R; ++rail) {
+    std::vector<std::vector<int>> chain;
+    for (int r : orders[static_cast<std::size_t>(rail)]) {
+      if (chain.empty() || g.ranks[static_cast<std::size_t>(r)].node !=
+                               g.ranks[static_cast<std::size_t>(chain.back().front())].node)
+        chain.emplace_back();
+      chain.back().push_back(r);
+    }
+    for (auto& c : chain) std::reverse(c.begin(), c.end());
+    const int N = static_cast<int>(chain.size());
+    const auto trees = double_binary_tree(N);
+    // The rail carries part `rail` of the vector; its tree t carries half t of that, in chunks of
+    // the NCCL tree chunk.
+    struct Range {
+      double off, len;
+    };
+    const auto [p0, p1] = o.with_data ? split(elems, R, rail) : std::make_pair<std::size_t, std::size_t>(0, 0);
+    std::array<std::vector<Range>, 2> chunks;
+    for (int t = 0; t < 2; ++t) {
+      const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
+      const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
+      const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
+      const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
+      for (int c = 0; c < K; ++c) {
+        if (o.with_data) {
+          const auto [c0, c1] = split(h1 - h0, K, c);
+          chunks[static_cast<std::size_t>(t)].push_back(
+              Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
+        } else {
+          chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
+        }
+      }
+    }
     for (int t = 0; t < 2; ++t) {
       const auto& tr = trees[static_cast<std::size_t>(t)];
       // Rank-level tree: parent and children of every rank (chain + node tree at the heads).
@@ -184,6 +189,7 @@ public:
         for (int r = 0; r < n; ++r) finals[static_cast<std::size_t>(r)].push_back(fin[static_cast<std::size_t>(r)]);
       }
     }
+    }
     for (int r = 0; r < n; ++r) {
       OpId d = barrier(s, finals[static_cast<std::size_t>(r)]);
       if (d == kNoOp) d = s.delay(Seconds(0));
@@ -194,44 +200,56 @@ public:
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     // Steady state per chunk: every hop of one node busy at once (chain transfers both ways, the
-    // head's network sends and receives for an interior node); fill: one chunk up and down the
-    // chain and the tree depth.
+    // head's network sends and receives for an interior node, every rail's trees), plus the hop
+    // latency. Fill: the first chunk's trip up the chain and the tree and down again, each hop at
+    // its latency plus the two trees' chunks (which cross it together) at its path's own rate.
     Estimate est;
-    const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+    const auto orders = ring_orders(p, g, lib.nccl.numa_restricted);
+    const int R = static_cast<int>(orders.size());
     const auto nodes = g.ranks_by_node();
     const int N = static_cast<int>(nodes.size());
-    const int L = static_cast<int>(nodes.front().size());
     const double C = lib.nccl.tree_chunk_bytes;
-    const int K = std::max(1, static_cast<int>(std::ceil(S / 2 / C)));
-    const double c = S / 2 / K;
-    std::vector<int> ch;
-    for (int r : order)
-      if (g.ranks[static_cast<std::size_t>(r)].node == g.ranks[0].node) ch.push_back(r);
-    std::reverse(ch.begin(), ch.end());
+    const int K = std::max(1, static_cast<int>(std::ceil(S / R / 2 / C)));
+    const double c = S / R / 2 / K;
     std::vector<std::pair<std::uint32_t, double>> flows;
-    double worst_lat = 0;
-    for (std::size_t i = 1; i < ch.size(); ++i) {
-      const Place& a = g.ranks[static_cast<std::size_t>(ch[i])];
-      const Place& b = g.ranks[static_cast<std::size_t>(ch[i - 1])];
-      // Both trees use the chain both ways: 2 trees x (up + down) per chunk time.
-      flows.emplace_back(p.path_id(a, b), 2 * c);
-      flows.emplace_back(p.path_id(b, a), 2 * c);
-      worst_lat = std::max(worst_lat, hop(p, lib, a, b));
-    }
-    if (N > 1) {
-      const Place head = g.ranks[static_cast<std::size_t>(ch.front())];
-      const Place peer = g.ranks[static_cast<std::size_t>(nodes[1].front())];
-      // Per chunk of each tree a node sends and receives 3 chunks over both trees (interior in one:
-      // 2 children up, 1 parent down; leaf in the other: 1 up, 1 down): 2 x chunk each way per tree pair.
-      flows.emplace_back(p.path_id(head, peer), 4 * c);
-      flows.emplace_back(p.path_id(peer, head), 4 * c);
-      worst_lat = std::max(worst_lat, hop(p, lib, head, peer));
+    double worst_lat = 0, chain_hops = 0, net_hop = 0;
+    auto alone = [&](const Place& a, const Place& x) {
+      return hop(p, lib, a, x) + bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time;
+    };
+    for (const auto& order : orders) {  // every rail's trees at once
+      std::vector<int> ch, next;
+      for (int r : order) {
+        if (g.ranks[static_cast<std::size_t>(r)].node == g.ranks[0].node) ch.push_back(r);
+        else if (N > 1 && g.ranks[static_cast<std::size_t>(r)].node == g.ranks[static_cast<std::size_t>(nodes[1].front())].node)
+          next.push_back(r);
+      }
+      std::reverse(ch.begin(), ch.end());
+      std::reverse(next.begin(), next.end());
+      for (std::size_t i = 1; i < ch.size(); ++i) {
+        const Place& a = g.ranks[static_cast<std::size_t>(ch[i])];
+        const Place& b = g.ranks[static_cast<std::size_t>(ch[i - 1])];
+        // Both trees use the chain both ways: 2 trees x (up + down) per chunk time.
+        flows.emplace_back(p.path_id(a, b), 2 * c);
+        flows.emplace_back(p.path_id(b, a), 2 * c);
+        worst_lat = std::max(worst_lat, hop(p, lib, a, b));
+        if (&order == &orders.front()) chain_hops += alone(a, b);  // the rails' chains are alike
+      }
+      if (N > 1) {
+        const Place head = g.ranks[static_cast<std::size_t>(ch.front())];
+        const Place peer = g.ranks[static_cast<std::size_t>(next.front())];
+        // Per chunk of each tree a node sends and receives 3 chunks over both trees (interior in one:
+        // 2 children up, 1 parent down; leaf in the other: 1 up, 1 down): 2 x chunk each way per tree pair.
+        flows.emplace_back(p.path_id(head, peer), 4 * c);
+        flows.emplace_back(p.path_id(peer, head), 4 * c);
+        worst_lat = std::max(worst_lat, hop(p, lib, head, peer));
+        net_hop = std::max(net_hop, alone(head, peer));
+      }
     }
     const Bound b = bottleneck_bound(p, flows);
     const auto trees = double_binary_tree(N);
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
     const double per = b.time + worst_lat;
-    est.time = (K - 1) * per + 2 * (L - 1 + depth) * (per / 2 + worst_lat) + lib.nccl.tree_base_latency;
+    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.tree_base_latency;
     est.bottleneck = bound_label(p, b.resource);
     return est;
   }

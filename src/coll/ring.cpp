@@ -31,17 +31,32 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
                   double full, const Options& o, RingPhases phases, const std::vector<int>& steps) {
   const int n = g.size();
   const sched::TrafficClass cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
-  const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
+  const std::vector<std::vector<int>> orders = ring_orders(p, g, lib.nccl.numa_restricted);
+  const int R = static_cast<int>(orders.size());
   Emitted e;
   e.done.assign(static_cast<std::size_t>(n), kNoOp);
-  // Segment j of the full vector (elements when checking data; equal byte fractions otherwise).
+  // The vector is n chunks (elements when checking data; equal byte fractions otherwise); rank X
+  // ends the reduce-scatter with chunk (its position in ring 0 + 1) mod n, whole. Each ring
+  // carries its own part of every chunk: in ring r, the segment that position i - 1 ends up owning
+  // (positional segment i) is part r of its owner's chunk. One ring: segment j is chunk j.
+  std::vector<int> pos0(static_cast<std::size_t>(n), 0);
+  for (int i = 0; i < n; ++i) pos0[static_cast<std::size_t>(orders[0][static_cast<std::size_t>(i)])] = i;
+  auto chunk_of = [&](int r, int seg) {
+    const int owner = orders[static_cast<std::size_t>(r)][static_cast<std::size_t>((seg - 1 + n) % n)];
+    return (pos0[static_cast<std::size_t>(owner)] + 1) % n;
+  };
   const std::size_t elems = o.with_data ? static_cast<std::size_t>(full / o.elem_size) : 0;
-  auto seg_bytes = [&](int j) {
-    if (!o.with_data) return full / n;
-    const auto [b, en] = split(elems, n, j);
+  auto part = [&](int r, int seg) {  // [begin, end) in elements
+    const auto [cb, ce] = split(elems, n, chunk_of(r, seg));
+    const auto [pb, pe] = split(ce - cb, R, r);
+    return std::make_pair(cb + pb, cb + pe);
+  };
+  auto seg_bytes = [&](int r, int seg) {
+    if (!o.with_data) return full / n / R;
+    const auto [b, en] = part(r, seg);
     return static_cast<double>(en - b) * o.elem_size;
   };
-  auto seg_off = [&](int j) { return o.with_data ? static_cast<double>(split(elems, n, j).first) * o.elem_size : 0.0; };
+  auto seg_off = [&](int r, int seg) { return o.with_data ? static_cast<double>(part(r, seg).first) * o.elem_size : 0.0; };
   // Buffers: each rank's working vector (the full vector) and a staging buffer for received segments.
   std::vector<sched::BufferId> work, stage;
   if (o.with_data) {
@@ -59,9 +74,12 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
     return e;  // one rank: its vector is already the result (and its own segment is all of it)
   }
   const std::uint32_t tag_rs = s.tag("ring reduce-scatter"), tag_ag = s.tag("ring allgather");
-  // The position in the ring that owns segment j after reduce-scatter is the one that received it last.
-  std::vector<OpId> prev(static_cast<std::size_t>(n), kNoOp);
-  for (int i = 0; i < n; ++i) prev[static_cast<std::size_t>(i)] = ready_of(o, order[static_cast<std::size_t>(i)]);
+  // The position in the ring that owns segment j after reduce-scatter is the one that received it
+  // last. prev[r * n + i]: the last op of position i of ring r.
+  std::vector<OpId> prev(static_cast<std::size_t>(R * n), kNoOp);
+  for (int r = 0; r < R; ++r)
+    for (int i = 0; i < n; ++i)
+      prev[static_cast<std::size_t>(r * n + i)] = ready_of(o, orders[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]);
   if (steps.empty() && lib.nccl.ring_base_latency > 0) {
     const OpId start = barrier(s, prev);
     const OpId base = s.delay(Seconds(lib.nccl.ring_base_latency), s.tag("nccl base latency"));
@@ -76,33 +94,36 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
     for (int k = 0; k < n - 1; ++k, ++step) {
       if (!want(step)) continue;
       const OpId bar = steps.empty() ? barrier(s, prev) : kNoOp;
-      std::vector<OpId> now(static_cast<std::size_t>(n), kNoOp);
+      std::vector<OpId> now(static_cast<std::size_t>(R * n), kNoOp);
+      for (int r = 0; r < R; ++r)
       for (int i = 0; i < n; ++i) {
+        const auto& order = orders[static_cast<std::size_t>(r)];
         const int src = order[static_cast<std::size_t>(i)], dst = order[static_cast<std::size_t>((i + 1) % n)];
+        const auto next = static_cast<std::size_t>(r * n + (i + 1) % n);
         // Reduce-scatter step k: position i sends segment (i - k) mod n. Allgather step k: position i
         // sends segment (i + 1 - k) mod n, which it owns (reduced) or received in the step before.
         const int seg = rs ? ((i - k) % n + n) % n : ((i + 1 - k) % n + n) % n;
-        const double b = seg_bytes(seg);
+        const double b = seg_bytes(r, seg);
         const Place& a = g.ranks[static_cast<std::size_t>(src)];
         const Place& c = g.ranks[static_cast<std::size_t>(dst)];
         const double lat = hop_latency(p, lib, a, c);
         if (!o.with_data) {
           const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag);
-          now[static_cast<std::size_t>((i + 1) % n)] =
-              rs ? [&] { const OpId r = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(r, t); return r; }()
+          now[next] =
+              rs ? [&] { const OpId red = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(red, t); return red; }()
                  : t;
           continue;
         }
-        const DataRef from{work[static_cast<std::size_t>(src)], seg_off(seg)};
-        const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(seg)};
+        const DataRef from{work[static_cast<std::size_t>(src)], seg_off(r, seg)};
+        const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
         const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into);
         OpId last = t;
         if (rs) {
-          const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(seg)};
+          const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
           last = s.gpu_reduce(c, {mine, into}, mine, Bytes(b), Seconds(gpu_reduce_time(p, c, b)), tag_rs);
           s.depend(last, t);
         }
-        now[static_cast<std::size_t>((i + 1) % n)] = last;
+        now[next] = last;
       }
       prev = now;
     }
@@ -110,12 +131,13 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   const OpId end = barrier(s, prev);
   for (int r = 0; r < n; ++r) e.done[static_cast<std::size_t>(r)] = end;
   if (o.with_data && (phases.reduce_scatter != phases.allgather)) {
-    // Position i owns segment (i + 1) mod n after reduce-scatter, and contributes it to allgather.
+    // Rank X owns chunk (its position in ring 0 + 1) mod n after reduce-scatter (all of its parts),
+    // and contributes it to allgather.
     auto& ranges = phases.reduce_scatter ? e.out_range : e.in_range;
     ranges.assign(static_cast<std::size_t>(n), {0.0, 0.0});
-    for (int i = 0; i < n; ++i) {
-      const int seg = (i + 1) % n;
-      ranges[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])] = {seg_off(seg), seg_bytes(seg)};
+    for (int x = 0; x < n; ++x) {
+      const auto [cb, ce] = split(elems, n, (pos0[static_cast<std::size_t>(x)] + 1) % n);
+      ranges[static_cast<std::size_t>(x)] = {static_cast<double>(cb) * o.elem_size, static_cast<double>(ce - cb) * o.elem_size};
     }
   }
   return e;
@@ -144,13 +166,14 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
     est.bottleneck = "-";
     return est;
   }
-  const double seg = full / n;
-  const std::vector<int> order = ring_order(p, g, lib.nccl.numa_restricted);
-  // One step's flows. Nodes repeat the same pattern, so two nodes (and the hops that join them)
-  // carry every distinct load: the ring's own structure makes the bound exact per node.
+  const std::vector<std::vector<int>> orders = ring_orders(p, g, lib.nccl.numa_restricted);
+  const double seg = full / n / static_cast<double>(orders.size());  // per ring
+  // One step's flows (every ring's). Nodes repeat the same pattern, so two nodes (and the hops
+  // that join them) carry every distinct load: the rings' own structure makes the bound exact per node.
   std::vector<std::pair<std::uint32_t, double>> flows;
   double lat = 0;
   const auto nodes = g.nodes();
+  for (const auto& order : orders)
   for (int i = 0; i < n; ++i) {
     const Place& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
     const Place& c = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>((i + 1) % n)])];
@@ -161,7 +184,7 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
   }
   const Bound b = bottleneck_bound(p, flows);
   double reduce = 0;
-  if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], seg);
+  if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], full / n);  // every ring's part of a step
   const int steps = (phases.reduce_scatter ? n - 1 : 0) + (phases.allgather ? n - 1 : 0);
   est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.ring_base_latency;
   est.bottleneck = bound_label(p, b.resource);

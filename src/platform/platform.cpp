@@ -354,9 +354,15 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     walk(chain_b, t.port_down);
     if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
     device_memory(to);
-    if (to.kind == PlaceKind::Nic && t.p2p_to_nic >= 0) R(t.p2p_to_nic);
-    else if (from.kind == PlaceKind::Nic && t.p2p_from_nic >= 0) R(t.p2p_from_nic);
-    else if (n.gpu_gpu_p2p_bandwidth.si() > 0) p.rate_cap = std::min(p.rate_cap, n.gpu_gpu_p2p_bandwidth.si());
+    // The peer-to-peer rates: through the root complex a node-wide resource (Rome's limit), inside
+    // a PCIe switch a cap on the flow alone (each GPU-NIC pair of a DGX-style node has its own).
+    const bool in_switch = common >= 0 && n.ports[static_cast<std::size_t>(common)].kind == "switch";
+    const bool to_nic = to.kind == PlaceKind::Nic, from_nic = from.kind == PlaceKind::Nic;
+    if ((to_nic || from_nic) && in_switch && n.gpu_nic_p2p_bandwidth.si() > 0)
+      p.rate_cap = std::min(p.rate_cap, n.gpu_nic_p2p_bandwidth.si());
+    else if (to_nic && t.p2p_to_nic >= 0) R(t.p2p_to_nic);
+    else if (from_nic && t.p2p_from_nic >= 0) R(t.p2p_from_nic);
+    else if (!to_nic && !from_nic && n.gpu_gpu_p2p_bandwidth.si() > 0) p.rate_cap = std::min(p.rate_cap, n.gpu_gpu_p2p_bandwidth.si());
     p.latency += pcie;
     return;
   }

@@ -120,6 +120,9 @@ public:
   /// The compute-NIC index a GPU (or, for Dram/Cpu places, a socket) uses for inter-node traffic.
   /// With `plane` >= 0 the choice is among the node's NICs in that fabric plane (none: -1).
   [[nodiscard]] int nic_for(const sched::Place& p, int plane = -1) const;
+  /// How near NIC `nic` of its node is to GPU `gpu` in the PCIe tree (higher: nearer; the score
+  /// nic_for ranks by).
+  [[nodiscard]] int nic_affinity(const sched::Place& gpu, int nic) const { return nic_affinity(tmpl(gpu), gpu.index, nic); }
   /// The fabric endpoint of a NIC (storage NICs are per zone).
   [[nodiscard]] int endpoint_of(const sched::Place& nic) const;
 

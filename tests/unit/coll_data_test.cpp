@@ -201,3 +201,33 @@ TEST_CASE("coll: sendrecv and the NVLink variant of HFReduce") {
     }
   }
 }
+
+TEST_CASE("coll: on nodes with a NIC per GPU pair (one ring per NIC) every algorithm gives the exact result") {
+  // DGX-A100 nodes (8 compute NICs: 8 rings, each carrying its part of every rank's chunk) and
+  // H800 nodes on 4 separate planes (the rings' hops between nodes stay in a plane): the ring's
+  // reduce-scatter must still leave each rank its whole chunk and the allgather take it from there.
+  // Group sizes where a node has fewer GPUs than NICs (3 per node) and sizes smaller than the rings.
+  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  lib.hfreduce.chunk_bytes = 1024;
+  lib.hfreduce.staging_buffers = 2;
+  lib.nccl.tree_chunk_bytes = 1024;
+  for (const std::string node : {"dgx_a100", "h800_8x400g"}) {
+    const std::string fabric = node == "dgx_a100" ? R"({"topology": "two_layer", "switch": "qm8700"})"
+                                                  : R"({"topology": "multi_plane", "switch": "switch_128x400g", "planes": 4})";
+    for (int nodes : {2, 3}) {
+      const std::string text = R"({"name": "t", "cluster": {"node": ")" + node + R"(", "nodes": )" + std::to_string(nodes) +
+                               R"(}, "fabric": )" + fabric + "}";
+      const auto p = plan::make_platform(plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog()));
+      for (int per : {3, 8})
+        for (const std::string name : {"nccl_ring", "reduce_scatter", "allgather", "nccl_tree", "broadcast", "hfreduce"})
+          for (std::size_t elems : kSizes) {
+            CAPTURE(node);
+            CAPTURE(nodes);
+            CAPTURE(per);
+            CAPTURE(name);
+            CAPTURE(elems);
+            check(name, *p, lib, group(nodes, per), elems);
+          }
+    }
+  }
+}

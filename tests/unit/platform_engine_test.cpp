@@ -406,3 +406,38 @@ TEST_CASE("platform: on separate planes a transfer leaves through the sender nod
   s.transfer(Place::gpu(0, 3), Place::gpu(1, 0), Bytes(64e6), TrafficClass::NCCL);
   (void)both(s, *p);
 }
+
+TEST_CASE("platform: GPU-NIC peer-to-peer inside a PCIe switch is the pair's own cap, through the root complex the node's") {
+  // DGX-A100: GPU0, GPU1, NIC0 and NIC1 share switch sw0. GPU0 -> NIC0 turns inside the switch:
+  // GPUDirect RDMA at the node's gpu_nic_p2p_bandwidth (24 GB/s) as a cap on that flow alone, so
+  // the 8 GPU-NIC pairs of a node run at once (8 x 24 GB/s). GPU0 -> NIC2 (switch sw1) goes up
+  // through the root complex: the node-wide peer-to-peer resource, as on Fire-Flyer's node.
+  const std::string text = R"({"name": "dgx", "cluster": {"node": "dgx_a100", "nodes": 2},
+      "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
+  const auto p = plan::make_platform(plan::parse_scenario(config::Document::parse(text, "dgx.json", false), catalog()));
+  auto has_p2p = [&](Place a, Place b) {
+    for (std::uint32_t r : p->path(p->path_id(a, b)).resources)
+      if (p->resource(r).kind == platform::ResourceKind::PeerToPeer) return true;
+    return false;
+  };
+  const auto& in = p->path(p->path_id(Place::gpu(0, 0), Place::nic(0, 0)));
+  CHECK_FALSE(has_p2p(Place::gpu(0, 0), Place::nic(0, 0)));
+  CHECK(in.rate_cap == doctest::Approx(24e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK_FALSE(has_p2p(Place::nic(0, 1), Place::gpu(0, 1)));
+  CHECK(has_p2p(Place::gpu(0, 0), Place::nic(0, 2)));
+  // All 8 GPUs send to their own NICs at once: each pair at its cap, none shares a resource.
+  sched::Schedule s;
+  for (int k = 0; k < 8; ++k) s.transfer(Place::gpu(0, k), Place::nic(0, k), Bytes(24e6), TrafficClass::Other);
+  const auto r = run("analytic", s, *p);
+  for (const auto& o : r.ops) CHECK(o.end - o.start == doctest::Approx(1e-3).epsilon(1e-3).scale(ffsim::testing::kRelative));
+  // Fire-Flyer's NIC hangs off its own root port: every GPU's path to it crosses the root complex.
+  const auto ff = plan::make_platform(small_ff());
+  bool all = true;
+  for (int k = 0; k < 8; ++k) {
+    bool found = false;
+    for (std::uint32_t x : ff->path(ff->path_id(Place::gpu(0, k), Place::nic(0, 0))).resources)
+      found = found || ff->resource(x).kind == platform::ResourceKind::PeerToPeer;
+    all = all && found;
+  }
+  CHECK(all);
+}
