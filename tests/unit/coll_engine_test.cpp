@@ -31,6 +31,24 @@ eval::Engine& engine(const char* name) {
   return std::string(name) == "simgrid" ? *simgrid : *fluid;
 }
 
+// The closed form of `algo` within `tol` (relative) of the fluid simulation of its whole schedule,
+// 184 MiB on 2, 4 and 8 whole nodes of a shipped scenario.
+void closed_form_tracks(const std::string& algo, const std::string& scenario, double tol) {
+  const auto lib = coll::load_library_params(testing::catalog());
+  const double S = 184.0 * 1048576;
+  const auto a = coll::algorithms().get(algo).factory();
+  const auto p = plan::make_platform(
+      plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/" + scenario + ".json", testing::catalog()));
+  for (int nodes : {2, 4, 8}) {
+    CAPTURE(algo);
+    CAPTURE(scenario);
+    CAPTURE(nodes);
+    const auto g = coll::Group::first_gpus(*p, nodes * 8);
+    const double sim = a->simulate(engine("analytic"), *p, lib, g, S);
+    CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(sim).epsilon(tol).scale(ffsim::testing::kRelative));
+  }
+}
+
 }  // namespace
 
 TEST_CASE("coll::nccl_ring: one simulated step per phase, reused, equals the full schedule") {
@@ -175,22 +193,8 @@ TEST_CASE("coll::hfreduce: the closed form tracks the fluid simulation of the wh
   // drain): measured within 0.8% on 2-64 nodes (2026-11-30), 1% here. The earlier fill (every hop
   // at the full NIC share, adds on the way down too) was 1.9-4.9% slow from 4 nodes on and fails.
   // With NVLink the period is the NIC's and the pair exchange adds stages: within 3.5%.
-  const auto lib = coll::load_library_params(testing::catalog());
-  const double S = 184.0 * 1048576;
-  for (const std::string name : {"fire-flyer-2", "fire-flyer-2-nvlink"}) {
-    const bool nvlink = name != "fire-flyer-2";
-    const double tol = nvlink ? 0.035 : 0.01;
-    const auto a = coll::algorithms().get(nvlink ? "hfreduce_nvlink" : "hfreduce").factory();
-    const auto p = plan::make_platform(
-        plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", testing::catalog()));
-    for (int nodes : {2, 4, 8}) {
-      CAPTURE(name);
-      CAPTURE(nodes);
-      const auto g = coll::Group::first_gpus(*p, nodes * 8);
-      const double sim = a->simulate(engine("analytic"), *p, lib, g, S);
-      CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(sim).epsilon(tol).scale(ffsim::testing::kRelative));
-    }
-  }
+  closed_form_tracks("hfreduce", "fire-flyer-2", 0.01);
+  closed_form_tracks("hfreduce_nvlink", "fire-flyer-2-nvlink", 0.035);
 }
 
 TEST_CASE("coll: NCCL's rings on DGX-A100 nodes: one per NIC, the step shortcut exact, the NICs all used") {
@@ -253,19 +257,6 @@ TEST_CASE("coll::nccl_tree: the closed form tracks the fluid simulation, one rai
   // phase, whose serialized sends to two children share the NIC with it. Measured (2026-11-30):
   // Fire-Flyer 2-64 nodes +14% .. -11%, DGX-A100 (8 rails) 2-64 nodes +1% .. -23%; the fill of
   // the earlier closed form (every hop half a period) was +5% .. +34% and +38% .. +171%.
-  const auto lib = coll::load_library_params(testing::catalog());
-  const double S = 184.0 * 1048576;
-  const auto tree = coll::algorithms().get("nccl_tree").factory();
-  for (const std::string name : {"fire-flyer-2", "dgx-a100-cluster"}) {
-    const auto p = plan::make_platform(
-        plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", testing::catalog()));
-    const double tol = name == "fire-flyer-2" ? 0.15 : 0.25;
-    for (int nodes : {2, 4, 8}) {
-      CAPTURE(name);
-      CAPTURE(nodes);
-      const auto g = coll::Group::first_gpus(*p, nodes * 8);
-      const double sim = tree->simulate(engine("analytic"), *p, lib, g, S);
-      CHECK(tree->estimate(*p, lib, g, S).time == doctest::Approx(sim).epsilon(tol).scale(ffsim::testing::kRelative));
-    }
-  }
+  closed_form_tracks("nccl_tree", "fire-flyer-2", 0.15);
+  closed_form_tracks("nccl_tree", "dgx-a100-cluster", 0.25);
 }
