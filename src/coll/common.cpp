@@ -46,7 +46,7 @@ std::vector<std::vector<int>> ring_orders(const platform::Platform& p, const Gro
   std::vector<std::vector<int>> orders(rails.size());
   for (const auto& ranks : by_node) {
     // The node's ranks by GPU index; ring r starts at the first one whose NIC is rail r (else at
-    // position r mod the count) and goes round.
+    // position r mod the count), goes round, and ends at its exit (below).
     std::vector<int> local(ranks.begin(), ranks.end());
     std::sort(local.begin(), local.end(), [&](int a, int b) {
       return g.ranks[static_cast<std::size_t>(a)].index < g.ranks[static_cast<std::size_t>(b)].index;

@@ -55,140 +55,140 @@ public:
     const std::uint32_t t_up = s.tag("nccl tree up"), t_down = s.tag("nccl tree down");
     std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
     for (int rail = 0; rail < R; ++rail) {
-    std::vector<std::vector<int>> chain;
-    for (int r : orders[static_cast<std::size_t>(rail)]) {
-      if (chain.empty() || g.ranks[static_cast<std::size_t>(r)].node !=
-                               g.ranks[static_cast<std::size_t>(chain.back().front())].node)
-        chain.emplace_back();
-      chain.back().push_back(r);
-    }
-    for (auto& c : chain) std::reverse(c.begin(), c.end());
-    const int N = static_cast<int>(chain.size());
-    const auto trees = double_binary_tree(N);
-    // The rail carries part `rail` of the vector; its tree t carries half t of that, in chunks of
-    // the NCCL tree chunk.
-    struct Range {
-      double off, len;
-    };
-    const auto [p0, p1] = o.with_data ? split(elems, R, rail) : std::make_pair<std::size_t, std::size_t>(0, 0);
-    std::array<std::vector<Range>, 2> chunks;
-    for (int t = 0; t < 2; ++t) {
-      const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
-      const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
-      const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
-      const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
-      for (int c = 0; c < K; ++c) {
-        if (o.with_data) {
-          const auto [c0, c1] = split(h1 - h0, K, c);
-          chunks[static_cast<std::size_t>(t)].push_back(
-              Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
-        } else {
-          chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
+      std::vector<std::vector<int>> chain;
+      for (int r : orders[static_cast<std::size_t>(rail)]) {
+        if (chain.empty() || g.ranks[static_cast<std::size_t>(r)].node !=
+                                 g.ranks[static_cast<std::size_t>(chain.back().front())].node)
+          chain.emplace_back();
+        chain.back().push_back(r);
+      }
+      for (auto& c : chain) std::reverse(c.begin(), c.end());
+      const int N = static_cast<int>(chain.size());
+      const auto trees = double_binary_tree(N);
+      // The rail carries part `rail` of the vector; its tree t carries half t of that, in chunks of
+      // the NCCL tree chunk.
+      struct Range {
+        double off, len;
+      };
+      const auto [p0, p1] = o.with_data ? split(elems, R, rail) : std::make_pair<std::size_t, std::size_t>(0, 0);
+      std::array<std::vector<Range>, 2> chunks;
+      for (int t = 0; t < 2; ++t) {
+        const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
+        const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
+        const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
+        const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
+        for (int c = 0; c < K; ++c) {
+          if (o.with_data) {
+            const auto [c0, c1] = split(h1 - h0, K, c);
+            chunks[static_cast<std::size_t>(t)].push_back(
+                Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
+          } else {
+            chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
+          }
         }
       }
-    }
-    for (int t = 0; t < 2; ++t) {
-      const auto& tr = trees[static_cast<std::size_t>(t)];
-      // Rank-level tree: parent and children of every rank (chain + node tree at the heads).
-      std::vector<int> parent(static_cast<std::size_t>(n), -1);
-      std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
-      for (int v = 0; v < N; ++v) {
-        const auto& ch = chain[static_cast<std::size_t>(v)];
-        for (std::size_t i = 1; i < ch.size(); ++i) {
-          parent[static_cast<std::size_t>(ch[i])] = ch[i - 1];
-          children[static_cast<std::size_t>(ch[i - 1])].push_back(ch[i]);
+      for (int t = 0; t < 2; ++t) {
+        const auto& tr = trees[static_cast<std::size_t>(t)];
+        // Rank-level tree: parent and children of every rank (chain + node tree at the heads).
+        std::vector<int> parent(static_cast<std::size_t>(n), -1);
+        std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
+        for (int v = 0; v < N; ++v) {
+          const auto& ch = chain[static_cast<std::size_t>(v)];
+          for (std::size_t i = 1; i < ch.size(); ++i) {
+            parent[static_cast<std::size_t>(ch[i])] = ch[i - 1];
+            children[static_cast<std::size_t>(ch[i - 1])].push_back(ch[i]);
+          }
+          if (tr[static_cast<std::size_t>(v)].parent >= 0)
+            parent[static_cast<std::size_t>(ch[0])] = chain[static_cast<std::size_t>(tr[static_cast<std::size_t>(v)].parent)][0];
+          for (int k : tr[static_cast<std::size_t>(v)].child)
+            if (k >= 0) children[static_cast<std::size_t>(ch[0])].push_back(chain[static_cast<std::size_t>(k)][0]);
         }
-        if (tr[static_cast<std::size_t>(v)].parent >= 0)
-          parent[static_cast<std::size_t>(ch[0])] = chain[static_cast<std::size_t>(tr[static_cast<std::size_t>(v)].parent)][0];
-        for (int k : tr[static_cast<std::size_t>(v)].child)
-          if (k >= 0) children[static_cast<std::size_t>(ch[0])].push_back(chain[static_cast<std::size_t>(k)][0]);
-      }
-      // Post-order over ranks (children first).
-      int root = 0;
-      for (int r = 0; r < n; ++r)
-        if (parent[static_cast<std::size_t>(r)] < 0) root = r;
-      std::vector<int> post;
-      std::vector<std::pair<int, std::size_t>> st{{root, 0}};
-      while (!st.empty()) {
-        auto& [r, i] = st.back();
-        if (i < children[static_cast<std::size_t>(r)].size()) {
-          const int c = children[static_cast<std::size_t>(r)][i++];
-          st.push_back({c, 0});
-        } else {
-          post.push_back(r);
-          st.pop_back();
+        // Post-order over ranks (children first).
+        int root = 0;
+        for (int r = 0; r < n; ++r)
+          if (parent[static_cast<std::size_t>(r)] < 0) root = r;
+        std::vector<int> post;
+        std::vector<std::pair<int, std::size_t>> st{{root, 0}};
+        while (!st.empty()) {
+          auto& [r, i] = st.back();
+          if (i < children[static_cast<std::size_t>(r)].size()) {
+            const int c = children[static_cast<std::size_t>(r)][i++];
+            st.push_back({c, 0});
+          } else {
+            post.push_back(r);
+            st.pop_back();
+          }
         }
-      }
-      FFSIM_ASSERT(static_cast<int>(post.size()) == n, "the NCCL tree does not span every rank");
-      std::vector<OpId> up_last(static_cast<std::size_t>(n), kNoOp), down_last(static_cast<std::size_t>(n), kNoOp);
-      std::vector<OpId> sent(static_cast<std::size_t>(n), kNoOp), fin(static_cast<std::size_t>(n), kNoOp);
-      for (const Range& rg : chunks[static_cast<std::size_t>(t)]) {
-        // Up: each rank sums its children's partials into its vector, then sends it to its parent.
-        for (int r : post) {
-          const Place& me = g.ranks[static_cast<std::size_t>(r)];
-          OpId ready = barrier(s, {ready_of(o, r), up_last[static_cast<std::size_t>(r)]});
-          const auto& kids = children[static_cast<std::size_t>(r)];
-          if (!kids.empty()) {
-            std::vector<DataRef> in;
-            std::vector<OpId> got;
-            for (std::size_t k = 0; k < kids.size(); ++k) {
-              got.push_back(sent[static_cast<std::size_t>(kids[k])]);
-              if (o.with_data) in.push_back(DataRef{stage[static_cast<std::size_t>(r)], static_cast<double>(k) * S + rg.off});
+        FFSIM_ASSERT(static_cast<int>(post.size()) == n, "the NCCL tree does not span every rank");
+        std::vector<OpId> up_last(static_cast<std::size_t>(n), kNoOp), down_last(static_cast<std::size_t>(n), kNoOp);
+        std::vector<OpId> sent(static_cast<std::size_t>(n), kNoOp), fin(static_cast<std::size_t>(n), kNoOp);
+        for (const Range& rg : chunks[static_cast<std::size_t>(t)]) {
+          // Up: each rank sums its children's partials into its vector, then sends it to its parent.
+          for (int r : post) {
+            const Place& me = g.ranks[static_cast<std::size_t>(r)];
+            OpId ready = barrier(s, {ready_of(o, r), up_last[static_cast<std::size_t>(r)]});
+            const auto& kids = children[static_cast<std::size_t>(r)];
+            if (!kids.empty()) {
+              std::vector<DataRef> in;
+              std::vector<OpId> got;
+              for (std::size_t k = 0; k < kids.size(); ++k) {
+                got.push_back(sent[static_cast<std::size_t>(kids[k])]);
+                if (o.with_data) in.push_back(DataRef{stage[static_cast<std::size_t>(r)], static_cast<double>(k) * S + rg.off});
+              }
+              const double tt = gpu_reduce_time(p, me, rg.len) * static_cast<double>(kids.size()) / 1.0;
+              OpId red;
+              if (o.with_data) {
+                const DataRef mine{work[static_cast<std::size_t>(r)], rg.off};
+                in.insert(in.begin(), mine);
+                red = s.gpu_reduce(me, in, mine, Bytes(rg.len), Seconds(tt), t_up);
+              } else {
+                red = s.compute(me, Seconds(tt), t_up);
+              }
+              for (OpId x : got) s.depend(red, x);
+              if (ready != kNoOp) s.depend(red, ready);
+              ready = red;
             }
-            const double tt = gpu_reduce_time(p, me, rg.len) * static_cast<double>(kids.size()) / 1.0;
-            OpId red;
+            const int par = parent[static_cast<std::size_t>(r)];
+            if (par < 0) {
+              fin[static_cast<std::size_t>(r)] = ready;
+              up_last[static_cast<std::size_t>(r)] = ready;
+              continue;
+            }
+            const Place& pp = g.ranks[static_cast<std::size_t>(par)];
+            const auto& pk = children[static_cast<std::size_t>(par)];
+            const auto slot = static_cast<double>(std::find(pk.begin(), pk.end(), r) - pk.begin());
+            OpId x;
             if (o.with_data) {
-              const DataRef mine{work[static_cast<std::size_t>(r)], rg.off};
-              in.insert(in.begin(), mine);
-              red = s.gpu_reduce(me, in, mine, Bytes(rg.len), Seconds(tt), t_up);
+              const DataRef from{work[static_cast<std::size_t>(r)], rg.off}, to{stage[static_cast<std::size_t>(par)], slot * S + rg.off};
+              x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up, &from, &to);
             } else {
-              red = s.compute(me, Seconds(tt), t_up);
+              x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up);
             }
-            for (OpId x : got) s.depend(red, x);
-            if (ready != kNoOp) s.depend(red, ready);
-            ready = red;
+            sent[static_cast<std::size_t>(r)] = x;
+            up_last[static_cast<std::size_t>(r)] = x;
           }
-          const int par = parent[static_cast<std::size_t>(r)];
-          if (par < 0) {
-            fin[static_cast<std::size_t>(r)] = ready;
-            up_last[static_cast<std::size_t>(r)] = ready;
-            continue;
+          // Down: the root's sum to every rank, parents before children.
+          for (auto it = post.rbegin(); it != post.rend(); ++it) {
+            const int r = *it;
+            const int par = parent[static_cast<std::size_t>(r)];
+            if (par < 0) continue;
+            const Place& me = g.ranks[static_cast<std::size_t>(r)];
+            const Place& pp = g.ranks[static_cast<std::size_t>(par)];
+            const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], down_last[static_cast<std::size_t>(par)],
+                                            sent[static_cast<std::size_t>(r)]});
+            OpId x;
+            if (o.with_data) {
+              const DataRef from{work[static_cast<std::size_t>(par)], rg.off}, to{work[static_cast<std::size_t>(r)], rg.off};
+              x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down, &from, &to);
+            } else {
+              x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down);
+            }
+            fin[static_cast<std::size_t>(r)] = x;
+            down_last[static_cast<std::size_t>(par)] = barrier(s, {down_last[static_cast<std::size_t>(par)], x});
           }
-          const Place& pp = g.ranks[static_cast<std::size_t>(par)];
-          const auto& pk = children[static_cast<std::size_t>(par)];
-          const auto slot = static_cast<double>(std::find(pk.begin(), pk.end(), r) - pk.begin());
-          OpId x;
-          if (o.with_data) {
-            const DataRef from{work[static_cast<std::size_t>(r)], rg.off}, to{stage[static_cast<std::size_t>(par)], slot * S + rg.off};
-            x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up, &from, &to);
-          } else {
-            x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up);
-          }
-          sent[static_cast<std::size_t>(r)] = x;
-          up_last[static_cast<std::size_t>(r)] = x;
+          for (int r = 0; r < n; ++r) finals[static_cast<std::size_t>(r)].push_back(fin[static_cast<std::size_t>(r)]);
         }
-        // Down: the root's sum to every rank, parents before children.
-        for (auto it = post.rbegin(); it != post.rend(); ++it) {
-          const int r = *it;
-          const int par = parent[static_cast<std::size_t>(r)];
-          if (par < 0) continue;
-          const Place& me = g.ranks[static_cast<std::size_t>(r)];
-          const Place& pp = g.ranks[static_cast<std::size_t>(par)];
-          const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], down_last[static_cast<std::size_t>(par)],
-                                          sent[static_cast<std::size_t>(r)]});
-          OpId x;
-          if (o.with_data) {
-            const DataRef from{work[static_cast<std::size_t>(par)], rg.off}, to{work[static_cast<std::size_t>(r)], rg.off};
-            x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down, &from, &to);
-          } else {
-            x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down);
-          }
-          fin[static_cast<std::size_t>(r)] = x;
-          down_last[static_cast<std::size_t>(par)] = barrier(s, {down_last[static_cast<std::size_t>(par)], x});
-        }
-        for (int r = 0; r < n; ++r) finals[static_cast<std::size_t>(r)].push_back(fin[static_cast<std::size_t>(r)]);
       }
-    }
     }
     for (int r = 0; r < n; ++r) {
       OpId d = barrier(s, finals[static_cast<std::size_t>(r)]);

@@ -475,8 +475,10 @@ int Platform::nic_for(const Place& p, int plane) const {
       if (fabric_ && fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(nic))].plane == plane) in_plane.push_back(j);
     }
     if (in_plane.empty()) return -1;
-    if (p.kind == PlaceKind::Nic || p.kind != PlaceKind::Gpu) {
-      const int s = p.kind == PlaceKind::Nic ? -1 : socket_of(p);
+    if (p.kind == PlaceKind::Nic)
+      return std::find(in_plane.begin(), in_plane.end(), static_cast<int>(p.index)) != in_plane.end() ? p.index : in_plane.front();
+    if (p.kind != PlaceKind::Gpu) {  // a socket's places: a NIC of that socket first
+      const int s = socket_of(p);
       for (int j : in_plane)
         if (t.port_socket[static_cast<std::size_t>(t.nic_port[static_cast<std::size_t>(j)])] == s) return j;
       return in_plane.front();
