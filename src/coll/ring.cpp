@@ -25,6 +25,19 @@ double hop_latency(const platform::Platform& p, const LibraryParams& lib, const 
   return 0;
 }
 
+// The software latency a ring step pays: the mean of NCCL's per-hop latencies around the ring. In
+// NCCL's pipelined ring a piece of data crosses the hops one after another, so over its 2(n - 1)
+// steps it pays the sum of their latencies (NCCL's own model, tuning.cc: the intra-node steps at
+// the intra-node latency, 2(nodes - 1) at the network's); a barrier per step at the slowest hop
+// would charge every step a network hop.
+double step_latency(const platform::Platform& p, const LibraryParams& lib, const Group& g, const std::vector<int>& order) {
+  const auto n = order.size();
+  double sum = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    sum += hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
+  return sum / static_cast<double>(n);
+}
+
 }  // namespace
 
 Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g,
@@ -74,6 +87,8 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
     return e;  // one rank: its vector is already the result (and its own segment is all of it)
   }
   const std::uint32_t tag_rs = s.tag("ring reduce-scatter"), tag_ag = s.tag("ring allgather");
+  std::vector<double> lat_of;  // per ring
+  for (const auto& order : orders) lat_of.push_back(step_latency(p, lib, g, order));
   // The position in the ring that owns segment j after reduce-scatter is the one that received it
   // last. prev[r * n + i]: the last op of position i of ring r.
   std::vector<OpId> prev(static_cast<std::size_t>(R * n), kNoOp);
@@ -106,7 +121,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const double b = seg_bytes(r, seg);
         const Place& a = g.ranks[static_cast<std::size_t>(src)];
         const Place& c = g.ranks[static_cast<std::size_t>(dst)];
-        const double lat = hop_latency(p, lib, a, c);
+        const double lat = lat_of[static_cast<std::size_t>(r)];
         if (!o.with_data) {
           const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag);
           now[next] =
@@ -173,14 +188,16 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
   std::vector<std::pair<std::uint32_t, double>> flows;
   double lat = 0;
   const auto nodes = g.nodes();
-  for (const auto& order : orders)
-  for (int i = 0; i < n; ++i) {
-    const Place& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
-    const Place& c = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>((i + 1) % n)])];
-    if (nodes.size() > 2 && a.node != nodes[0] && a.node != nodes[1]) continue;
-    flows.emplace_back(p.path_id(a, c), seg);
-    const double physical = p.path(p.path_id(a, c)).latency;
-    lat = std::max(lat, std::max(physical, hop_latency(p, lib, a, c)) + p.options().arbitration_latency);
+  for (const auto& order : orders) {
+    const double step = step_latency(p, lib, g, order);
+    for (int i = 0; i < n; ++i) {
+      const Place& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(i)])];
+      const Place& c = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>((i + 1) % n)])];
+      if (nodes.size() > 2 && a.node != nodes[0] && a.node != nodes[1]) continue;
+      flows.emplace_back(p.path_id(a, c), seg);
+      const double physical = p.path(p.path_id(a, c)).latency;
+      lat = std::max(lat, std::max(physical, step) + p.options().arbitration_latency);
+    }
   }
   const Bound b = bottleneck_bound(p, flows);
   double reduce = 0;

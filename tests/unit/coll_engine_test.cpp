@@ -260,3 +260,26 @@ TEST_CASE("coll::nccl_tree: the closed form tracks the fluid simulation, one rai
   closed_form_tracks("nccl_tree", "fire-flyer-2", 0.15);
   closed_form_tracks("nccl_tree", "dgx-a100-cluster", 0.25);
 }
+
+TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCCL's own latency model)") {
+  // 16 GPUs on 2 Fire-Flyer nodes, 16 bytes (one byte per segment: the transfers take nothing).
+  // The ring has 16 hops: 2 between the nodes (NCCL's network hop latency, 9.6 us) and 14 over PCIe
+  // (5.7 us). A piece of data crosses them one after another, so its 2(n - 1) = 30 steps pay
+  // 30 x the mean hop latency, (2 x 9.6 + 14 x 5.7) / 16 = 6.1875 us, plus NCCL's base latency
+  // 8.4 us: 194.0 us. (A barrier at the slowest hop would give 8.4 + 30 x 9.6 = 296.4 us.) The
+  // rest (arbitration, a byte's transfer, the reduce kernels) is under 1 us per step.
+  const auto p = plan::make_platform(cluster(2));
+  const auto lib = coll::load_library_params(testing::catalog());
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  const auto g = coll::Group::first_gpus(*p, 16);
+  const double mean = (2 * lib.nccl.ring_hop_latency_net + 14 * lib.nccl.ring_hop_latency_pci) / 16;
+  const double expect = lib.nccl.ring_base_latency + 30 * mean;
+  for (const char* e : {"analytic", "simgrid"}) {
+    CAPTURE(e);
+    const double t = ring->simulate(engine(e), *p, lib, g, 16);
+    CHECK(t >= expect);
+    CHECK(t <= expect + 30 * 1e-6);
+  }
+  CHECK(ring->estimate(*p, lib, g, 16).time >= expect);
+  CHECK(ring->estimate(*p, lib, g, 16).time <= expect + 30 * 1e-6);
+}
