@@ -9,6 +9,7 @@
 
 #include "core/format.hpp"
 #include "report/json_writer.hpp"
+#include "train/step.hpp"
 
 namespace ffsim::report {
 
@@ -121,7 +122,7 @@ train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r,
   auto socket = [&](const Place& x) {
     return x.storage ? std::string("storage") : node.sockets.at(static_cast<std::size_t>(x.index)).name;
   };
-  auto gpu = [&](const Place& x) { return node.gpus.at(static_cast<std::size_t>(x.index)).name; };
+  auto gpu = [&](const Place& x) { return train::gpu_lane(p, x); };
   auto nic = [&](const Place& x) {
     if (x.kind == PlaceKind::Nic) return (x.storage ? std::string("storage nic") : node.nics.at(static_cast<std::size_t>(x.index)).name);
     const int k = p.nic_for(x);

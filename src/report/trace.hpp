@@ -24,9 +24,9 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t);
 /// GDRCopy writes, receives from GPUs), per GPU's kernels ("gpu3"), per NIC and direction ("nic0
 /// out", "nic0 in": every transfer between nodes, also on the GPU tracks of its ends), per
 /// socket's cores ("cpu1 reducer") and per socket's other memory traffic ("cpu1 memory": the cores
-/// reading a buffer, copies between sockets). Each event is named by its op's tag and carries its bytes and the resource
-/// that limited it for most of its life. Delays (software overheads, hop latencies) occupy no
-/// resource and are left out; so are ops of zero duration.
+/// reading a buffer, copies between sockets). Each event is named by its op's tag and carries its
+/// bytes and the resource that limited it for most of its life. Delays (software overheads, hop
+/// latencies) occupy no resource and are left out; so are ops of zero duration.
 [[nodiscard]] train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r,
                                               const platform::Platform& p, std::string title);
 
