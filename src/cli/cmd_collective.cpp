@@ -192,16 +192,25 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
-    report::Table e({"GPUs", "algorithm", "latency", "algbw (NCCL's view)", "predicted time", "picked"});
+    report::Table e({"GPUs", "algorithm", "channels", "latency", "algbw (NCCL's view)", "predicted time", "picked"});
     for (int n : gpus) {
       const coll::Group g = make_group(*p, n, a.cross_zone);
-      const auto table = coll::nccl_cost_table(lib, g, bytes);
-      const std::string pick = coll::nccl_pick(lib, g, bytes);
+      const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
+      const std::string pick = coll::nccl_pick(*p, lib, g, bytes);
       for (const auto& c : table)
-        e.add({std::to_string(n), c.algorithm, fmt_time(Seconds(c.latency)), fmt_bandwidth(BytesPerSecond(c.algbw)),
+        e.add({std::to_string(n), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)), fmt_bandwidth(BytesPerSecond(c.algbw)),
                fmt_time(Seconds(c.time)), c.algorithm == pick ? "yes" : ""});
     }
     e.print(std::cout, "  ");
+    {
+      const auto v = coll::nccl_view(*p, lib, make_group(*p, gpus.front(), a.cross_zone));
+      std::cout << "  channels: " << lib.nccl.channels << " per compute NIC x " << v.nics << " NIC"
+                << (v.nics > 1 ? "s" : "") << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed))
+                << " (per channel, the slower of the " << (v.intra_nvlink ? "NVLink" : "PCIe")
+                << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(lib.nccl.max_bus_bw))
+                << "; ring algBw = busBw n / 2(n-1), tree algBw = busBw x " << fmt_f(lib.nccl.tree_bw_factor, 2)
+                << " / 2\n";
+    }
     // The closed form of each algorithm: where its host-memory traffic and bound come from.
     std::cout << "\nHFReduce host-memory accounting per node (arXiv 2408.14158 Sec. IV): D2H 8 writes, reduce 8 reads +\n"
                  "  1 write, network send 2 reads, receive 2 writes, tree add 1 read, H2D 2 reads (GDRCopy) or 8 (memcpy):\n"

@@ -35,7 +35,8 @@ struct NcclParams {
   double tree_hop_latency_pci = 0;
   double tree_hop_latency_nvlink = 0;
   double tree_hop_latency_net = 0;
-  int channels = 2;                  ///< rings / trees NCCL builds on this node type
+  int channels = 2;                  ///< channels NCCL builds per compute NIC (its own cost model)
+  double max_bus_bw = 0;             ///< tuning.cc: bus bandwidth cap of its cost model (sm80)
   double tree_chunk_bytes = 0;       ///< pipeline chunk of the tree
   double pci_speed = 0;              ///< bytes/s per channel NCCL assumes for a PCIe hop
   double net_speed = 0;              ///< bytes/s per channel NCCL assumes for the NIC

@@ -26,6 +26,7 @@ NcclParams parse_nccl(const config::Reader& r) {
   n.tree_hop_latency_net = tree.fact_quantity<Seconds>("net", true).si();
   tree.finish();
   n.channels = static_cast<int>(r.fact_integer("channels", 1, 64));
+  n.max_bus_bw = r.fact_quantity<BytesPerSecond>("max_bus_bw").si();
   n.tree_chunk_bytes = r.fact_quantity<Bytes>("tree_chunk").si();
   n.pci_speed = r.fact_quantity<BytesPerSecond>("pci_speed").si();
   n.net_speed = r.fact_quantity<BytesPerSecond>("net_speed").si();

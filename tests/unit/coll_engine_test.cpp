@@ -5,6 +5,7 @@
 #include "approx.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "coll/collective.hpp"
 #include "coll/common.hpp"
@@ -139,23 +140,60 @@ TEST_CASE("coll: every algorithm runs on ranks {1,2,3,4,5,7,8,16} x sizes {0,1,4
 
 TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tree at large scale") {
   const auto lib = coll::load_library_params(testing::catalog());
-  auto group = [](int nodes) {
-    coll::Group g;
-    for (int v = 0; v < nodes; ++v)
-      for (int l = 0; l < 8; ++l) g.ranks.push_back(sched::Place::gpu(v, l));
-    return g;
-  };
+  const auto p = plan::make_platform(cluster(180));
   // 184 MiB: the ring's latency 2(n-1) hops grows linearly, the tree's logarithmically.
   const double S = 184.0 * 1048576;
-  CHECK(coll::nccl_pick(lib, group(2), S) == "nccl_ring");
-  CHECK(coll::nccl_pick(lib, group(180), S) == "nccl_tree");
-  const auto t = coll::nccl_cost_table(lib, group(180), S);
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S) == "nccl_ring");
+  const auto g = coll::Group::first_gpus(*p, 1440);
+  CHECK(coll::nccl_pick(*p, lib, g, S) == "nccl_tree");
+  const auto t = coll::nccl_cost_table(*p, lib, g, S);
   REQUIRE(t.size() == 2);
-  // Ring latency per tuning.cc: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops.
+  // Ring latency per tuning.cc: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops; one
+  // compute NIC: `channels` channels at min(pci, net) speed each; algBw = busBw n / 2(n-1).
   const int n = 1440, nodes = 180;
   const double ring_lat = lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
                           2 * (nodes - 1) * lib.nccl.ring_hop_latency_net;
   CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(t[0].channels == lib.nccl.channels);
+  const double bus = lib.nccl.channels * std::min(lib.nccl.pci_speed, lib.nccl.net_speed);
+  CHECK(t[0].algbw == doctest::Approx(bus * n / (2.0 * (n - 1))).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(t[1].algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2).epsilon(1e-12).scale(ffsim::testing::kRelative));
+}
+
+TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's channels per NIC and NVLink hops") {
+  const auto lib = coll::load_library_params(testing::catalog());
+  const auto p = plan::make_platform(
+      plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/dgx-a100-cluster.json", testing::catalog()));
+  const double S = 184.0 * 1048576;
+  const auto& nc = lib.nccl;
+  // DGX-A100: 8 compute NICs -> 8 x channels; per channel min(NVLink (above the NIC), net) = net
+  // speed; busBw = min(16 x 25 GB/s, 235 GB/s) = 235 GB/s (the sm80 cap).
+  for (int gpus : {16, 64, 256}) {
+    CAPTURE(gpus);
+    const auto g = coll::Group::first_gpus(*p, gpus);
+    const int nodes = gpus / 8;
+    const auto v = coll::nccl_view(*p, lib, g);
+    CHECK(v.nics == 8);
+    CHECK(v.channels == 8 * nc.channels);
+    CHECK(v.intra_nvlink);
+    const double bus = std::min(v.channels * nc.net_speed, nc.max_bus_bw);
+    CHECK(v.bus_bw == doctest::Approx(bus).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    const auto t = coll::nccl_cost_table(*p, lib, g, S);
+    // Ring: intra-node steps at NVLink's hop latency.
+    const double ring_lat = nc.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_nvlink +
+                            2 * (nodes - 1) * nc.ring_hop_latency_net;
+    const double ring = ring_lat + S / (bus * gpus / (2.0 * (gpus - 1)));
+    // Tree: a chain of 7 NVLink hops and log2(nodes) network hops, up and down; algBw busBw x 0.9 / 2.
+    const double tree_lat = nc.tree_base_latency + 2 * (7 * nc.tree_hop_latency_nvlink + std::log2(nodes) * nc.tree_hop_latency_net);
+    const double tree = tree_lat + S / (bus * nc.tree_bw_factor / 2);
+    CHECK(t[0].time == doctest::Approx(ring).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(t[1].time == doctest::Approx(tree).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    // With 235 GB/s the ring's 2(n-1) hop latencies weigh more: at 16 GPUs 1.66 against 2.32 ms
+    // (ring), at 256 GPUs 3.76 against 2.72 ms (tree).
+    CHECK(coll::nccl_pick(*p, lib, g, S) == (ring < tree ? "nccl_ring" : "nccl_tree"));
+  }
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S) == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 256), S) == "nccl_tree");
 }
 
 TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemcpy write-back") {
