@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <unistd.h>
@@ -28,6 +29,7 @@ namespace {
 
 struct TrainArgs {
   std::string scenario;
+  std::string workload;  ///< another scenario whose "workload" runs on this one's cluster
   std::string gpus;
   std::string backend;
   std::string engine = "analytic";
@@ -67,9 +69,20 @@ int run_train(Context& ctx, const TrainArgs& a) {
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
-  if (!sc.workload)
-    throw ConfigError(sc.file, "", "the scenario has no \"workload\" section; `ffsim train` needs one (see scenarios/train-*.json)");
-  train::WorkloadSpec w = *sc.workload;
+  // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
+  std::optional<plan::ScenarioSpec> job;
+  if (!a.workload.empty()) {
+    job = plan::load_scenario(a.workload, ctx.catalog());
+    if (!job->workload)
+      throw ConfigError(job->file, "", "--workload: this scenario has no \"workload\" section to run on " + sc.name +
+                                           "'s cluster; name one that has (scenarios/train-*.json)");
+  } else if (!sc.workload) {
+    throw ConfigError(sc.file, "", "the scenario has no \"workload\" section; `ffsim train` needs one (see "
+                                   "scenarios/train-*.json), or name one with --workload scenarios/train-vgg16-ddp.json "
+                                   "to run its job on this cluster");
+  }
+  train::WorkloadSpec w = job ? *job->workload : *sc.workload;
+  const std::string job_from = job ? job->name : sc.name;
   if (!a.backend.empty()) {
     const auto b = train::backend_names();
     if (std::find(b.begin(), b.end(), a.backend) == b.end())
@@ -121,6 +134,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
     report::JsonWriter j(std::cout);
     j.begin_object();
     j.field("scenario", sc.name);
+    j.field("workload_from", job_from);
     j.field("model", w.model.name);
     j.field("workload", w.kind);
     j.field("summary", w.impl->summary());
@@ -163,7 +177,8 @@ int run_train(Context& ctx, const TrainArgs& a) {
     j.end_object();
     return kOk;
   }
-  std::cout << "ffsim train " << sc.name << ": " << w.model.name << ", " << w.impl->summary() << "\n  " << scaling
+  std::cout << "ffsim train " << sc.name << (job ? " (the workload of " + job_from + ")" : std::string()) << ": "
+            << w.model.name << ", " << w.impl->summary() << "\n  " << scaling
             << (w.model.architecture == "transformer" ? " of " + std::to_string(w.seq) + " tokens" : std::string()) << ", "
             << w.precision << "; backend " << w.backend << " (" << join(algs) << "); engine " << a.engine
             << ", collectives " << a.collectives << "\n";
@@ -196,8 +211,12 @@ int run_train(Context& ctx, const TrainArgs& a) {
 void setup_train(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("train", "Simulate training steps (DDP, FSDP, pipeline, MoE) and their scaling");
   auto a = std::make_shared<TrainArgs>();
-  sub->add_option("scenario", a->scenario, "Scenario JSON file with a \"workload\" section")->required()->check(CLI::ExistingFile);
-  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the scenario's)");
+  sub->add_option("scenario", a->scenario, "Scenario JSON file: the cluster, and the \"workload\" unless --workload names one")->required()->check(CLI::ExistingFile);
+  sub->add_option("--workload", a->workload,
+                  "Run the \"workload\" of this scenario (e.g. scenarios/train-vgg16-ddp.json) on the first "
+                  "scenario's cluster instead of its own")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the workload's)");
   sub->add_option("--backend", a->backend, "Gradient reduction backend: " + join(train::backend_names()) +
                                                " (default: the scenario's)");
   sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives");
