@@ -104,8 +104,10 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
 
 // A training step of the scenario's workload or, for a scenario without one, of the workload of
 // train-vgg16-ddp.json beside it run on this scenario's cluster: step time and scaling on both
-// backends, with closed-form collective costs so that the main job stays quick.
-void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s) {
+// backends, with closed-form collective costs so that the main job stays quick; and, when there is
+// an alternative design, the same job on its cluster with NCCL (its own stack).
+void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s,
+                      const std::optional<plan::ScenarioSpec>& alt) {
   std::optional<train::WorkloadSpec> wl = s.workload;
   std::string from = s.file;
   if (!wl) {
@@ -126,27 +128,50 @@ void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSp
     std::cout << title << ": not run (the cluster has fewer GPUs than its smallest count, " << w.gpus.front() << ")\n";
     return;
   }
-  const auto p = plan::make_platform(s);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
   auto engine = eval::engines().get("analytic").factory();
-  report::Table tab({"backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU"});
+  report::Table tab({"cluster", "backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU", "samples/s/GPU"});
+  // One backend of the job on one cluster; the rows, or nothing when the cluster cannot run it.
+  auto run = [&](const plan::ScenarioSpec& on, const char* backend) {
+    const auto p = plan::make_platform(on);
+    w.backend = backend;
+    train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
+    const train::StepEnv env{*p, *engine, costs, false};
+    return train::simulate_scaling(w, env, gpus);
+  };
+  auto add = [&](const std::string& cluster, const char* backend, const std::vector<train::StepResult>& rows) {
+    for (const auto& r : rows)
+      tab.add({cluster, backend, std::to_string(r.gpus), fmt_time(Seconds(r.step_s)), fmt_time(Seconds(r.compute_s)),
+               fmt_time(Seconds(r.exposed_comm_s)), fmt_f(100 * r.efficiency, 1) + "%", fmt_f(100 * r.mfu, 1) + "%",
+               fmt_g(r.samples_per_s / r.gpus, 4)});
+    tab.rule();
+  };
+  std::vector<train::StepResult> mine;
   try {
     for (const char* backend : {"hfreduce", "nccl"}) {
-      w.backend = backend;
-      train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
-      const train::StepEnv env{*p, *engine, costs, false};
-      auto rows = train::simulate_scaling(w, env, gpus);
-      for (const auto& r : rows)
-        tab.add({backend, std::to_string(r.gpus), fmt_time(Seconds(r.step_s)), fmt_time(Seconds(r.compute_s)),
-                 fmt_time(Seconds(r.exposed_comm_s)), fmt_f(100 * r.efficiency, 1) + "%", fmt_f(100 * r.mfu, 1) + "%"});
-      tab.rule();
+      auto rows = run(s, backend);
+      if (std::string(backend) == "hfreduce") mine = rows;
+      add(s.name, backend, rows);
     }
   } catch (const ValueError& e) {  // a workload this cluster cannot run (a device without compute)
     std::cout << title << ": not run (" << e.what() << ")\n";
     return;
   }
+  std::string versus;
+  if (alt && alt->name != s.name && gpus.back() <= alt->cluster.gpus()) {
+    try {
+      const auto theirs = run(*alt, "nccl");
+      add(alt->name, "nccl", theirs);
+      const double ratio = (mine.back().samples_per_s / mine.back().gpus) / (theirs.back().samples_per_s / theirs.back().gpus);
+      versus = "  per GPU at " + std::to_string(gpus.back()) + " GPUs, " + s.name + " with hfreduce trains at " +
+               fmt_f(100 * ratio, 1) + "% of " + alt->name + " with nccl (samples/s per GPU)\n";
+    } catch (const ValueError& e) {
+      versus = "  on " + alt->name + ": not run (" + e.what() + ")\n";
+    }
+  }
   std::cout << title << " (collectives by closed form here; `ffsim train` simulates them)\n";
   tab.print(std::cout, "  ");
+  std::cout << versus;
 }
 
 int run_summary(Context& ctx, const SummaryArgs& a) {
@@ -160,9 +185,13 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
     if (std::filesystem::exists(dflt) && std::filesystem::path(a.scenario).filename() != "dgx-a100-cluster.json")
       against = dflt.string();
   }
-  if (!against.empty()) plan_section(s, plan::load_scenario(against, ctx.catalog()));
+  std::optional<plan::ScenarioSpec> alt;
+  if (!against.empty()) {
+    alt = plan::load_scenario(against, ctx.catalog());
+    plan_section(s, *alt);
+  }
   if (!s.cluster.node.nics.empty() && s.cluster.nodes > 1) collective_section(ctx, s);
-  training_section(ctx, a, s);
+  training_section(ctx, a, s, alt);
   return kOk;
 }
 
