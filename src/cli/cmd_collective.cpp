@@ -176,7 +176,15 @@ int run_collective(Context& ctx, const CollArgs& a) {
     w.end_array();
     return kOk;
   }
-  std::cout << "ffsim collective on " << sc.name << ": allreduce of " << fmt_bytes(Bytes(bytes)) << " per GPU, "
+  // The operations the rows run (allreduce, reduce-scatter, ...), in the order of --algo.
+  std::vector<std::string> kinds;
+  for (const auto& name : algos) {
+    const std::string k = coll::kind_name(coll::algorithms().get(name).factory()->kind());
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  std::string ops;
+  for (std::size_t i = 0; i < kinds.size(); ++i) ops += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
+  std::cout << "ffsim collective on " << sc.name << ": " << ops << " of " << fmt_bytes(Bytes(bytes)) << " per GPU, "
             << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << "\n";
   report::Table t({"algorithm", "GPUs", "time", "algbw", "busbw", "host mem/node", "bound by"});
   std::string prev;
@@ -187,7 +195,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
            fmt_bandwidth(BytesPerSecond(r.busbw)), r.host > 0 ? fmt_f(r.host, 1) + " S" : "-", r.bottleneck});
   }
   t.print(std::cout, "  ");
-  std::cout << "  algbw = size / time; busbw = algbw x 2(n-1)/n (nccl-tests); host mem/node: bytes read + written in host\n"
+  std::cout << "  algbw = size / time; busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce-scatter, allgather and\n"
+               "  alltoall, 1 for broadcast and sendrecv (nccl-tests); host mem/node: bytes read + written in host\n"
                "  memory per node, in multiples of the size S; bound by: the resource the closed-form model finds binding\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
