@@ -95,6 +95,9 @@ int run_train(Context& ctx, const TrainArgs& a) {
     const std::string why = w.impl->check(w, g, sc.cluster.gpus(), per_node);
     if (!why.empty()) throw UsageError("--gpus " + std::to_string(g) + ": " + why);
   }
+  // The GPU's rates for the workload's precision: a model error (exit 3) before any step runs.
+  const auto& gpu = sc.cluster.node.gpus.front().gpu;
+  const train::GpuRates rates = train::rates_of(gpu, w.precision);
   const auto platform = plan::make_platform(sc);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
   auto engine = entry->factory();
@@ -109,7 +112,14 @@ int run_train(Context& ctx, const TrainArgs& a) {
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (progress) std::cerr << "\r  simulating " << gpus[i] << " GPUs (" << i + 1 << "/" << gpus.size() << ")...   " << std::flush;
     const auto t0 = std::chrono::steady_clock::now();
-    rows.push_back(train::simulate_step(w, env, gpus[i], a.full));
+    try {
+      rows.push_back(train::simulate_step(w, env, gpus[i], a.full));
+    } catch (const ValueError& e) {
+      // The model's own errors (rates, backend) surfaced above; what is left is a group of this
+      // GPU count that a collective cannot run on (hfreduce over part of a node).
+      if (progress) std::cerr << "\n";
+      throw UsageError("--gpus " + std::to_string(gpus[i]) + ": " + e.what());
+    }
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
@@ -117,13 +127,15 @@ int run_train(Context& ctx, const TrainArgs& a) {
   if (!a.trace.empty()) {
     const int tg = a.trace_gpus > 0 ? a.trace_gpus : gpus.front();
     train::StepTrace tr;
-    (void)train::simulate_step(w, env, tg, a.full, &tr);
+    try {
+      (void)train::simulate_step(w, env, tg, a.full, &tr);
+    } catch (const ValueError& e) {
+      throw UsageError("--trace-gpus " + std::to_string(tg) + ": " + e.what());
+    }
     std::ofstream out(a.trace);
     if (!out) throw UsageError("--trace: cannot write " + a.trace);
     report::write_chrome_trace(out, tr);
   }
-  const auto& gpu = sc.cluster.node.gpus.front().gpu;
-  const train::GpuRates rates = train::rates_of(gpu, w.precision);
   std::vector<std::string> algs;
   for (auto r : {train::Role::GradAllReduce, train::Role::GradReduceScatter, train::Role::ParamAllGather,
                  train::Role::ExpertAllToAll})
