@@ -126,17 +126,20 @@ int run_collective(Context& ctx, const CollArgs& a) {
     for (int n : gpus) {
       if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
       const coll::Group g = make_group(*p, n, a.cross_zone);
+      // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
+      // size / n; every other kind takes it per rank as it is.
+      const double per_rank = algo->kind() == coll::Kind::AllGather ? bytes / n : bytes;
       const auto t0 = std::chrono::steady_clock::now();
       coll::Estimate est;
       try {
-        est = algo->estimate(*p, lib, g, bytes);
+        est = algo->estimate(*p, lib, g, per_rank);
       } catch (const ValueError& e) {
         // A group the algorithm cannot run on is a usage error of this command.
         throw UsageError("--algo " + name + " --gpus " + std::to_string(n) + ": " + e.what());
       }
       const double t = !engine ? est.time
-                       : a.full ? algo->simulate_full(*engine, *p, lib, g, bytes)
-                                : algo->simulate(*engine, *p, lib, g, bytes);
+                       : a.full ? algo->simulate_full(*engine, *p, lib, g, per_rank)
+                                : algo->simulate(*engine, *p, lib, g, per_rank);
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double algbw = t > 0 ? bytes / t : 0;
       rows.push_back({name, n, t, algbw, algbw * coll::busbw_factor(algo->kind(), n), est.host_traffic_per_byte, wall,
@@ -144,7 +147,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
       if (trace_out.is_open()) {
         // The whole schedule (no shortcut), every op on its tracks.
         sched::Schedule s;
-        (void)algo->emit(s, *p, lib, g, bytes, coll::Options{});
+        (void)algo->emit(s, *p, lib, g, per_rank, coll::Options{});
         const eval::Result res = engine->run(s, *p);
         const auto tr = report::schedule_trace(s, res, *p, name + " of " + fmt_bytes(Bytes(bytes)) + " over " + std::to_string(n) +
                                                                 " GPUs on " + sc.name + " (" + a.engine + " engine)");
@@ -195,8 +198,10 @@ int run_collective(Context& ctx, const CollArgs& a) {
            fmt_bandwidth(BytesPerSecond(r.busbw)), r.host > 0 ? fmt_f(r.host, 1) + " S" : "-", r.bottleneck});
   }
   t.print(std::cout, "  ");
-  std::cout << "  algbw = size / time; busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce-scatter, allgather and\n"
-               "  alltoall, 1 for broadcast and sendrecv (nccl-tests); host mem/node: bytes read + written in host\n"
+  std::cout << "  size per GPU as nccl-tests count it: the vector (allreduce, reduce-scatter, broadcast), the gathered result\n"
+               "  (allgather: each GPU contributes size / n), the send buffer (alltoall, sendrecv); algbw = size / time;\n"
+               "  busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce-scatter, allgather and alltoall, 1 for\n"
+               "  broadcast and sendrecv (nccl-tests); host mem/node: bytes read + written in host\n"
                "  memory per node, in multiples of the size S; bound by: the resource the closed-form model finds binding\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
