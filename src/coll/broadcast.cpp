@@ -10,15 +10,6 @@
 namespace ffsim::coll {
 namespace {
 
-double hop_latency(const platform::Platform& p, const LibraryParams& lib, const sched::Place& a, const sched::Place& b) {
-  switch (hop_type(p, a, b)) {
-    case HopType::NvLink: return lib.nccl.ring_hop_latency_nvlink;
-    case HopType::Pci: return lib.nccl.ring_hop_latency_pci;
-    case HopType::Net: return lib.nccl.ring_hop_latency_net;
-  }
-  return 0;
-}
-
 // NCCL's rings (one per compute NIC on multi-NIC nodes), each rotated to start at the root.
 std::vector<std::vector<int>> rings_from(const platform::Platform& p, const LibraryParams& lib, const Group& g, int root) {
   auto orders = ring_orders(p, g, lib.nccl.numa_restricted);
@@ -65,7 +56,7 @@ public:
         for (int h = 0; h + 1 < n; ++h) {
           const auto src = static_cast<std::size_t>(order[static_cast<std::size_t>(h)]);
           const auto dst = static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)]);
-          const double hop = hop_latency(p, lib, g.ranks[src], g.ranks[dst]);
+          const double hop = ring_hop_latency(p, lib, g.ranks[src], g.ranks[dst]);
           const sched::OpId before = barrier(s, {arrived, last_at[static_cast<std::size_t>(h + 1)]});
           sched::OpId t;
           if (o.with_data) {
@@ -113,7 +104,7 @@ public:
         const auto& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h)])];
         const auto& b = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)])];
         const auto pid = p.path_id(a, b);
-        const double lat_h = std::max(hop_latency(p, lib, a, b), p.path(pid).latency);
+        const double lat_h = std::max(ring_hop_latency(p, lib, a, b), p.path(pid).latency);
         ring_fill += bottleneck_bound(p, {{pid, bytes / R / chunks}}).time + lat_h + p.options().arbitration_latency;
         lat = std::max(lat, lat_h);
         all.emplace_back(pid, bytes / R / chunks);

@@ -88,6 +88,15 @@ HopType hop_type(const platform::Platform& p, const Place& a, const Place& b) {
   return HopType::Pci;
 }
 
+double ring_hop_latency(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b) {
+  switch (hop_type(p, a, b)) {
+    case HopType::NvLink: return lib.nccl.ring_hop_latency_nvlink;
+    case HopType::Pci: return lib.nccl.ring_hop_latency_pci;
+    case HopType::Net: return lib.nccl.ring_hop_latency_net;
+  }
+  return 0;
+}
+
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
                          const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
                          const sched::DataRef* src, const sched::DataRef* dst) {

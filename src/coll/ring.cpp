@@ -16,15 +16,6 @@ using sched::Place;
 
 namespace {
 
-double hop_latency(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b) {
-  switch (hop_type(p, a, b)) {
-    case HopType::NvLink: return lib.nccl.ring_hop_latency_nvlink;
-    case HopType::Pci: return lib.nccl.ring_hop_latency_pci;
-    case HopType::Net: return lib.nccl.ring_hop_latency_net;
-  }
-  return 0;
-}
-
 // The software latency a ring step pays: the mean of NCCL's per-hop latencies around the ring. In
 // NCCL's pipelined ring a piece of data crosses the hops one after another, so over its 2(n - 1)
 // steps it pays the sum of their latencies (NCCL's own model, tuning.cc: the intra-node steps at
@@ -34,7 +25,7 @@ double step_latency(const platform::Platform& p, const LibraryParams& lib, const
   const auto n = order.size();
   double sum = 0;
   for (std::size_t i = 0; i < n; ++i)
-    sum += hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
+    sum += ring_hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
   return sum / static_cast<double>(n);
 }
 
