@@ -56,7 +56,7 @@ public:
         for (int h = 0; h + 1 < n; ++h) {
           const auto src = static_cast<std::size_t>(order[static_cast<std::size_t>(h)]);
           const auto dst = static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)]);
-          const double hop = ring_hop_latency(p, lib, g.ranks[src], g.ranks[dst]);
+          const double hop = nccl_hop_latency(p, lib, g.ranks[src], g.ranks[dst]);
           const sched::OpId before = barrier(s, {arrived, last_at[static_cast<std::size_t>(h + 1)]});
           sched::OpId t;
           if (o.with_data) {
@@ -104,7 +104,7 @@ public:
         const auto& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h)])];
         const auto& b = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)])];
         const auto pid = p.path_id(a, b);
-        const double lat_h = std::max(ring_hop_latency(p, lib, a, b), p.path(pid).latency);
+        const double lat_h = std::max(nccl_hop_latency(p, lib, a, b), p.path(pid).latency);
         ring_fill += bottleneck_bound(p, {{pid, bytes / R / chunks}}).time + lat_h + p.options().arbitration_latency;
         lat = std::max(lat, lat_h);
         all.emplace_back(pid, bytes / R / chunks);

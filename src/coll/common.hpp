@@ -27,9 +27,10 @@ namespace ffsim::coll {
 
 enum class HopType { NvLink, Pci, Net };
 [[nodiscard]] HopType hop_type(const platform::Platform& p, const sched::Place& a, const sched::Place& b);
-/// NCCL's per-hop latency of a ring step (Simple protocol) for the hop from `a` to `b`, by its type.
-[[nodiscard]] double ring_hop_latency(const platform::Platform& p, const LibraryParams& lib, const sched::Place& a,
-                                      const sched::Place& b);
+/// NCCL's per-hop latency (Simple protocol) of a ring step, or with `tree` of a tree hop, for the hop
+/// from `a` to `b`, by its type.
+[[nodiscard]] double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, const sched::Place& a,
+                                      const sched::Place& b, bool tree = false);
 
 /// Emits `before` -> [software delay] -> transfer; returns the transfer. The delay is NCCL's per-hop
 /// latency less the physical latency the platform already charges (never negative).

@@ -19,12 +19,7 @@ using sched::Place;
 namespace {
 
 double hop(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b) {
-  switch (hop_type(p, a, b)) {
-    case HopType::NvLink: return lib.nccl.tree_hop_latency_nvlink;
-    case HopType::Pci: return lib.nccl.tree_hop_latency_pci;
-    case HopType::Net: return lib.nccl.tree_hop_latency_net;
-  }
-  return 0;
+  return nccl_hop_latency(p, lib, a, b, true);
 }
 
 class NcclTree final : public Algorithm {

@@ -25,7 +25,7 @@ double step_latency(const platform::Platform& p, const LibraryParams& lib, const
   const auto n = order.size();
   double sum = 0;
   for (std::size_t i = 0; i < n; ++i)
-    sum += ring_hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
+    sum += nccl_hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
   return sum / static_cast<double>(n);
 }
 
