@@ -25,8 +25,8 @@ NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const 
     if (nic.role != "storage") ++v.nics;
   v.nics = std::max(1, v.nics);
   v.channels = nc.channels * v.nics;
-  // The intra-node hop class is the worst of the node's ring hops (NCCL's graph typeIntra): NVLink
-  // only if every hop of the ring inside the first node is an NVLink hop.
+  // The intra-node hop class is the worst of the first ring's hops inside nodes (NCCL's graph
+  // typeIntra): NVLink only if every one of them is an NVLink hop.
   const auto orders = ring_orders(p, g, nc.numa_restricted);
   const auto& order = orders.front();
   v.intra_nvlink = true;
