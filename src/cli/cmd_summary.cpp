@@ -158,7 +158,10 @@ void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSp
     return;
   }
   std::string versus;
-  if (alt && alt->name != s.name && gpus.back() <= alt->cluster.gpus()) {
+  if (alt && alt->name != s.name && gpus.back() > alt->cluster.gpus()) {
+    versus = "  on " + alt->name + ": not run (it has " + std::to_string(alt->cluster.gpus()) + " GPUs, fewer than " +
+             std::to_string(gpus.back()) + ")\n";
+  } else if (alt && alt->name != s.name) {
     try {
       const auto theirs = run(*alt, "nccl");
       add(alt->name, "nccl", theirs);
