@@ -577,7 +577,27 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
   nic_a.storage = from.storage;
   Place nic_b = Place::nic(to.node, nb);
   nic_b.storage = to.storage;
-  if (!(from == nic_a)) local_path(from, nic_a, p);
+  // PXN (NCCL 2.12 on): a GPU whose NIC for this transfer sits farther in the PCIe tree than
+  // another GPU it reaches over NVLink (an NVSwitch, or its bridge partner) hands the data to that
+  // GPU, which sends it through the NIC: NVLink, then the nearer GPU's path to the NIC. On
+  // Fire-Flyer (no NVLink, or pairs on one socket) and for a GPU's own NIC nothing changes.
+  Place relay = from;
+  if (!from.storage && from.kind == PlaceKind::Gpu) {
+    const NodeTemplate& ta = tmpl(from);
+    int best = nic_affinity(ta, from.index, na);
+    const auto gpus = static_cast<int>(ta.nvlink.size());
+    for (int g = 0; g < gpus; ++g) {
+      if (g == from.index) continue;
+      const bool nvlinked = ta.nvlink[static_cast<std::size_t>(from.index)][static_cast<std::size_t>(g)] >= 0 || !ta.nvswitch_tx.empty();
+      if (!nvlinked) continue;
+      if (const int a = nic_affinity(ta, g, na); a > best) {
+        best = a;
+        relay = Place::gpu(from.node, g);
+      }
+    }
+  }
+  if (!(relay == from)) local_path(from, relay, p);
+  if (!(relay == nic_a)) local_path(relay, nic_a, p);
   p.resources.push_back(base(nic_a) + static_cast<std::uint32_t>(tmpl(nic_a).nic_tx[static_cast<std::size_t>(na)]));
   const auto hops = fabric_->route(endpoint_of(nic_a), endpoint_of(nic_b));
   for (const auto& h : hops)

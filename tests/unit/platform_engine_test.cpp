@@ -379,8 +379,7 @@ TEST_CASE("platform: on separate planes a transfer leaves through the sender nod
   // Two nodes of 8 GPUs and 8 NICs (NIC i in plane i mod 4, as in fire-flyer-next.json): GPU3's
   // own NIC is nic3 (plane 3), GPU0's nic0 (plane 0). Planes are separate fabrics, so n0.gpu3 ->
   // n1.gpu0 leaves through n0's NIC of plane 0 nearest GPU3 (nic0, under cpu0 with GPU3's switch;
-  // nic4 hangs off cpu1) and arrives at n1.nic0, as NCCL's PXN does; a same-plane pair keeps its
-  // own NICs.
+  // nic4 hangs off cpu1) and arrives at n1.nic0; a same-plane pair keeps its own NICs.
   const std::string text = R"({"name": "planes", "cluster": {"node": "h800_8x400g", "nodes": 2},
       "fabric": {"topology": "multi_plane", "switch": "switch_128x400g", "planes": 4}})";
   const auto p = plan::make_platform(plan::parse_scenario(config::Document::parse(text, "planes.json", false), catalog()));
@@ -396,11 +395,21 @@ TEST_CASE("platform: on separate planes a transfer leaves through the sender nod
   CHECK(has(cross, "n0.nic0.tx"));
   CHECK(has(cross, "n1.nic0.rx"));
   CHECK_FALSE(has(cross, "n0.nic3.tx"));
+  // PXN: nic0 hangs off another PCIe switch than GPU3, so GPU3 hands the data over NVSwitch to
+  // GPU0 (the first GPU of nic0's switch), which sends it: NVLink out of GPU3, into GPU0, up
+  // GPU0's link, and no hop through the root complex (the node's peer-to-peer resource).
+  CHECK(has(cross, "n0.gpu3.nvl.tx"));
+  CHECK(has(cross, "n0.gpu0.nvl.rx"));
+  CHECK(has(cross, "n0.gpu0.pcie.up"));
+  CHECK_FALSE(has(cross, "n0.gpu3.pcie.up"));
+  for (std::uint32_t r : p->path(p->path_id(Place::gpu(0, 3), Place::gpu(1, 0))).resources)
+    CHECK(p->resource(r).kind != platform::ResourceKind::PeerToPeer);
   CHECK(p->nic_for(Place::gpu(0, 3), 0) == 0);
   CHECK(p->nic_for(Place::gpu(0, 3), 7) == -1);  // no plane 7
   const auto same = names(Place::gpu(0, 3), Place::gpu(1, 3));
   CHECK(has(same, "n0.nic3.tx"));
   CHECK(has(same, "n1.nic3.rx"));
+  CHECK_FALSE(has(same, "n0.gpu3.nvl.tx"));  // its own NIC: no relay
   // A transfer on the planes runs (both engines agree) where it had no route before.
   sched::Schedule s;
   s.transfer(Place::gpu(0, 3), Place::gpu(1, 0), Bytes(64e6), TrafficClass::NCCL);
