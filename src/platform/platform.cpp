@@ -581,17 +581,23 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
   // another GPU it reaches over NVLink (an NVSwitch, or its bridge partner) hands the data to that
   // GPU, which sends it through the NIC: NVLink, then the nearer GPU's path to the NIC. On
   // Fire-Flyer (no NVLink, or pairs on one socket) and for a GPU's own NIC nothing changes.
+  // Among the nearest GPUs, the one whose own NIC it is relays (each NIC's proxy GPU, as NCCL
+  // binds one), so that the relayed traffic spreads over the GPUs of a switch.
   Place relay = from;
   if (!from.storage && from.kind == PlaceKind::Gpu) {
     const NodeTemplate& ta = tmpl(from);
     int best = nic_affinity(ta, from.index, na);
+    bool best_owns = false;
     const auto gpus = static_cast<int>(ta.nvlink.size());
     for (int g = 0; g < gpus; ++g) {
       if (g == from.index) continue;
       const bool nvlinked = ta.nvlink[static_cast<std::size_t>(from.index)][static_cast<std::size_t>(g)] >= 0 || !ta.nvswitch_tx.empty();
       if (!nvlinked) continue;
-      if (const int a = nic_affinity(ta, g, na); a > best) {
+      const int a = nic_affinity(ta, g, na);
+      const bool owns = nic_for(Place::gpu(from.node, g)) == na;
+      if (a > best || (a == best && relay != from && owns && !best_owns)) {
         best = a;
+        best_owns = owns;
         relay = Place::gpu(from.node, g);
       }
     }

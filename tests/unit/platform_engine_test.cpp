@@ -404,6 +404,12 @@ TEST_CASE("platform: on separate planes a transfer leaves through the sender nod
   CHECK_FALSE(has(cross, "n0.gpu3.pcie.up"));
   for (std::uint32_t r : p->path(p->path_id(Place::gpu(0, 3), Place::gpu(1, 0))).resources)
     CHECK(p->resource(r).kind != platform::ResourceKind::PeerToPeer);
+  // To a GPU on plane 1: nic1 (also under sw0, beside GPU0 and GPU1); its own GPU, GPU1, relays,
+  // so that the relayed traffic of a switch's two NICs spreads over its two GPUs.
+  const auto to1 = names(Place::gpu(0, 3), Place::gpu(1, 1));
+  CHECK(has(to1, "n0.nic1.tx"));
+  CHECK(has(to1, "n0.gpu1.nvl.rx"));
+  CHECK_FALSE(has(to1, "n0.gpu0.nvl.rx"));
   CHECK(p->nic_for(Place::gpu(0, 3), 0) == 0);
   CHECK(p->nic_for(Place::gpu(0, 3), 7) == -1);  // no plane 7
   const auto same = names(Place::gpu(0, 3), Place::gpu(1, 3));
