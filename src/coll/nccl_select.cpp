@@ -16,14 +16,10 @@ std::unique_ptr<Algorithm> make_nccl_tree();
 
 NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const Group& g) {
   const auto& nc = lib.nccl;
-  const hw::NodeSpec& node = p.cluster().node;
   NcclView v;
   v.nodes = static_cast<int>(g.nodes().size());
   // One set of channels per compute NIC: NCCL builds its channels rail by rail (ring_orders).
-  v.nics = 0;
-  for (const auto& nic : node.nics)
-    if (nic.role != "storage") ++v.nics;
-  v.nics = std::max(1, v.nics);
+  v.nics = std::max(1, p.cluster().node.compute_nics());
   v.channels = nc.channels * v.nics;
   // The intra-node hop class is the worst of the first ring's hops inside nodes (NCCL's graph
   // typeIntra): NVLink only if every one of them is an NVLink hop.

@@ -595,7 +595,7 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
       if (!nvlinked) continue;
       const int a = nic_affinity(ta, g, na);
       const bool owns = nic_for(Place::gpu(from.node, g)) == na;
-      if (a > best || (a == best && relay != from && owns && !best_owns)) {
+      if (a > best || (a == best && !(relay == from) && owns && !best_owns)) {
         best = a;
         best_owns = owns;
         relay = Place::gpu(from.node, g);

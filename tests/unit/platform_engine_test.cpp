@@ -396,7 +396,7 @@ TEST_CASE("platform: on separate planes a transfer leaves through the sender nod
   CHECK(has(cross, "n1.nic0.rx"));
   CHECK_FALSE(has(cross, "n0.nic3.tx"));
   // PXN: nic0 hangs off another PCIe switch than GPU3, so GPU3 hands the data over NVSwitch to
-  // GPU0 (the first GPU of nic0's switch), which sends it: NVLink out of GPU3, into GPU0, up
+  // GPU0 (nic0's own GPU under that switch), which sends it: NVLink out of GPU3, into GPU0, up
   // GPU0's link, and no hop through the root complex (the node's peer-to-peer resource).
   CHECK(has(cross, "n0.gpu3.nvl.tx"));
   CHECK(has(cross, "n0.gpu0.nvl.rx"));
