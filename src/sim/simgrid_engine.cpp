@@ -19,6 +19,7 @@
 
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 #include "core/error.hpp"
@@ -36,10 +37,11 @@ namespace {
 // stay exact) and capacities with them. Compute work (GPU-seconds) is scaled further.
 constexpr double kByteScale = 1024.0;
 constexpr double kComputeScale = 1099511627776.0;  // 2^40 units per GPU-second
-// Timers: a comm of kTimerPayload bytes over a private FATPIPE link of bandwidth
-// kTimerPayload / duration takes exactly `duration` (Execs cannot start outside an actor).
-// Rate caps are FATPIPE links too: Comm::set_rate is not honoured by host-to-host comms in 3.32.
-constexpr double kTimerPayload = 1125899906842624.0;  // 2^50
+// Latencies and delays are SimGrid kernel timers (simgrid/kernel/Timer.hpp), not activities: a
+// host-to-host comm is detached into maestro's activity list, which CommImpl::finish() searches
+// from end to end (std::list::remove), so every live comm costs every completion; timer comms were
+// 2 of the 7 per GPU of a ring step, and the searches 39% of the 9,600-GPU ring's time.
+// Rate caps are FATPIPE links: Comm::set_rate is not honoured by host-to-host comms in 3.32.
 
 /// The root zone: every host belongs to one route, and its route to any peer is that route.
 class RouteZone final : public NetZoneImpl {
@@ -69,17 +71,16 @@ struct Shared {
   // route (path, weight) -> hosts
   std::map<std::tuple<std::uint32_t, double, double>, std::pair<sg4::Host*, sg4::Host*>> hosts;
   std::map<std::uint32_t, double> cap_of_path;
-  std::map<double, std::pair<sg4::Host*, sg4::Host*>> timers;  // by duration
   std::vector<sg4::ActivityPtr> alive;  // handles kept until the end of the run
   std::vector<sched::OpId> ready;
   platform::Lowered lowered;
   std::vector<std::uint32_t> tag_op;    // activity slot -> op
-  std::vector<std::uint8_t> tag_kind;   // 0 timer, 1 flow
   std::vector<std::uint32_t> tag_path;  // activity slot -> path of its flow
   // Conditional (bidirectional) caps: their links, and the flows crossing each direction. A link's
   // bandwidth is the cap while both directions carry flows, the sum of the two directions otherwise.
   std::map<std::uint32_t, sg4::Link*> links;
   std::map<std::uint32_t, std::array<int, 2>> bidir_busy;
+  bool debug = false;  // FFSIM_SIMGRID_DEBUG=1: one line per completion on stderr
 };
 
 Shared* g_shared = nullptr;
@@ -117,20 +118,21 @@ bool moves_data(const Shared& sh, const platform::Lowered& low) {
   return false;
 }
 
-void start_timer(Shared& sh, sched::OpId op, double duration, std::uint8_t kind) {
-  const auto& th = sh.timers.at(duration);
-  sg4::CommPtr t = sg4::Comm::sendto_init();
-  t->set_payload_size(static_cast<std::uint64_t>(kTimerPayload));
-  const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
-  sh.tag_op.push_back(op);
-  sh.tag_kind.push_back(kind);
-  t->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
-  sh.alive.push_back(t);
-  // Setting both ends starts the comm (vetoable_start).
-  t->set_source(th.first)->set_destination(th.second);
+void drain(Shared& sh);
+
+// After `duration`, the op's flows start (`then_flows`) or the op ends (a delay, or an op whose flows
+// move nothing).
+void start_timer(Shared& sh, sched::OpId op, double duration, bool then_flows) {
+  simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + duration, [&sh, op, then_flows] {
+    if (sh.debug)
+      std::fprintf(stderr, "t=%.12g op %u timer done\n", sg4::Engine::get_clock(), op);
+    if (then_flows) start_flows(sh, op);
+    else op_done(sh, op);
+    drain(sh);
+  });
 }
 
-// The single timer an op needs before (kind 0) or instead of (kind 2) its flows; 0 if none.
+// The single timer an op needs before or (`instead`) in place of its flows; 0 if none.
 double timer_of(const Shared& sh, const platform::Lowered& low, bool& instead) {
   instead = !moves_data(sh, low);
   if (!instead) return low.latency;
@@ -146,7 +148,7 @@ void start_op(Shared& sh, sched::OpId op) {
   bool instead = false;
   const double t = timer_of(sh, low, instead);
   if (t > 0) {
-    start_timer(sh, op, t, instead ? 2 : 0);
+    start_timer(sh, op, t, !instead);
     return;
   }
   if (instead) {
@@ -185,7 +187,6 @@ void start_flows(Shared& sh, sched::OpId op) {
     c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale)));
     const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
     sh.tag_op.push_back(op);
-    sh.tag_kind.push_back(1);
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
     sh.tag_path.resize(sh.tag_op.size(), 0);
     sh.tag_path[slot] = f->path;
@@ -209,17 +210,10 @@ void on_complete(const sg4::Activity& a) {
   if (!d) return;
   const auto slot = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(d) - 1);
   const sched::OpId op = sh.tag_op[slot];
-  if (std::getenv("FFSIM_SIMGRID_DEBUG"))
-    std::fprintf(stderr, "t=%.12g op %u %s done (%s)\n", sg4::Engine::get_clock(), op, sh.tag_kind[slot] ? "flow" : "timer",
-                 a.get_state_str());
-  if (sh.tag_kind[slot] == 0) {
-    start_flows(sh, op);
-  } else if (sh.tag_kind[slot] == 2) {
-    op_done(sh, op);
-  } else {
-    if (sh.s->op(op).kind != sched::OpKind::Compute) bidir_update(sh, sh.tag_path[slot], -1);
-    if (--sh.flows_left[op] == 0) op_done(sh, op);
-  }
+  if (sh.debug)
+    std::fprintf(stderr, "t=%.12g op %u flow done (%s)\n", sg4::Engine::get_clock(), op, a.get_state_str());
+  if (sh.s->op(op).kind != sched::OpKind::Compute) bidir_update(sh, sh.tag_path[slot], -1);
+  if (--sh.flows_left[op] == 0) op_done(sh, op);
   drain(sh);
 }
 
@@ -273,6 +267,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   sh.s = &s;
   sh.p = &p;
   sh.g = s.graph();
+  if (const char* dbg = std::getenv("FFSIM_SIMGRID_DEBUG"); dbg && *dbg == '1') sh.debug = true;
   sh.preds = sh.g.preds;
   sh.flows_left.assign(s.size(), 0);
   sh.start.assign(s.size(), -1);
@@ -280,31 +275,13 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
 
   // Every (path, weight) the schedule uses, and every resource on those paths.
   std::map<std::tuple<std::uint32_t, double, double>, bool> used;
-  std::vector<double> latencies;
   for (sched::OpId i = 0; i < s.size(); ++i) {
     p.lower(s, i, sh.lowered);
-    bool instead = false;
-    const double t = timer_of(sh, sh.lowered, instead);
-    if (t > 0) latencies.push_back(t);
     for (const auto& f : sh.lowered.flows) used[{f.path, f.weight, f.rate_cap}] = s.op(i).kind == sched::OpKind::Compute;
   }
-  std::sort(latencies.begin(), latencies.end());
-  latencies.erase(std::unique(latencies.begin(), latencies.end()), latencies.end());
   auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
   sg4::NetZone* iz = zone->get_iface();
   std::map<std::uint32_t, sg4::Link*>& links = sh.links;
-  for (std::size_t t = 0; t < latencies.size(); ++t) {
-    sg4::Host* a = iz->create_host("t" + std::to_string(t) + "a", 1.0)->seal();
-    sg4::Host* b = iz->create_host("t" + std::to_string(t) + "b", 1.0)->seal();
-    RouteZone::R timer_route;
-    timer_route.links.push_back(iz->create_link("timer" + std::to_string(t), kTimerPayload / latencies[t])
-                                    ->set_latency(0)
-                                    ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                                    ->seal());
-    zone->route_of_vertex_[a->get_netpoint()->id()] = zone->routes_.size();
-    zone->routes_.push_back(std::move(timer_route));
-    sh.timers[latencies[t]] = {a, b};
-  }
   std::size_t k = 0;
   for (const auto& [key, compute] : used) {
     const auto& [path_index, weight, cap] = key;
