@@ -53,14 +53,16 @@ void cluster_section(const plan::ScenarioSpec& s) {
   std::cout << "  fabric: " << s.fabric.design->summary() << "\n";
 }
 
-void plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
+using Plans = std::pair<plan::DesignPlan, plan::DesignPlan>;  // (the scenario's, the alternative's)
+
+std::optional<Plans> plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
   plan::DesignPlan a, b;
   try {
     a = plan::plan_design(s);
     b = plan::plan_design(alt);
   } catch (const ValueError& e) {  // a design the planner cannot rate (a device without compute)
     std::cout << "\nCapacity plan against " << alt.name << ": not rated (" << e.what() << ")\n";
-    return;
+    return std::nullopt;
   }
   const plan::Relative r = plan::compare(a, b);
   std::cout << "\nCapacity plan against " << b.name << " (ffsim plan for every row)\n";
@@ -82,6 +84,28 @@ void plan_section(const plan::ScenarioSpec& s, const plan::ScenarioSpec& alt) {
   if (r.node_cost_performance) t.add({"node cost-performance", fmt_f(*r.node_cost_performance, 2), "1.00"});
   if (r.node_power_saving) t.add({"node power saving", fmt_f(100 * *r.node_power_saving, 1) + "%", "0.0%"});
   t.print(std::cout, "  ");
+  return Plans{std::move(a), std::move(b)};
+}
+
+// The training comparison per unit of each cluster's total cost and power (the plan's totals per
+// GPU, storage and fabric included): `per_gpu` = the scenario's samples/s per GPU / the
+// alternative's. Empty when the plan has no prices or powers to divide by.
+std::string per_cost_line(const Plans& pl, double per_gpu) {
+  const auto& [a, b] = pl;
+  std::string out;
+  if (a.cost && b.cost && a.cost->unit == b.cost->unit && a.cost->total() > 0 && b.cost->total() > 0) {
+    const double ca = a.cost->total() / a.gpus, cb = b.cost->total() / b.gpus;
+    auto price = [](double v) { return v >= 1000 ? fmt_int(std::llround(v)) : fmt_g(v, 3); };
+    out += "  per unit of total cost (" + price(ca) + " against " + price(cb) + " " + a.cost->unit +
+           " per GPU in the plan): " + fmt_f(per_gpu * cb / ca, 2) + "x the samples/s of " + b.name + "\n";
+  }
+  const auto pa = a.power.total(), pb = b.power.total();
+  if (pa && pb && pa->si() > 0 && pb->si() > 0) {
+    const double wa = pa->si() / a.gpus, wb = pb->si() / b.gpus;
+    out += "  per watt (" + fmt_power(Watts(wa)) + " against " + fmt_power(Watts(wb)) +
+           " per GPU in the plan): " + fmt_f(per_gpu * wb / wa, 2) + "x the samples/s of " + b.name + "\n";
+  }
+  return out;
 }
 
 void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
@@ -107,7 +131,7 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
 // backends, with closed-form collective costs so that the main job stays quick; and, when there is
 // an alternative design, the same job on its cluster with NCCL (its own stack).
 void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s,
-                      const std::optional<plan::ScenarioSpec>& alt) {
+                      const std::optional<plan::ScenarioSpec>& alt, const std::optional<Plans>& plans) {
   std::optional<train::WorkloadSpec> wl = s.workload;
   std::string from = s.file;
   if (!wl) {
@@ -168,6 +192,7 @@ void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSp
       const double ratio = (mine.back().samples_per_s / mine.back().gpus) / (theirs.back().samples_per_s / theirs.back().gpus);
       versus = "  per GPU at " + std::to_string(gpus.back()) + " GPUs, " + s.name + " with hfreduce trains at " +
                fmt_f(100 * ratio, 1) + "% of " + alt->name + " with nccl (samples/s per GPU)\n";
+      if (plans) versus += per_cost_line(*plans, ratio);
     } catch (const ValueError& e) {
       versus = "  on " + alt->name + ": not run (" + e.what() + ")\n";
     }
@@ -189,12 +214,13 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
       against = dflt.string();
   }
   std::optional<plan::ScenarioSpec> alt;
+  std::optional<Plans> plans;
   if (!against.empty()) {
     alt = plan::load_scenario(against, ctx.catalog());
-    plan_section(s, *alt);
+    plans = plan_section(s, *alt);
   }
   if (!s.cluster.node.nics.empty() && s.cluster.nodes > 1) collective_section(ctx, s);
-  training_section(ctx, a, s, alt);
+  training_section(ctx, a, s, alt, plans);
   return kOk;
 }
 
