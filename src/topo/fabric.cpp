@@ -3,6 +3,7 @@
 #include "topo/fabric.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/error.hpp"
@@ -91,6 +92,11 @@ void Fabric::finalize() {
     FFSIM_ASSERT(up_[e].size() == 1, "endpoint " + endpoints_[e].name + " must have exactly one link");
     host_link_[e] = up_[e][0];
   }
+  // Each plane is its own subnet, whose subnet manager numbers its hosts in port order: D-mod-k
+  // routes by the destination's number within its plane (in one plane, its endpoint id).
+  lid_.assign(E, 0);
+  std::map<int, int> next_lid;
+  for (std::size_t e = 0; e < E; ++e) lid_[e] = next_lid[endpoints_[e].plane]++;
   leaf_bit_.assign(S, -1);
   leaf_count_ = 0;
   for (std::size_t s = 0; s < S; ++s)
@@ -193,7 +199,7 @@ std::vector<Hop> Fabric::route(int src, int dst) const {
                      "): each plane is a separate fabric; only NIC ports of the same plane reach each other");
   hops.push_back(Hop{host_link_[static_cast<std::size_t>(src)], true});
   const int src_leaf = leaf_of(src), dst_leaf = leaf_of(dst);
-  auto selector = static_cast<std::size_t>(dst);  // D-mod-k: consumed digit by digit
+  auto selector = static_cast<std::size_t>(lid_[static_cast<std::size_t>(dst)]);  // D-mod-k: consumed digit by digit
   if (!updown(src_leaf, dst_leaf, selector, hops)) {
     // Bridged: an inter-zone switch whose leaves reach both sides.
     struct Bridge {

@@ -149,6 +149,7 @@ private:
   // Per vertex: links going up / down, in creation order.
   std::vector<std::vector<int>> up_, down_;
   std::vector<int> host_link_;    // per endpoint: its link to a leaf
+  std::vector<int> lid_;          // per endpoint: its number within its plane (D-mod-k's selector)
   std::vector<int> leaf_bit_;     // per switch: bit index if it is a leaf, else -1
   int leaf_count_ = 0;
   std::size_t words_ = 0;         // 64-bit words per leaf bitset

@@ -4,6 +4,8 @@
 
 #include "approx.hpp"
 
+#include <iterator>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -391,6 +393,32 @@ TEST_CASE("topo::multi_plane: planes are separate fabrics; rejects") {
   for (const Hop& h : f.route(1, 31)) {
     const Link& l = f.links()[static_cast<std::size_t>(h.link)];
     CHECK(f.switches()[static_cast<std::size_t>(l.upper) - f.endpoints().size()].plane == 1);
+  }
+  // D-mod-k numbers a plane's hosts on their own (each plane its own subnet): from one leaf to the
+  // 4 hosts of another leaf of the same plane, the 4 routes climb to the plane's 4 spines, one each.
+  // (With the global endpoint ids, 2n + i, a plane's hosts were every other number and shared 2
+  // of the 4 spines: half the plane's bisection.)
+  for (int plane = 0; plane < 2; ++plane) {
+    CAPTURE(plane);
+    std::vector<int> members;
+    for (std::size_t e = 0; e < f.endpoints().size(); ++e)
+      if (f.endpoints()[e].plane == plane) members.push_back(static_cast<int>(e));
+    std::map<int, std::vector<int>> by_leaf;  // leaf switch vertex -> the plane's endpoints on it
+    for (int e : members) {
+      const int other = e == members[0] ? members[1] : members[0];
+      by_leaf[f.links()[static_cast<std::size_t>(f.route(e, other).front().link)].upper].push_back(e);
+    }
+    REQUIRE(by_leaf.size() == 4);
+    const int src = by_leaf.begin()->second.front();
+    const auto& far = std::next(by_leaf.begin())->second;
+    REQUIRE(far.size() == 4);
+    std::set<int> spines;
+    for (int dst : far) {
+      const auto r = f.route(src, dst);
+      REQUIRE(r.size() == 4);  // host -> leaf -> spine -> leaf -> host
+      spines.insert(f.links()[static_cast<std::size_t>(r[1].link)].upper);
+    }
+    CHECK(spines.size() == 4);
   }
   CHECK(error_of([&] { (void)t->build(nodes(16, 1, 8)); }) ==
         "a multi-plane fabric gives every GPU its own NIC, but the GPU node has 8 GPUs and 1 compute NIC");
