@@ -113,6 +113,21 @@ sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double
   return t;
 }
 
+sched::OpId pipelined_hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency,
+                                   sched::OpId data_ready, sched::OpId prev_send, const Place& from, const Place& to,
+                                   double bytes, sched::TrafficClass cls, std::uint32_t tag, const sched::DataRef* src,
+                                   const sched::DataRef* dst) {
+  const double physical = p.path(p.path_id(from, to)).latency;
+  sched::OpId ready = data_ready;
+  if (hop_latency > physical) {
+    ready = s.delay(Seconds(hop_latency - physical), tag);
+    if (data_ready != kNoOp) s.depend(ready, data_ready);
+  }
+  const sched::OpId t = hop_transfer(s, p, 0.0, ready, from, to, bytes, cls, tag, src, dst);
+  if (prev_send != kNoOp) s.depend(t, prev_send);
+  return t;
+}
+
 sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std::uint32_t tag) {
   sched::OpId b = kNoOp;
   for (sched::OpId o : ops) {

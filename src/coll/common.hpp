@@ -38,6 +38,15 @@ sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double
                          const sched::Place& from, const sched::Place& to, double bytes, sched::TrafficClass cls,
                          std::uint32_t tag, const sched::DataRef* src = nullptr, const sched::DataRef* dst = nullptr);
 
+/// A hop of a chunk pipeline whose connection keeps several steps in flight (NCCL's Simple protocol):
+/// the software delay runs from `data_ready`, beside the previous chunk's send on the connection
+/// (`prev_send`), and the bytes move once both are over, so the latency is paid once per hop in the
+/// pipeline's fill, not per chunk (NCCL's tree latency model: once per hop and operation).
+sched::OpId pipelined_hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency,
+                                   sched::OpId data_ready, sched::OpId prev_send, const sched::Place& from,
+                                   const sched::Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
+                                   const sched::DataRef* src = nullptr, const sched::DataRef* dst = nullptr);
+
 /// A zero-time op that waits for all of `ops` (kNoOp entries ignored); kNoOp if `ops` is empty.
 sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std::uint32_t tag = 0);
 

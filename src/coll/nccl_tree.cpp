@@ -121,7 +121,9 @@ public:
           // Up: each rank sums its children's partials into its vector, then sends it to its parent.
           for (int r : post) {
             const Place& me = g.ranks[static_cast<std::size_t>(r)];
-            OpId ready = barrier(s, {ready_of(o, r), up_last[static_cast<std::size_t>(r)]});
+            // The chunk's data is ready once the children's parts arrived and are added; its send
+            // then waits only for this connection's previous chunk (several steps in flight).
+            OpId ready = ready_of(o, r);
             const auto& kids = children[static_cast<std::size_t>(r)];
             if (!kids.empty()) {
               std::vector<DataRef> in;
@@ -153,11 +155,12 @@ public:
             const auto& pk = children[static_cast<std::size_t>(par)];
             const auto slot = static_cast<double>(std::find(pk.begin(), pk.end(), r) - pk.begin());
             OpId x;
+            const OpId prev = up_last[static_cast<std::size_t>(r)];
             if (o.with_data) {
               const DataRef from{work[static_cast<std::size_t>(r)], rg.off}, to{stage[static_cast<std::size_t>(par)], slot * S + rg.off};
-              x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up, &from, &to);
+              x = pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len, cls, t_up, &from, &to);
             } else {
-              x = hop_transfer(s, p, hop(p, lib, me, pp), ready, me, pp, rg.len, cls, t_up);
+              x = pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len, cls, t_up);
             }
             sent[static_cast<std::size_t>(r)] = x;
             up_last[static_cast<std::size_t>(r)] = x;
@@ -169,14 +172,16 @@ public:
             if (par < 0) continue;
             const Place& me = g.ranks[static_cast<std::size_t>(r)];
             const Place& pp = g.ranks[static_cast<std::size_t>(par)];
-            const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], down_last[static_cast<std::size_t>(par)],
-                                            sent[static_cast<std::size_t>(r)]});
+            // The parent has the chunk's result (and this rank's part of it went up): the hop's
+            // latency runs from then, the bytes follow the parent's previous sends down.
+            const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], sent[static_cast<std::size_t>(r)]});
+            const OpId prev = down_last[static_cast<std::size_t>(par)];
             OpId x;
             if (o.with_data) {
               const DataRef from{work[static_cast<std::size_t>(par)], rg.off}, to{work[static_cast<std::size_t>(r)], rg.off};
-              x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down, &from, &to);
+              x = pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down, &from, &to);
             } else {
-              x = hop_transfer(s, p, hop(p, lib, pp, me), before, pp, me, rg.len, cls, t_down);
+              x = pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down);
             }
             fin[static_cast<std::size_t>(r)] = x;
             down_last[static_cast<std::size_t>(par)] = barrier(s, {down_last[static_cast<std::size_t>(par)], x});
@@ -195,9 +200,10 @@ public:
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     // Steady state per chunk: every hop of one node busy at once (chain transfers both ways, the
-    // head's network sends and receives for an interior node, every rail's trees), plus the hop
-    // latency. Fill: the first chunk's trip up the chain and the tree and down again, each hop at
-    // its latency plus the two trees' chunks (which cross it together) at its path's own rate.
+    // head's network sends and receives for an interior node, every rail's trees); the hop
+    // latencies run beside the previous chunks' sends. Fill: the first chunk's trip up the chain and
+    // the tree and down again, each hop at its latency plus the two trees' chunks (which cross it
+    // together) at its path's own rate.
     Estimate est;
     const auto orders = ring_orders(p, g, lib.nccl.numa_restricted);
     const int R = static_cast<int>(orders.size());
@@ -207,7 +213,7 @@ public:
     const int K = std::max(1, static_cast<int>(std::ceil(S / R / 2 / C)));
     const double c = S / R / 2 / K;
     std::vector<std::pair<std::uint32_t, double>> flows;
-    double worst_lat = 0, chain_hops = 0, net_hop = 0;
+    double chain_hops = 0, net_hop = 0;
     auto alone = [&](const Place& a, const Place& x) {
       return hop(p, lib, a, x) + bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time;
     };
@@ -226,7 +232,6 @@ public:
         // Both trees use the chain both ways: 2 trees x (up + down) per chunk time.
         flows.emplace_back(p.path_id(a, b), 2 * c);
         flows.emplace_back(p.path_id(b, a), 2 * c);
-        worst_lat = std::max(worst_lat, hop(p, lib, a, b));
         if (&order == &orders.front()) chain_hops += alone(a, b);  // the rails' chains are alike
       }
       if (N > 1) {
@@ -236,14 +241,13 @@ public:
         // 2 children up, 1 parent down; leaf in the other: 1 up, 1 down): 2 x chunk each way per tree pair.
         flows.emplace_back(p.path_id(head, peer), 4 * c);
         flows.emplace_back(p.path_id(peer, head), 4 * c);
-        worst_lat = std::max(worst_lat, hop(p, lib, head, peer));
         net_hop = std::max(net_hop, alone(head, peer));
       }
     }
     const Bound b = bottleneck_bound(p, flows);
     const auto trees = double_binary_tree(N);
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
-    const double per = b.time + worst_lat;
+    const double per = b.time;  // the hop latencies overlap the previous chunks' sends: in the fill only
     est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.tree_base_latency;
     est.bottleneck = bound_label(p, b.resource);
     return est;

@@ -289,14 +289,43 @@ TEST_CASE("coll: NCCL's rings on DGX-A100 nodes: one per NIC, the step shortcut 
 
 TEST_CASE("coll::nccl_tree: the closed form tracks the fluid simulation, one rail or eight") {
   // The closed form: K - 1 periods (the bottleneck bound of one chunk of every rail's trees at one
-  // node, plus the hop latency) and the fill, the first chunk up the chain and the tree and down
-  // again, each hop at its latency plus both trees' chunks at its path's own rate. The simulation
-  // differs where the pipeline is not in a steady state: the up phase runs ahead of the down
-  // phase, whose serialized sends to two children share the NIC with it. Measured (2026-11-30):
-  // Fire-Flyer 2-64 nodes +14% .. -11%, DGX-A100 (8 rails) 2-64 nodes +1% .. -23%; the fill of
-  // the earlier closed form (every hop half a period) was +5% .. +34% and +38% .. +171%.
+  // node; the hop latencies overlap the previous chunks' sends) and the fill, the first chunk up
+  // the chain and the tree and down again, each hop at its latency plus both trees' chunks at its
+  // path's own rate. The simulation differs where the pipeline is not in a steady state: the up
+  // phase runs ahead of the down phase, whose serialized sends to two children share the NIC with
+  // it. Measured (2026-11-30, time closed form / simulation - 1): Fire-Flyer 2-8 nodes +12% ..
+  // -4%, DGX-A100 (8 rails) +24% .. -10%; with the latency in every period (before the tree's
+  // latencies overlapped its sends) +14% .. -11% and +1% .. -23% at 2-64 nodes; the fill of the
+  // earlier closed form (every hop half a period) was +5% .. +34% and +38% .. +171%.
   closed_form_tracks("nccl_tree", "fire-flyer-2", 0.15);
   closed_form_tracks("nccl_tree", "dgx-a100-cluster", 0.25);
+}
+
+TEST_CASE("coll::nccl_tree: a hop's latency is paid once in the pipeline's fill, not per chunk") {
+  // NCCL's latency model charges a tree its hop latencies once per operation: base + 2((ppn - 1)
+  // intraLat + log2(nNodes) interLat). In the schedule a chunk's latency on a hop runs from the
+  // moment its data is ready, beside the previous chunk's send on that connection. On 2 Fire-Flyer
+  // nodes (16 GPUs) a chunk's longest trip is 7 chain hops up, the network hop, and 7 chain hops
+  // down (the root's partner receives and forwards): at most 14 x 28 us + 2 x 50 us = 492 us of
+  // latency on the critical path, whatever the chunk count K (4 MiB chunks, each tree half the
+  // vector). Charged per chunk and hop after the previous send (the schedule until 2026-11-30) they
+  // added 0.71 ms at K = 8 and 0.54 ms at K = 32: this test failed.
+  const auto p = plan::make_platform(cluster(2));
+  auto lib = coll::load_library_params(testing::catalog());
+  auto none = lib;
+  none.nccl.tree_hop_latency_pci = none.nccl.tree_hop_latency_nvlink = none.nccl.tree_hop_latency_net = 0;
+  const auto tree = coll::algorithms().get("nccl_tree").factory();
+  const auto g = coll::Group::first_gpus(*p, 16);
+  const double fill = 14 * lib.nccl.tree_hop_latency_pci + 2 * lib.nccl.tree_hop_latency_net;
+  // (The latencies may even shorten the whole: they shift when flows start, and max-min shares
+  // the links differently; measured -0.25 ms at K = 8 and +0.30 ms at K = 32.)
+  for (int K : {8, 32}) {
+    CAPTURE(K);
+    const double S = 2.0 * K * lib.nccl.tree_chunk_bytes;
+    const double with = tree->simulate(engine("analytic"), *p, lib, g, S);
+    const double without = tree->simulate(engine("analytic"), *p, none, g, S);
+    CHECK(with - without <= fill * (1 + 1e-9));
+  }
 }
 
 TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCCL's own latency model)") {
