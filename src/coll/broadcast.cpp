@@ -17,6 +17,11 @@ std::vector<std::vector<int>> rings_from(const platform::Platform& p, const Libr
   return orders;
 }
 
+// The pipeline chunk: the library's tree chunk, or with NCCL's own rule one step (BROADCAST_CHUNKSTEPS 1).
+double broadcast_chunk(const LibraryParams& lib) {
+  return lib.nccl.tree_chunk_bytes > 0 ? lib.nccl.tree_chunk_bytes : lib.nccl.step_size;
+}
+
 class RingBroadcast final : public Algorithm {
 public:
   Kind kind() const override { return Kind::Broadcast; }
@@ -26,7 +31,7 @@ public:
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
     const auto orders = rings_from(p, lib, g, o.root);
     const int R = static_cast<int>(orders.size());
-    const double chunk = lib.nccl.tree_chunk_bytes;
+    const double chunk = broadcast_chunk(lib);
     const auto elems = o.with_data ? static_cast<std::size_t>(bytes / o.elem_size) : 0;
     Emitted e;
     std::vector<sched::BufferId> buf;
@@ -57,13 +62,16 @@ public:
           const auto src = static_cast<std::size_t>(order[static_cast<std::size_t>(h)]);
           const auto dst = static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)]);
           const double hop = nccl_hop_latency(p, lib, g.ranks[src], g.ranks[dst]);
-          const sched::OpId before = barrier(s, {arrived, last_at[static_cast<std::size_t>(h + 1)]});
+          // The hop's latency runs from the chunk's arrival, beside the previous chunk's send on
+          // this connection (NCCL keeps several steps in flight; its latency model charges a
+          // broadcast n - 1 hop latencies per operation, not per chunk).
+          const sched::OpId prev = last_at[static_cast<std::size_t>(h + 1)];
           sched::OpId t;
           if (o.with_data) {
             const sched::DataRef from{buf[src], off}, to{buf[dst], off};
-            t = hop_transfer(s, p, hop, before, g.ranks[src], g.ranks[dst], cb, cls, tag, &from, &to);
+            t = pipelined_hop_transfer(s, p, hop, arrived, prev, g.ranks[src], g.ranks[dst], cb, cls, tag, &from, &to);
           } else {
-            t = hop_transfer(s, p, hop, before, g.ranks[src], g.ranks[dst], cb, cls, tag);
+            t = pipelined_hop_transfer(s, p, hop, arrived, prev, g.ranks[src], g.ranks[dst], cb, cls, tag);
           }
           last_at[static_cast<std::size_t>(h + 1)] = t;
           arrived = t;
@@ -88,15 +96,16 @@ public:
     if (n == 1) return est;
     const auto orders = rings_from(p, lib, g, 0);
     const int R = static_cast<int>(orders.size());
-    const int chunks = std::max(1, static_cast<int>(std::ceil(bytes / R / lib.nccl.tree_chunk_bytes)));
+    const int chunks = std::max(1, static_cast<int>(std::ceil(bytes / R / broadcast_chunk(lib))));
     // Pipeline: in each ring the first chunk crosses the hops one after another, each at its own
     // pace (the fill: the slowest ring's); the other chunks follow one period apart, the period
     // being the bottleneck bound of every ring's every hop moving a chunk at once (the steady state,
-    // where the hops share the node's links) plus the slowest hop's latency. One ring: within 3% of
+    // where the hops share the node's links; the latencies run beside the previous chunks' sends,
+    // so only the fill pays them). One ring: within 3% of
     // the fluid simulation on Fire-Flyer 2 at 16-64 GPUs. Several rings: about 30% below it (their
     // first chunks meet on the GPUs' links, which the fill leaves out); charging the fill each
     // ring's share of every link it crosses overshoots by 17-83% instead (tried 2026-11-30).
-    double fill = 0, lat = 0;
+    double fill = 0;
     std::vector<std::pair<std::uint32_t, double>> all;
     for (const auto& order : orders) {
       double ring_fill = 0;
@@ -106,13 +115,12 @@ public:
         const auto pid = p.path_id(a, b);
         const double lat_h = std::max(nccl_hop_latency(p, lib, a, b), p.path(pid).latency);
         ring_fill += bottleneck_bound(p, {{pid, bytes / R / chunks}}).time + lat_h + p.options().arbitration_latency;
-        lat = std::max(lat, lat_h);
         all.emplace_back(pid, bytes / R / chunks);
       }
       fill = std::max(fill, ring_fill);
     }
     const Bound bd = bottleneck_bound(p, all);
-    const double period = bd.time + lat + p.options().arbitration_latency;
+    const double period = bd.time + p.options().arbitration_latency;  // the latencies overlap the previous sends
     const std::uint32_t why = bd.resource;
     est.time = fill + (chunks - 1) * period;
     est.bottleneck = bound_label(p, why);

@@ -37,7 +37,8 @@ struct NcclParams {
   double tree_hop_latency_net = 0;
   int channels = 2;                  ///< channels NCCL builds per compute NIC (its own cost model)
   double max_bus_bw = 0;             ///< tuning.cc: bus bandwidth cap of its cost model (sm80)
-  double tree_chunk_bytes = 0;       ///< pipeline chunk of the tree
+  double tree_chunk_bytes = 0;       ///< the tree's and broadcast's pipeline chunk; 0: NCCL's rule (nccl_tree_chunk)
+  double step_size = 0;              ///< NCCL_BUFFSIZE / NCCL_STEPS: NCCL's own chunk before nccl_tree_chunk's halving
   double pci_speed = 0;              ///< bytes/s per channel NCCL assumes for a PCIe hop
   double net_speed = 0;              ///< bytes/s per channel NCCL assumes for the NIC
   double tree_bw_factor = 0.92;      ///< tuning.cc: tree busBw x 0.92

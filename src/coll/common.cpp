@@ -98,6 +98,21 @@ double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, c
   return 0;
 }
 
+double nccl_tree_chunk(const LibraryParams& lib, double channel_bytes, int ranks, int nodes) {
+  if (lib.nccl.tree_chunk_bytes > 0) return lib.nccl.tree_chunk_bytes;
+  nodes = std::max(1, nodes);
+  int log2i = 0;
+  while ((2 << log2i) <= nodes) ++log2i;
+  const double depth = ranks / nodes - 1 + log2i;
+  double chunk = lib.nccl.step_size;
+  // NCCL compares nBytes / (nChannels * chunkSize) in integer arithmetic.
+  auto per_channel = [&] { return std::floor(channel_bytes / chunk); };
+  while (per_channel() < depth * 8 && chunk > 131072) chunk /= 2;
+  while (per_channel() < depth * 4 && chunk > 65536) chunk /= 2;
+  while (per_channel() < depth && chunk > 32768) chunk /= 2;
+  return chunk;
+}
+
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
                          const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
                          const sched::DataRef* src, const sched::DataRef* dst) {

@@ -32,6 +32,14 @@ enum class HopType { NvLink, Pci, Net };
 [[nodiscard]] double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, const sched::Place& a,
                                       const sched::Place& b, bool tree = false);
 
+/// The tree allreduce's pipeline chunk: `tree_chunk` where the library gives a size; with
+/// "nccl", NCCL's own rule for the Simple protocol (src/enqueue.cc computeColl, NCCL 2.x): one step
+/// (`step_size`: NCCL_BUFFSIZE / NCCL_STEPS), halved while a channel would get fewer than depth x 8
+/// chunks (down to 128 KiB), depth x 4 (down to 64 KiB) and depth (down to 32 KiB), with depth =
+/// ranks / nodes - 1 + floor(log2(nodes)) (src/graph/connect.cc, connectTrees).
+/// `channel_bytes`: the bytes one channel (one of the trees) carries.
+[[nodiscard]] double nccl_tree_chunk(const LibraryParams& lib, double channel_bytes, int ranks, int nodes);
+
 /// Emits `before` -> [software delay] -> transfer; returns the transfer. The delay is NCCL's per-hop
 /// latency less the physical latency the platform already charges (never negative).
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,

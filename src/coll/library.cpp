@@ -3,6 +3,7 @@
 #include "coll/collective.hpp"
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ffsim::coll {
 
@@ -27,7 +28,24 @@ NcclParams parse_nccl(const config::Reader& r) {
   tree.finish();
   n.channels = static_cast<int>(r.fact_integer("channels", 1, 64));
   n.max_bus_bw = r.fact_quantity<BytesPerSecond>("max_bus_bw").si();
-  n.tree_chunk_bytes = r.fact_quantity<Bytes>("tree_chunk").si();
+  n.step_size = r.fact_quantity<Bytes>("step_size").si();
+  {
+    const config::Reader chunk = r.fact("tree_chunk");
+    if (chunk.is_string() && chunk.as_string() == "nccl") {
+      n.tree_chunk_bytes = 0;  // NCCL's own rule (coll::nccl_tree_chunk)
+    } else {
+      try {
+        n.tree_chunk_bytes = chunk.as_quantity_si(Dimension::Size);
+      } catch (const ConfigError&) {
+        n.tree_chunk_bytes = -1;
+      }
+      if (!(n.tree_chunk_bytes > 0))
+        chunk.fail("expected a positive size such as \"4MiB\", or \"nccl\" for NCCL's own chunk rule; got " +
+                   (chunk.is_string()   ? "\"" + chunk.as_string() + "\""
+                    : chunk.is_number() ? "the bare number " + fmt_g(chunk.as_number()) + " (a size needs a unit)"
+                                        : std::string("another JSON type")));
+    }
+  }
   n.pci_speed = r.fact_quantity<BytesPerSecond>("pci_speed").si();
   n.net_speed = r.fact_quantity<BytesPerSecond>("net_speed").si();
   n.tree_bw_factor = r.fact_number("tree_bw_factor", 0.01, 1.0);

@@ -60,8 +60,8 @@ public:
       for (auto& c : chain) std::reverse(c.begin(), c.end());
       const int N = static_cast<int>(chain.size());
       const auto trees = double_binary_tree(N);
-      // The rail carries part `rail` of the vector; its tree t carries half t of that, in chunks of
-      // the NCCL tree chunk.
+      // The rail carries part `rail` of the vector; its tree t (a channel in NCCL's terms) carries
+      // half t of that, in chunks of NCCL's tree chunk for that channel's bytes (nccl_tree_chunk).
       struct Range {
         double off, len;
       };
@@ -71,7 +71,7 @@ public:
         const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
         const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
         const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
-        const int K = std::max(1, static_cast<int>(std::ceil(half / lib.nccl.tree_chunk_bytes)));
+        const int K = std::max(1, static_cast<int>(std::ceil(half / nccl_tree_chunk(lib, S / R / 2, n, N))));
         for (int c = 0; c < K; ++c) {
           if (o.with_data) {
             const auto [c0, c1] = split(h1 - h0, K, c);
@@ -117,6 +117,7 @@ public:
         FFSIM_ASSERT(static_cast<int>(post.size()) == n, "the NCCL tree does not span every rank");
         std::vector<OpId> up_last(static_cast<std::size_t>(n), kNoOp), down_last(static_cast<std::size_t>(n), kNoOp);
         std::vector<OpId> sent(static_cast<std::size_t>(n), kNoOp), fin(static_cast<std::size_t>(n), kNoOp);
+        std::vector<std::vector<OpId>> down_now(static_cast<std::size_t>(n));  // a rank's sends of this chunk down
         for (const Range& rg : chunks[static_cast<std::size_t>(t)]) {
           // Up: each rank sums its children's partials into its vector, then sends it to its parent.
           for (int r : post) {
@@ -173,7 +174,10 @@ public:
             const Place& me = g.ranks[static_cast<std::size_t>(r)];
             const Place& pp = g.ranks[static_cast<std::size_t>(par)];
             // The parent has the chunk's result (and this rank's part of it went up): the hop's
-            // latency runs from then, the bytes follow the parent's previous sends down.
+            // latency runs from then, the bytes follow the parent's previous chunk down. NCCL's
+            // Simple primitives copy a step to all of a rank's send peers at once (one pass, several
+            // destinations), so the sends of one chunk to the two children run side by side, and the
+            // next chunk's wait for both (a step waits for every peer's credit).
             const OpId before = barrier(s, {fin[static_cast<std::size_t>(par)], sent[static_cast<std::size_t>(r)]});
             const OpId prev = down_last[static_cast<std::size_t>(par)];
             OpId x;
@@ -184,7 +188,13 @@ public:
               x = pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down);
             }
             fin[static_cast<std::size_t>(r)] = x;
-            down_last[static_cast<std::size_t>(par)] = barrier(s, {down_last[static_cast<std::size_t>(par)], x});
+            down_now[static_cast<std::size_t>(par)].push_back(x);
+          }
+          for (int r = 0; r < n; ++r) {
+            auto& now = down_now[static_cast<std::size_t>(r)];
+            if (now.empty()) continue;
+            down_last[static_cast<std::size_t>(r)] = now.size() == 1 ? now.front() : barrier(s, now);
+            now.clear();
           }
           for (int r = 0; r < n; ++r) finals[static_cast<std::size_t>(r)].push_back(fin[static_cast<std::size_t>(r)]);
         }
@@ -209,11 +219,24 @@ public:
     const int R = static_cast<int>(orders.size());
     const auto nodes = g.ranks_by_node();
     const int N = static_cast<int>(nodes.size());
-    const double C = lib.nccl.tree_chunk_bytes;
+    const double C = nccl_tree_chunk(lib, S / R / 2, g.size(), N);
     const int K = std::max(1, static_cast<int>(std::ceil(S / R / 2 / C)));
     const double c = S / R / 2 / K;
     std::vector<std::pair<std::uint32_t, double>> flows;
     double chain_hops = 0, net_hop = 0;
+    // Per chunk of each tree a node's head sends (and receives) one chunk per tree link it has: up
+    // to its parent, down to each child. The busiest node counts: 4 links over both trees from 4
+    // nodes on (interior in one tree: a parent and 2 children; a leaf in the other), 2 on 2 nodes.
+    const auto trees = double_binary_tree(N);
+    int links = 0;
+    for (int v = 0; v < N; ++v) {
+      int l = 0;
+      for (const auto& tr : trees) {
+        const auto& t = tr[static_cast<std::size_t>(v)];
+        l += (t.parent >= 0) + (t.child[0] >= 0) + (t.child[1] >= 0);
+      }
+      links = std::max(links, l);
+    }
     auto alone = [&](const Place& a, const Place& x) {
       return hop(p, lib, a, x) + bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time;
     };
@@ -237,15 +260,12 @@ public:
       if (N > 1) {
         const Place head = g.ranks[static_cast<std::size_t>(ch.front())];
         const Place peer = g.ranks[static_cast<std::size_t>(next.front())];
-        // Per chunk of each tree a node sends and receives 3 chunks over both trees (interior in one:
-        // 2 children up, 1 parent down; leaf in the other: 1 up, 1 down): 2 x chunk each way per tree pair.
-        flows.emplace_back(p.path_id(head, peer), 4 * c);
-        flows.emplace_back(p.path_id(peer, head), 4 * c);
+        flows.emplace_back(p.path_id(head, peer), links * c);
+        flows.emplace_back(p.path_id(peer, head), links * c);
         net_hop = std::max(net_hop, alone(head, peer));
       }
     }
     const Bound b = bottleneck_bound(p, flows);
-    const auto trees = double_binary_tree(N);
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
     const double per = b.time;  // the hop latencies overlap the previous chunks' sends: in the fill only
     est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.tree_base_latency;
