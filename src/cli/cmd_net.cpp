@@ -95,8 +95,8 @@ void setup_net(CLI::App& app, Context& ctx) {
   sub->add_option("--engine", a->engine, "analytic (default) or simgrid");
   sub->add_option("--size", a->size, "Transfer size (default 184MiB); storage-read: bytes per client");
   sub->add_option("--senders", a->senders, "storage-read: concurrent senders per client (request-to-send cap)")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")->check(CLI::Range(0, 1 << 24));
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_net(ctx, *a); }; });
 }

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct TrainArgs {
   bool json = false;
   bool full = false;
   bool timing = false;
+  int threads = 0;  ///< 0: the machine's hardware threads
 };
 
 std::vector<int> parse_gpus(const std::string& s) {
@@ -104,6 +106,12 @@ int run_train(Context& ctx, const TrainArgs& a) {
   train::CollectiveCosts costs(*engine, *platform, lib,
                                a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
                                                            : train::CollectiveCosts::Method::Simulate);
+  // The fluid engine keeps no state between runs: a step's distinct collectives run at once, one
+  // per hardware thread (the times are the same as one after the other).
+  if (a.engine == "analytic") {
+    const int threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    costs.set_parallel([] { return eval::engines().get("analytic").factory(); }, threads);
+  }
   const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
@@ -232,12 +240,16 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_option("--backend", a->backend, "Gradient reduction backend: " + join(train::backend_names()) +
                                                " (default: the scenario's)");
   sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives");
+  sub->add_option("--threads", a->threads,
+                  "Simulate a step's distinct collectives on this many threads at once (analytic engine; default: the "
+                  "machine's hardware threads; the results do not depend on it)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--collectives", a->collectives,
                   "simulate (default: each distinct collective run on the engine, then a timed op), estimate "
                   "(closed forms) or emit (each collective's whole schedule inside the step; small cases)");
   sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of one step to this file");
   sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 24));
   sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
   sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
   sub->add_flag("--json", a->json, "Machine-readable output");

@@ -2,6 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/collectives.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <thread>
+
 #include "core/error.hpp"
 #include "core/spell.hpp"
 
@@ -60,20 +66,88 @@ CollectiveCosts::CollectiveCosts(eval::Engine& engine, const platform::Platform&
                                  Method m)
     : engine_(engine), p_(p), lib_(lib), method_(m) {}
 
+double CollectiveCosts::compute(eval::Engine& e, const platform::Platform& p, const std::string& algorithm,
+                                const coll::Group& g, double bytes) const {
+  const auto& alg = coll::algorithms().get(algorithm).factory();
+  const double t = method_ == Method::Simulate ? alg->simulate(e, p, lib_, g, bytes) : alg->estimate(p, lib_, g, bytes).time;
+  if (!(t >= 0) || !std::isfinite(t))
+    throw SimulationError("collective " + algorithm + " over " + std::to_string(g.size()) + " ranks gave no finite time");
+  return t;
+}
+
 double CollectiveCosts::time(const std::string& algorithm, const coll::Group& g, double bytes) {
   if (g.size() <= 1 || bytes <= 0) return 0;
   std::vector<std::uint64_t> ranks;
   ranks.reserve(g.ranks.size());
   for (const auto& r : g.ranks) ranks.push_back(platform::place_key(r));
-  auto key = std::make_tuple(algorithm, std::move(ranks), bytes);
+  Key key = std::make_tuple(algorithm, std::move(ranks), bytes);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  const auto& alg = coll::algorithms().get(algorithm).factory();
-  const double t = method_ == Method::Simulate ? alg->simulate(engine_, p_, lib_, g, bytes)
-                                               : alg->estimate(p_, lib_, g, bytes).time;
-  if (!(t >= 0) || !std::isfinite(t))
-    throw SimulationError("collective " + algorithm + " over " + std::to_string(g.size()) + " ranks gave no finite time");
+  if (recording_) {
+    (void)coll::algorithms().get(algorithm);  // an unknown name fails here, as it would below
+    if (recorded_keys_.emplace(key, true).second) recorded_.push_back(Query{std::move(key), g});
+    return 0;
+  }
+  const double t = compute(engine_, p_, algorithm, g, bytes);
   cache_.emplace(std::move(key), t);
   return t;
+}
+
+void CollectiveCosts::set_parallel(std::function<std::unique_ptr<eval::Engine>()> make_engine, int threads) {
+  make_engine_ = std::move(make_engine);
+  threads_ = std::max(1, threads);
+}
+
+void CollectiveCosts::discard_recorded() {
+  recording_ = false;
+  recorded_.clear();
+  recorded_keys_.clear();
+}
+
+void CollectiveCosts::run_recorded() {
+  recording_ = false;
+  std::vector<Query> q = std::move(recorded_);
+  recorded_.clear();
+  recorded_keys_.clear();
+  const std::size_t n = q.size();
+  std::vector<double> t(n, 0.0);
+  std::vector<std::exception_ptr> err(n);
+  auto run_one = [&](std::size_t i, eval::Engine& e, const platform::Platform& p) {
+    try {
+      t[i] = compute(e, p, std::get<0>(q[i].key), q[i].group, std::get<2>(q[i].key));
+    } catch (...) {
+      err[i] = std::current_exception();
+    }
+  };
+  const auto workers = static_cast<std::size_t>(threads_);
+  if (!parallel() || n < 2) {
+    for (std::size_t i = 0; i < n; ++i) run_one(i, engine_, p_);
+  } else {
+    // Each query runs on a copy of the platform as it is now (its path cache is filled as the run
+    // goes), with a fresh engine: no state is shared between the threads but read-only data.
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+      for (std::size_t i = next++; i < n; i = next++) {
+        const platform::Platform copy = p_;
+        std::unique_ptr<eval::Engine> e;
+        try {
+          e = make_engine_();
+        } catch (...) {
+          err[i] = std::current_exception();
+          continue;
+        }
+        run_one(i, *e, copy);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t k = 1; k < std::min(workers, n); ++k) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
+  }
+  // In query order: the first failure is the one a run one after the other would have met.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (err[i]) std::rethrow_exception(err[i]);
+    cache_.emplace(std::move(q[i].key), t[i]);
+  }
 }
 
 }  // namespace ffsim::train

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -41,19 +43,47 @@ public:
   CollectiveCosts(eval::Engine& engine, const platform::Platform& p, const coll::LibraryParams& lib, Method m);
 
   /// Seconds of `algorithm` over `g` with `bytes` (the algorithm's own size convention).
-  /// Throws ValueError for an unknown algorithm, with the valid names.
+  /// Throws ValueError for an unknown algorithm, with the valid names. While recording, a query
+  /// not yet known is noted and answers 0.
   double time(const std::string& algorithm, const coll::Group& g, double bytes);
+
+  /// Lets run_recorded() simulate on `threads` threads at once, each run with its own engine from
+  /// `make_engine` and its own copy of the platform (only for engines that keep no state between
+  /// runs, such as the fluid engine; SimGrid's is one per process). Each run is independent and
+  /// deterministic, so the times are those of running them one after the other.
+  void set_parallel(std::function<std::unique_ptr<eval::Engine>()> make_engine, int threads);
+  /// Whether a step should be recorded first (Simulate with parallel runs set).
+  [[nodiscard]] bool parallel() const { return method_ == Method::Simulate && threads_ > 1 && make_engine_ != nullptr; }
+  /// From now on time() records the queries it cannot answer from its cache and answers 0.
+  void begin_recording() { recording_ = true; }
+  /// Stops recording and simulates the recorded queries (in parallel where set_parallel allows).
+  void run_recorded();
+  /// Stops recording and forgets the recorded queries.
+  void discard_recorded();
   /// Distinct (algorithm, group, bytes) evaluated so far.
   [[nodiscard]] std::size_t evaluations() const { return cache_.size(); }
   [[nodiscard]] Method method() const { return method_; }
   [[nodiscard]] const coll::LibraryParams& lib() const { return lib_; }
 
 private:
+  using Key = std::tuple<std::string, std::vector<std::uint64_t>, double>;
+  struct Query {
+    Key key;
+    coll::Group group;
+  };
+  [[nodiscard]] double compute(eval::Engine& e, const platform::Platform& p, const std::string& algorithm,
+                               const coll::Group& g, double bytes) const;
+
   eval::Engine& engine_;
   const platform::Platform& p_;
   const coll::LibraryParams& lib_;
   Method method_;
-  std::map<std::tuple<std::string, std::vector<std::uint64_t>, double>, double> cache_;
+  std::map<Key, double> cache_;
+  std::function<std::unique_ptr<eval::Engine>()> make_engine_;
+  int threads_ = 1;
+  bool recording_ = false;
+  std::vector<Query> recorded_;
+  std::map<Key, bool> recorded_keys_;
 };
 
 }  // namespace ffsim::train

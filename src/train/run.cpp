@@ -49,6 +49,19 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   if (!why.empty()) throw ValueError(why);
   StepResult r;
   r.gpus = gpus;
+  // With parallel collective runs: the step is built once to learn which collectives it needs
+  // (their times do not change what it asks for), they run at once, and the real build finds them.
+  if (env.costs.parallel() && !env.emit_collectives) {
+    env.costs.begin_recording();
+    StepBuilder rec(env.platform, &env.costs, false, false);
+    try {
+      (void)w.impl->build(rec, w, gpus, full);
+    } catch (...) {
+      env.costs.discard_recorded();
+      throw;
+    }
+    env.costs.run_recorded();
+  }
   // The step with communication, on the chosen engine.
   StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
   const StepPlan plan = w.impl->build(b, w, gpus, full);

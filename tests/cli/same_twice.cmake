@@ -1,8 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-# Runs ffsim twice with the same arguments (| separated) and fails unless the outputs are identical.
+# Runs ffsim twice with the same arguments (| separated), or with ARGS2 the second time, and fails
+# unless the outputs are identical.
 string(REPLACE "|" ";" args "${ARGS}")
+if(DEFINED ARGS2)
+  string(REPLACE "|" ";" args2 "${ARGS2}")
+else()
+  set(args2 ${args})
+endif()
 execute_process(COMMAND ${FFSIM} --models models ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc1 OUTPUT_VARIABLE o1)
-execute_process(COMMAND ${FFSIM} --models models ${args} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc2 OUTPUT_VARIABLE o2)
+execute_process(COMMAND ${FFSIM} --models models ${args2} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc2 OUTPUT_VARIABLE o2)
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "exit codes ${rc1} ${rc2}")
 endif()

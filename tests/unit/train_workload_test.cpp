@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
@@ -432,4 +434,58 @@ TEST_CASE("train::pipeline: ZeRO-1 reduce-scatters the gradients and allgathers 
     CHECK(count(t, "grad ") == count(t, "grad ", zero == 1 ? ", hf_reduce_scatter)" : ", hfreduce)"));
     CHECK((count(t, "param allgather") > 0) == (zero == 1));
   }
+}
+
+TEST_CASE("train::CollectiveCosts: collectives run on several threads give the times of one after the other") {
+  // Each run has its own engine and its own copy of the platform, and the fluid engine is
+  // deterministic: the times must be equal bit for bit (not merely close) to the serial ones,
+  // whatever the thread count, and so must whole steps built on them. HFReduce (host path) and the
+  // NCCL ring over 2-8 nodes and several sizes, one of them repeated (asked twice, run once).
+  const auto serial = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                                "gpus": [64]})");
+  std::vector<std::tuple<std::string, int, double>> queries;
+  for (const char* alg : {"hfreduce", "nccl_ring"})
+    for (int gpus : {16, 24, 64})
+      for (double bytes : {1.0 * 1048576, 25.0 * 1048576 + 3, 1.0 * 1048576}) queries.emplace_back(alg, gpus, bytes);
+  std::vector<double> want;
+  for (const auto& [alg, gpus, bytes] : queries)
+    want.push_back(serial->costs->time(alg, coll::Group::first_gpus(*serial->p, gpus), bytes));
+  for (int threads : {2, 3, 8}) {
+    CAPTURE(threads);
+    const auto par = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                               "gpus": [64]})");
+    par->costs->set_parallel([] { return eval::engines().get("analytic").factory(); }, threads);
+    REQUIRE(par->costs->parallel());
+    par->costs->begin_recording();
+    for (const auto& [alg, gpus, bytes] : queries)
+      CHECK(par->costs->time(alg, coll::Group::first_gpus(*par->p, gpus), bytes) == 0);  // recorded, not run
+    CHECK(par->costs->evaluations() == 0);
+    par->costs->run_recorded();
+    CHECK(par->costs->evaluations() == 12);  // 2 algorithms x 3 GPU counts x 2 distinct sizes
+    for (std::size_t i = 0; i < queries.size(); ++i) {
+      const auto& [alg, gpus, bytes] = queries[i];
+      CAPTURE(alg);
+      CAPTURE(gpus);
+      CHECK(par->costs->time(alg, coll::Group::first_gpus(*par->p, gpus), bytes) == want[i]);
+    }
+    // A whole step: recorded, run at once, built again from the cache.
+    const StepResult a = simulate_step(serial->w(), serial->env(), 64);
+    const StepResult b = simulate_step(par->w(), par->env(), 64);
+    CHECK(a.step_s == b.step_s);
+    CHECK(a.exposed_comm_s == b.exposed_comm_s);
+  }
+  // A run that fails: the error of the first failing query in the order asked, as serially.
+  const auto par = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                             "gpus": [64]})");
+  par->costs->set_parallel([] { return eval::engines().get("analytic").factory(); }, 2);
+  par->costs->begin_recording();
+  (void)par->costs->time("nccl_ring", coll::Group::first_gpus(*par->p, 16), 1e6);
+  (void)par->costs->time("hfreduce", coll::Group{{Place::gpu(0, 0), Place::gpu(0, 1), Place::gpu(1, 0)}}, 1e6);
+  CHECK_THROWS(par->costs->run_recorded());
+  par->costs->begin_recording();  // an unknown algorithm fails when asked, recording or not
+  CHECK_THROWS_WITH_AS(par->costs->time("no_such_algorithm", coll::Group::first_gpus(*par->p, 16), 1e6),
+                       doctest::Contains("no_such_algorithm"), ValueError);
+  par->costs->discard_recorded();
+  CHECK_THROWS_WITH_AS(par->costs->time("no_such_algorithm", coll::Group::first_gpus(*par->p, 16), 1e6),
+                       doctest::Contains("no_such_algorithm"), ValueError);
 }
