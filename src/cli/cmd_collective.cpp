@@ -16,6 +16,7 @@
 #include "coll/nccl_select.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/parallel.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "plan/scenario.hpp"
@@ -38,6 +39,7 @@ struct CollArgs {
   bool explain = false;
   bool full = false;
   std::string trace;
+  int threads = 0;  ///< 0: the machine's hardware threads
 };
 
 // "a,b,c" -> {a, b, c}; an empty item ("16,,32", a leading or trailing comma) is a usage error.
@@ -120,42 +122,70 @@ int run_collective(Context& ctx, const CollArgs& a) {
     double time, algbw, busbw, host, wall;
     std::string bottleneck, note;
   };
-  std::vector<Row> rows;
+  // The rows in order (algorithm, then GPU count); checked here, run below.
+  struct Job {
+    std::string name;
+    int gpus;
+    coll::Group group;
+    double per_rank;
+  };
+  std::vector<Job> jobs;
   for (const auto& name : algos) {
     const auto algo = coll::algorithms().get(name).factory();
     for (int n : gpus) {
       if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
-      const coll::Group g = make_group(*p, n, a.cross_zone);
       // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
       // size / n; every other kind takes it per rank as it is.
-      const double per_rank = algo->kind() == coll::Kind::AllGather ? bytes / n : bytes;
-      const auto t0 = std::chrono::steady_clock::now();
-      coll::Estimate est;
-      try {
-        est = algo->estimate(*p, lib, g, per_rank);
-      } catch (const ValueError& e) {
-        // A group the algorithm cannot run on is a usage error of this command.
-        throw UsageError("--algo " + name + " --gpus " + std::to_string(n) + ": " + e.what());
-      }
-      const double t = !engine ? est.time
-                       : a.full ? algo->simulate_full(*engine, *p, lib, g, per_rank)
-                                : algo->simulate(*engine, *p, lib, g, per_rank);
-      const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double algbw = t > 0 ? bytes / t : 0;
-      rows.push_back({name, n, t, algbw, algbw * coll::busbw_factor(algo->kind(), n), est.host_traffic_per_byte, wall,
-                      est.bottleneck, est.note});
-      if (trace_out.is_open()) {
-        // The whole schedule (no shortcut), every op on its tracks.
-        sched::Schedule s;
-        (void)algo->emit(s, *p, lib, g, per_rank, coll::Options{});
-        const eval::Result res = engine->run(s, *p);
-        const auto tr = report::schedule_trace(s, res, *p, name + " of " + fmt_bytes(Bytes(bytes)) + " over " + std::to_string(n) +
-                                                                " GPUs on " + sc.name + " (" + a.engine + " engine)");
-        report::write_chrome_trace(trace_out, tr);
-        trace_out.close();
-        if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
-      }
+      jobs.push_back({name, n, make_group(*p, n, a.cross_zone), algo->kind() == coll::Kind::AllGather ? bytes / n : bytes});
     }
+  }
+  std::vector<Row> rows(jobs.size());
+  auto run_row = [&](std::size_t i, eval::Engine* e, const platform::Platform& pf) {
+    const Job& j = jobs[i];
+    const auto algo = coll::algorithms().get(j.name).factory();
+    const auto t0 = std::chrono::steady_clock::now();
+    coll::Estimate est;
+    try {
+      est = algo->estimate(pf, lib, j.group, j.per_rank);
+    } catch (const ValueError& err) {
+      // A group the algorithm cannot run on is a usage error of this command.
+      throw UsageError("--algo " + j.name + " --gpus " + std::to_string(j.gpus) + ": " + err.what());
+    }
+    const double t = !e ? est.time
+                     : a.full ? algo->simulate_full(*e, pf, lib, j.group, j.per_rank)
+                              : algo->simulate(*e, pf, lib, j.group, j.per_rank);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double algbw = t > 0 ? bytes / t : 0;
+    rows[i] = {j.name, j.gpus, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
+               est.bottleneck, est.note};
+  };
+  // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
+  // thread, each on its own engine and its own copy of the platform (the same results as one after
+  // the other; wall_s is then each row's own time while the others run beside it).
+  const int threads = a.threads > 0 ? a.threads : hardware_threads();
+  if (engine && a.engine != "simgrid" && threads > 1 && jobs.size() > 1) {
+    parallel_for(jobs.size(), threads, [&](std::size_t i) {
+      const platform::Platform copy = *p;
+      std::unique_ptr<eval::Engine> e;
+      if (a.engine == "fluid-eager") e = std::make_unique<eval::FluidEngine>(false);
+      else e = eval::engines().get("analytic").factory();
+      run_row(i, e.get(), copy);
+    });
+  } else {
+    for (std::size_t i = 0; i < jobs.size(); ++i) run_row(i, engine.get(), *p);
+  }
+  if (trace_out.is_open()) {
+    // The whole schedule (no shortcut), every op on its tracks (one row: checked above).
+    const Job& j = jobs.front();
+    const auto algo = coll::algorithms().get(j.name).factory();
+    sched::Schedule s;
+    (void)algo->emit(s, *p, lib, j.group, j.per_rank, coll::Options{});
+    const eval::Result res = engine->run(s, *p);
+    const auto tr = report::schedule_trace(s, res, *p, j.name + " of " + fmt_bytes(Bytes(bytes)) + " over " + std::to_string(j.gpus) +
+                                                         " GPUs on " + sc.name + " (" + a.engine + " engine)");
+    report::write_chrome_trace(trace_out, tr);
+    trace_out.close();
+    if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
   }
   if (a.json) {
     report::JsonWriter w(std::cout);
@@ -255,6 +285,10 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");
   sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
+  sub->add_option("--threads", a->threads,
+                  "Simulate the rows on this many threads at once (fluid engines; default: the machine's hardware "
+                  "threads; the results do not depend on it)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_collective(ctx, *a); }; });
 }

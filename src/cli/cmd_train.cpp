@@ -6,7 +6,6 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
-#include <thread>
 
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "coll/collective.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/parallel.hpp"
 #include "core/spell.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
@@ -109,7 +109,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   // The fluid engine keeps no state between runs: a step's distinct collectives run at once, one
   // per hardware thread (the times are the same as one after the other).
   if (a.engine == "analytic") {
-    const int threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    const int threads = a.threads > 0 ? a.threads : hardware_threads();
     costs.set_parallel([] { return eval::engines().get("analytic").factory(); }, threads);
   }
   const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};

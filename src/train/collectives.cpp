@@ -3,12 +3,10 @@
 #include "train/collectives.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <thread>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/spell.hpp"
 
 namespace ffsim::train {
@@ -108,46 +106,22 @@ void CollectiveCosts::run_recorded() {
   std::vector<Query> q = std::move(recorded_);
   recorded_.clear();
   recorded_keys_.clear();
-  const std::size_t n = q.size();
-  std::vector<double> t(n, 0.0);
-  std::vector<std::exception_ptr> err(n);
-  auto run_one = [&](std::size_t i, eval::Engine& e, const platform::Platform& p) {
-    try {
-      t[i] = compute(e, p, std::get<0>(q[i].key), q[i].group, std::get<2>(q[i].key));
-    } catch (...) {
-      err[i] = std::current_exception();
-    }
+  std::vector<double> t(q.size(), 0.0);
+  auto query = [&](std::size_t i, eval::Engine& e, const platform::Platform& p) {
+    t[i] = compute(e, p, std::get<0>(q[i].key), q[i].group, std::get<2>(q[i].key));
   };
-  const auto workers = static_cast<std::size_t>(threads_);
-  if (!parallel() || n < 2) {
-    for (std::size_t i = 0; i < n; ++i) run_one(i, engine_, p_);
+  if (!parallel() || q.size() < 2) {
+    for (std::size_t i = 0; i < q.size(); ++i) query(i, engine_, p_);
   } else {
     // Each query runs on a copy of the platform as it is now (its path cache is filled as the run
-    // goes), with a fresh engine: no state is shared between the threads but read-only data.
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-      for (std::size_t i = next++; i < n; i = next++) {
-        const platform::Platform copy = p_;
-        std::unique_ptr<eval::Engine> e;
-        try {
-          e = make_engine_();
-        } catch (...) {
-          err[i] = std::current_exception();
-          continue;
-        }
-        run_one(i, *e, copy);
-      }
-    };
-    std::vector<std::thread> pool;
-    for (std::size_t k = 1; k < std::min(workers, n); ++k) pool.emplace_back(work);
-    work();
-    for (auto& th : pool) th.join();
+    // goes), with a fresh engine: the threads share nothing but read-only data.
+    parallel_for(q.size(), threads_, [&](std::size_t i) {
+      const platform::Platform copy = p_;
+      const std::unique_ptr<eval::Engine> e = make_engine_();
+      query(i, *e, copy);
+    });
   }
-  // In query order: the first failure is the one a run one after the other would have met.
-  for (std::size_t i = 0; i < n; ++i) {
-    if (err[i]) std::rethrow_exception(err[i]);
-    cache_.emplace(std::move(q[i].key), t[i]);
-  }
+  for (std::size_t i = 0; i < q.size(); ++i) cache_.emplace(std::move(q[i].key), t[i]);
 }
 
 }  // namespace ffsim::train
