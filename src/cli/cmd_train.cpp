@@ -117,6 +117,13 @@ int run_train(Context& ctx, const TrainArgs& a) {
   std::vector<double> wall;
   // Progress on a terminal: a step with large simulated collectives can take minutes.
   const bool progress = ::isatty(STDERR_FILENO) != 0;
+  // Every count's distinct collectives at once (with parallel runs); an error here comes back in
+  // the loop below, with its GPU count.
+  try {
+    if (progress && costs.parallel()) std::cerr << "\r  simulating the collectives of " << gpus.size() << " GPU counts...   " << std::flush;
+    train::prepare_steps(w, env, gpus, a.full);
+  } catch (const ValueError&) {
+  }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
     if (progress) std::cerr << "\r  simulating " << gpus[i] << " GPUs (" << i + 1 << "/" << gpus.size() << ")...   " << std::flush;
     const auto t0 = std::chrono::steady_clock::now();

@@ -43,25 +43,33 @@ StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string ti
   return t;
 }
 
+void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full) {
+  // Each step is built once to learn which collectives it needs (their times do not change what
+  // it asks for); they run at once, and the real builds find them. Already known ones are not asked.
+  if (!env.costs.parallel() || env.emit_collectives) return;
+  const hw::ClusterSpec& cluster = env.platform.cluster();
+  env.costs.begin_recording();
+  try {
+    for (int g : gpus) {
+      const std::string why = w.impl->check(w, g, cluster.gpus(), static_cast<int>(cluster.node.gpus.size()));
+      if (!why.empty()) throw ValueError(why);
+      StepBuilder rec(env.platform, &env.costs, false, false);
+      (void)w.impl->build(rec, w, g, full);
+    }
+  } catch (...) {
+    env.costs.discard_recorded();
+    throw;
+  }
+  env.costs.run_recorded();
+}
+
 StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bool full, StepTrace* trace) {
   const hw::ClusterSpec& cluster = env.platform.cluster();
   const std::string why = w.impl->check(w, gpus, cluster.gpus(), static_cast<int>(cluster.node.gpus.size()));
   if (!why.empty()) throw ValueError(why);
   StepResult r;
   r.gpus = gpus;
-  // With parallel collective runs: the step is built once to learn which collectives it needs
-  // (their times do not change what it asks for), they run at once, and the real build finds them.
-  if (env.costs.parallel() && !env.emit_collectives) {
-    env.costs.begin_recording();
-    StepBuilder rec(env.platform, &env.costs, false, false);
-    try {
-      (void)w.impl->build(rec, w, gpus, full);
-    } catch (...) {
-      env.costs.discard_recorded();
-      throw;
-    }
-    env.costs.run_recorded();
-  }
+  prepare_steps(w, env, {gpus}, full);
   // The step with communication, on the chosen engine.
   StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
   const StepPlan plan = w.impl->build(b, w, gpus, full);

@@ -68,6 +68,12 @@ struct StepTrace {
 [[nodiscard]] StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bool full = false,
                                        StepTrace* trace = nullptr);
 
+/// With parallel collective runs (CollectiveCosts::parallel()): simulates at once every distinct
+/// collective that the steps at these GPU counts need, so that simulate_step finds them cached.
+/// Nothing to do otherwise. Throws what building a step throws (ValueError for a count the
+/// workload cannot run), for the first such count.
+void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full = false);
+
 /// Simulates each GPU count and sets efficiencies against the first (smallest) one.
 [[nodiscard]] std::vector<StepResult> simulate_scaling(const WorkloadSpec& w, const StepEnv& env,
                                                        const std::vector<int>& gpus);
