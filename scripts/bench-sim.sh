@@ -86,4 +86,17 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
     REPEAT=3 train_case "DDP 512 GPUs, hfreduce, simulated" 5 scenarios/train-vgg16-ddp.json --gpus 512
     train_case "pipeline LLaMA-13B 512 GPUs, hfreduce, simulated" 60 scenarios/train-llama13b-pp.json --gpus 512
   fi
+  echo
+  # Several threads against one, alternating (A B A B) so that a drift of the VM hits both.
+  th=$(nproc)
+  echo "## Independent simulations on $th threads against 1 (--threads; same output, tests cli.*_threads_same)"
+  threads_case() {
+    local name=$1 a1 a2 b1 b2
+    shift
+    a1=$(wall "$@" --threads 1); b1=$(wall "$@" --threads "$th"); a2=$(wall "$@" --threads 1); b2=$(wall "$@" --threads "$th")
+    awk -v n="$name" -v a1="$a1" -v a2="$a2" -v b1="$b1" -v b2="$b2" -v t="$th" 'BEGIN {
+      printf "%-52s 1 thread %5.2f / %5.2f s, %d threads %5.2f / %5.2f s: %.2fx faster\n", n, a1, a2, t, b1, b2, (a1 + a2) / (b1 + b2) }'
+  }
+  threads_case "train LLaMA-13B PP sweep 64-512 GPUs, hfreduce" $FF train scenarios/train-llama13b-pp.json
+  threads_case "collective hfreduce,nccl 16-512 GPUs, fluid" $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512 --engine fluid
 } | tee "$out"
