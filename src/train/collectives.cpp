@@ -82,7 +82,7 @@ double CollectiveCosts::time(const std::string& algorithm, const coll::Group& g,
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   if (recording_) {
     (void)coll::algorithms().get(algorithm);  // an unknown name fails here, as it would below
-    if (recorded_keys_.emplace(key, true).second) recorded_.push_back(Query{std::move(key), g});
+    if (recorded_keys_.insert(key).second) recorded_.push_back(Query{std::move(key), g});
     return 0;
   }
   const double t = compute(engine_, p_, algorithm, g, bytes);

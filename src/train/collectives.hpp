@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -83,7 +84,7 @@ private:
   int threads_ = 1;
   bool recording_ = false;
   std::vector<Query> recorded_;
-  std::map<Key, bool> recorded_keys_;
+  std::set<Key> recorded_keys_;
 };
 
 }  // namespace ffsim::train
