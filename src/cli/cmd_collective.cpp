@@ -112,9 +112,13 @@ int run_collective(Context& ctx, const CollArgs& a) {
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
-  std::unique_ptr<eval::Engine> engine;
-  if (a.engine == "fluid-eager") engine = std::make_unique<eval::FluidEngine>(false);
-  else if (a.engine != "analytic") engine = eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
+  // The engine of --engine (none for the closed form).
+  auto make_engine = [&]() -> std::unique_ptr<eval::Engine> {
+    if (a.engine == "fluid-eager") return std::make_unique<eval::FluidEngine>(false);
+    if (a.engine == "analytic") return nullptr;
+    return eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
+  };
+  const std::unique_ptr<eval::Engine> engine = make_engine();
 
   struct Row {
     std::string algo;
@@ -166,9 +170,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (engine && a.engine != "simgrid" && threads > 1 && jobs.size() > 1) {
     parallel_for(jobs.size(), threads, [&](std::size_t i) {
       const platform::Platform copy = *p;
-      std::unique_ptr<eval::Engine> e;
-      if (a.engine == "fluid-eager") e = std::make_unique<eval::FluidEngine>(false);
-      else e = eval::engines().get("analytic").factory();
+      const std::unique_ptr<eval::Engine> e = make_engine();
       run_row(i, e.get(), copy);
     });
   } else {
