@@ -255,7 +255,9 @@ int run_collective(Context& ctx, const CollArgs& a) {
                 << " (per channel, the slower of the " << (v.intra_nvlink ? "NVLink" : "PCIe")
                 << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(lib.nccl.max_bus_bw))
                 << "; ring algBw = busBw n / 2(n-1), tree algBw = busBw x " << fmt_f(lib.nccl.tree_bw_factor, 2)
-                << " / 2\n";
+                << " / 2;\n  ring latency x " << fmt_g(lib.nccl.ring_plateau_factor)
+                << " across nodes from " << fmt_bytes(Bytes(lib.nccl.ring_plateau_bytes_per_rank))
+                << " per rank on (tuning.cc's \"plateau effect of ring\")\n";
     }
     // The closed form of each algorithm: where its host-memory traffic and bound come from.
     std::cout << "\nHFReduce host-memory accounting per node (arXiv 2408.14158 Sec. IV): D2H 8 writes, reduce 8 reads +\n"

@@ -49,6 +49,12 @@ NcclParams parse_nccl(const config::Reader& r) {
   n.pci_speed = r.fact_quantity<BytesPerSecond>("pci_speed").si();
   n.net_speed = r.fact_quantity<BytesPerSecond>("net_speed").si();
   n.tree_bw_factor = r.fact_number("tree_bw_factor", 0.01, 1.0);
+  {
+    const auto plateau = r.child("ring_plateau", "the ring's plateau: latency_factor and min_bytes_per_rank");
+    n.ring_plateau_factor = plateau.fact_number("latency_factor", 1.0, 100.0);
+    n.ring_plateau_bytes_per_rank = plateau.fact_quantity<Bytes>("min_bytes_per_rank", true).si();
+    plateau.finish();
+  }
   n.numa_restricted = r.fact("numa_restricted").as_bool();
   r.finish();
   return n;

@@ -54,7 +54,10 @@ std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const Libra
   {
     const int steps = 2 * (n - 1), inter = nodes > 1 ? 2 * (nodes - 1) : 0;
     const double intra_lat = v.intra_nvlink ? nc.ring_hop_latency_nvlink : nc.ring_hop_latency_pci;
-    const double lat = nc.ring_base_latency + (steps - inter) * intra_lat + inter * nc.ring_hop_latency_net;
+    double lat = nc.ring_base_latency + (steps - inter) * intra_lat + inter * nc.ring_hop_latency_net;
+    // tuning.cc's "plateau effect of ring": a multi-node Simple allreduce of at least nRanks/16 x
+    // 64 KiB bytes has its ring latency multiplied by 1.9.
+    if (nodes > 1 && S >= n * nc.ring_plateau_bytes_per_rank) lat *= nc.ring_plateau_factor;
     const double alg = n > 1 ? v.bus_bw * n / steps : v.bus_bw;
     t.push_back({"nccl_ring", v.channels, lat, alg, lat + (n > 1 ? S / alg : 0.0)});
   }

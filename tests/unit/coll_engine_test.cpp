@@ -158,14 +158,53 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
   REQUIRE(t.size() == 2);
   // Ring latency per tuning.cc: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops; one
   // compute NIC: `channels` channels at min(pci, net) speed each; algBw = busBw n / 2(n-1).
+  // 184 MiB is above the plateau's threshold (1,440 x 4 KiB = 5.6 MiB): the latency x 1.9.
   const int n = 1440, nodes = 180;
-  const double ring_lat = lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
-                          2 * (nodes - 1) * lib.nccl.ring_hop_latency_net;
+  const double ring_lat = lib.nccl.ring_plateau_factor *
+                          (lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
+                           2 * (nodes - 1) * lib.nccl.ring_hop_latency_net);
+  CHECK(lib.nccl.ring_plateau_factor == 1.9);
   CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(t[0].channels == lib.nccl.channels);
   const double bus = lib.nccl.channels * std::min(lib.nccl.pci_speed, lib.nccl.net_speed);
   CHECK(t[0].algbw == doctest::Approx(bus * n / (2.0 * (n - 1))).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(t[1].algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2).epsilon(1e-12).scale(ffsim::testing::kRelative));
+}
+
+TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency across nodes from nRanks x 4 KiB on") {
+  const auto lib = coll::load_library_params(testing::catalog());
+  const auto& nc = lib.nccl;
+  const auto p = plan::make_platform(cluster(180));
+  // Unscaled ring latency: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops.
+  auto raw = [&](int n, int nodes) {
+    return nc.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_pci +
+           2 * (nodes - 1) * nc.ring_hop_latency_net;
+  };
+  for (int n : {8, 16, 24, 128, 1440}) {
+    CAPTURE(n);
+    const auto g = coll::Group::first_gpus(*p, n);
+    const int nodes = (n + 7) / 8;
+    const double threshold = n * nc.ring_plateau_bytes_per_rank;  // nRanks / 16 x 65536 = nRanks x 4 KiB
+    CHECK(threshold == n * 4096.0);
+    // One node: never; several: from the threshold on (>=), not one byte below it.
+    const double factor = nodes > 1 ? nc.ring_plateau_factor : 1.0;
+    CHECK(coll::nccl_cost_table(*p, lib, g, threshold)[0].latency ==
+          doctest::Approx(factor * raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(coll::nccl_cost_table(*p, lib, g, threshold - 1)[0].latency ==
+          doctest::Approx(raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    // Size 0 is below every threshold; the tree's latency never changes.
+    CHECK(coll::nccl_cost_table(*p, lib, g, 0)[0].latency == doctest::Approx(raw(n, nodes)).epsilon(1e-12));
+    CHECK(coll::nccl_cost_table(*p, lib, g, threshold)[1].latency == coll::nccl_cost_table(*p, lib, g, 0)[1].latency);
+  }
+  // 184 MiB on 16 nodes (128 GPUs): ring 1.9 x 1.57 ms + 193 MB / 24.2 GB/s = 11.0 ms against the
+  // tree's 2 (7 x 28 + 4 x 50) us + 193 MB / 21.6 GB/s = 9.7 ms: the tree (without the plateau the
+  // ring, 9.6 ms, would win); 8 nodes (64 GPUs): ring 1.9 x 0.78 + 7.9 = 9.4 ms < tree 9.6 ms.
+  const double S = 184.0 * 1048576;
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 128), S) == "nccl_tree");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 64), S) == "nccl_ring");
+  auto flat = lib;
+  flat.nccl.ring_plateau_factor = 1;
+  CHECK(coll::nccl_pick(*p, flat, coll::Group::first_gpus(*p, 128), S) == "nccl_ring");
 }
 
 TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's channels per NIC and NVLink hops") {
@@ -188,8 +227,9 @@ TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's chan
     CHECK(v.bus_bw == doctest::Approx(bus).epsilon(1e-12).scale(ffsim::testing::kRelative));
     const auto t = coll::nccl_cost_table(*p, lib, g, S);
     // Ring: intra-node steps at NVLink's hop latency.
-    const double ring_lat = nc.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_nvlink +
-                            2 * (nodes - 1) * nc.ring_hop_latency_net;
+    const double ring_lat = nc.ring_plateau_factor *  // several nodes, 184 MiB >= gpus x 4 KiB
+                            (nc.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_nvlink +
+                             2 * (nodes - 1) * nc.ring_hop_latency_net);
     const double ring = ring_lat + S / (bus * gpus / (2.0 * (gpus - 1)));
     // Tree: a chain of 7 NVLink hops and log2(nodes) network hops, up and down; algBw busBw x 0.9 / 2.
     const double tree_lat = nc.tree_base_latency + 2 * (7 * nc.tree_hop_latency_nvlink + std::log2(nodes) * nc.tree_hop_latency_net);
