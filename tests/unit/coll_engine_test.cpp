@@ -446,6 +446,27 @@ TEST_CASE("coll::load_library_params: tree_chunk takes a size or \"nccl\", anyth
       CHECK(e.file().find("nccl.json") != std::string::npos);
     }
   }
+  // The ring's plateau: a factor of at least 1 and a size per rank, each an error at its pointer.
+  const std::string plateau = R"("latency_factor": {"value": 1.9)";
+  REQUIRE(text.find(plateau) != std::string::npos);
+  for (const auto& [bad, where] : std::vector<std::pair<std::string, std::string>>{
+           {R"("latency_factor": {"value": 0.5)", "/ring_plateau/latency_factor/value"},
+           {R"("latency_factor": {"value": "1.9x")", "/ring_plateau/latency_factor/value"},
+           {R"("latency_factor_": {"value": 1.9)", "/ring_plateau"}}) {
+    CAPTURE(bad);
+    std::string t = text;
+    t.replace(t.find(plateau), plateau.size(), bad);
+    std::ofstream(nccl) << t;
+    cli::Context ctx;
+    cli::register_kinds(ctx);
+    try {
+      (void)coll::load_library_params(config::Catalog::load(dir.string(), ctx.kind_names()));
+      FAIL("no error");
+    } catch (const ConfigError& e) {
+      CHECK(e.pointer().rfind(where, 0) == 0);
+      CHECK(e.file().find("nccl.json") != std::string::npos);
+    }
+  }
   fs::remove_all(dir);
 }
 
