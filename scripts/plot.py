@@ -3,7 +3,9 @@
 
   scripts/plot.py collective FILE.json... -o allreduce.png   algbw against GPUs, one line per
       algorithm (and engine, cross-zone) of `ffsim collective ... --json`; with --envelope, the
-      published ranges of Sec. IV as shaded bands (validation targets, drawn for comparison)
+      published ranges of Sec. IV as shaded bands (validation targets, drawn for comparison).
+      Rows of several sizes (`--size 64KiB:1GiB`) give busbw against the size instead, one line
+      per algorithm and GPU count, as nccl-tests' curves
   scripts/plot.py train FILE.json... -o scaling.png         step time and scaling efficiency
       against GPUs, one line per file of `ffsim train ... --json` (e.g. one per backend)
   scripts/plot.py plan FILE.json... -o plan.png              switches, cost and power per GPU
@@ -106,6 +108,16 @@ def family_color(algo):
 def plot_collective(files, out, title, envelope):
     series = {}
     size = None
+    rows_all = []
+    for path in files:
+        _, rows = load(path, "collective")
+        for i, r in enumerate(rows):
+            b = r.get("bytes")
+            if not isinstance(b, (int, float)) or isinstance(b, bool) or b < 0:
+                raise BadInput(f"{path}/{i}/bytes: expected a non-negative size in bytes, found {json.dumps(b)}")
+            rows_all.append(r)
+    if len({r["bytes"] for r in rows_all}) > 1:
+        return plot_collective_sizes(rows_all, out, title)
     for path in files:
         _, rows = load(path, "collective")
         for r in rows:
@@ -132,6 +144,47 @@ def plot_collective(files, out, title, envelope):
     what = f"allreduce of {size / 2**20:.0f} MiB per GPU" if size else "collective"
     ax.set_title(title or f"{what} (ffsim)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(out, dpi=120, metadata={"Software": None})
+
+
+def plot_collective_sizes(rows, out, title):
+    """busbw against the size (nccl-tests' curve), one line per (algorithm, engine, GPUs, cross-zone)."""
+    for r in rows:
+        if not isinstance(r.get("busbw_GBps"), (int, float)) or isinstance(r.get("busbw_GBps"), bool):
+            raise BadInput(f"a row of {r.get('algo')} at {r.get('gpus')} GPUs: missing \"busbw_GBps\"")
+    series = {}
+    for r in rows:
+        key = (r["algo"], r.get("engine", "analytic"), r["gpus"], bool(r.get("cross_zone")))
+        series.setdefault(key, []).append((r["bytes"], r["busbw_GBps"]))
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    markers = "osD^v<>"
+    styles = ["-", "--", ":", "-."]
+    counts = sorted({k[2] for k in series})
+    sizes = sorted({b for pts in series.values() for b, _ in pts if b > 0})
+    for i, ((algo, engine, gpus, cross), pts) in enumerate(sorted(series.items())):
+        pts = sorted(p for p in pts if p[0] > 0)
+        how = "closed form" if engine == "analytic" else f"{engine} simulation"
+        label = f"{algo}, {gpus:,} GPUs, {how}" + (", cross-zone" if cross else "")
+        ax.plot([b for b, _ in pts], [v for _, v in pts], marker=markers[i % len(markers)], markersize=3,
+                linestyle=styles[counts.index(gpus) % len(styles)], color=family_color(algo), label=label)
+    ax.set_xscale("log", base=2)
+    def fmt(b):
+        for unit, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+            if b >= f:
+                return f"{b / f:g} {unit}"
+        return f"{b:g} B"
+    ticks = sizes if len(sizes) <= 12 else sizes[:: (len(sizes) + 11) // 12]
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([fmt(b) for b in ticks], rotation=45)
+    ax.minorticks_off()
+    ax.set_xlabel("size per GPU (nccl-tests' size)")
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("busbw (GB/s), as nccl-tests")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or "collective against size (ffsim)")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=120, metadata={"Software": None})
 

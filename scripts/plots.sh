@@ -25,6 +25,11 @@ $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512,1024,1440 --
 $FF collective $SC --algo hfreduce,nccl --gpus 16,32,64,128,256,512,1024,1440 --engine fluid --json > "$out/allreduce-fluid.json"
 $PY scripts/plot.py collective "$out/allreduce.json" "$out/allreduce-fluid.json" --envelope \
   -o "$out/allreduce.png" --title "184 MiB allreduce on Fire-Flyer 2 (ffsim; shaded: published ranges)"
+# The same allreduce against its size, nccl-tests' curve (closed forms; a simulation of every size
+# at 1,440 GPUs would take minutes): where NCCL switches from ring to tree, where HFReduce pays off.
+$FF collective $SC --algo hfreduce,nccl --gpus 16,128,1440 --size 64KiB:1GiB --json > "$out/allreduce-sizes.json"
+$PY scripts/plot.py collective "$out/allreduce-sizes.json" -o "$out/allreduce-sizes.png" \
+  --title "allreduce on Fire-Flyer 2 against the size per GPU (ffsim, closed forms)"
 # The published scaling claims (arXiv 2408.14158 Sec. V; ../shared/reference/fire-flyer-facts.md
 # section 4), drawn as markers for comparison: validation targets, not inputs.
 declare -A claims=([vgg16-ddp]="--claim 512:88" [gpt2-fsdp]="--claim 128:95" [llama13b-pp]="--claim 512:91"

@@ -56,6 +56,31 @@ std::vector<std::string> split_list(const std::string& s, const std::string& opt
   return v;
 }
 
+// --size: a comma-separated list of sizes and ranges; "A:B" is every A x 2^k up to B (nccl-tests'
+// -b A -e B -f 2), in increasing order; a list keeps its order and repeats.
+std::vector<double> size_list(const std::string& s) {
+  std::vector<double> v;
+  for (const auto& item : split_list(s, "--size")) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos) {
+      v.push_back(size_option(item, "--size"));
+      continue;
+    }
+    const std::string lo = item.substr(0, colon), hi = item.substr(colon + 1);
+    if (lo.empty() || hi.empty() || hi.find(':') != std::string::npos)
+      throw UsageError("--size: a range is FIRST:LAST, e.g. 1MiB:1GiB (doubling from FIRST to LAST), got \"" + item + "\"");
+    const double a = size_option(lo, "--size"), b = size_option(hi, "--size");
+    if (!(a > 0)) throw UsageError("--size: a range starts above 0 (it doubles), got \"" + item + "\"");
+    if (b < a) throw UsageError("--size: the range \"" + item + "\" ends below its start; write FIRST:LAST with FIRST <= LAST");
+    for (double x = a; x <= b; x *= 2) {
+      v.push_back(x);
+      if (v.size() > 4096) throw UsageError("--size: more than 4,096 sizes");
+    }
+  }
+  if (v.size() > 4096) throw UsageError("--size: more than 4,096 sizes");
+  return v;
+}
+
 // The first `gpus` GPUs, or with cross_zone half of the nodes from each of the first two zones.
 coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
   if (!cross_zone) return coll::Group::first_gpus(p, gpus);
@@ -94,16 +119,17 @@ int run_collective(Context& ctx, const CollArgs& a) {
       throw UsageError("--gpus: expected a comma-separated list of positive integers, got \"" + x + "\"");
     }
   }
-  const double bytes = size_option(a.size);
+  const std::vector<double> sizes = size_list(a.size);
   const std::vector<std::string> engines{"analytic", "fluid", "fluid-eager", "simgrid"};
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +
                      did_you_mean(a.engine, engines));
   std::ofstream trace_out;
   if (!a.trace.empty()) {
-    if (algos.size() != 1 || gpus.size() != 1)
-      throw UsageError("--trace: a trace shows one run; give one --algo and one --gpus count (got " +
-                       std::to_string(algos.size()) + " and " + std::to_string(gpus.size()) + ")");
+    if (algos.size() != 1 || gpus.size() != 1 || sizes.size() != 1)
+      throw UsageError("--trace: a trace shows one run; give one --algo, one --gpus count and one --size (got " +
+                       std::to_string(algos.size()) + ", " + std::to_string(gpus.size()) + " and " +
+                       std::to_string(sizes.size()) + ")");
     if (a.engine == "analytic")
       throw UsageError("--trace: the analytic engine is a closed form without a timeline; add --engine fluid (or simgrid)");
     trace_out.open(a.trace);
@@ -123,15 +149,15 @@ int run_collective(Context& ctx, const CollArgs& a) {
   struct Row {
     std::string algo;
     int gpus;
-    double time, algbw, busbw, host, wall;
+    double bytes, time, algbw, busbw, host, wall;
     std::string bottleneck, note;
   };
-  // The rows in order (algorithm, then GPU count); checked here, run below.
+  // The rows in order (algorithm, GPU count, size); checked here, run below.
   struct Job {
     std::string name;
     int gpus;
     coll::Group group;
-    double per_rank;
+    double bytes, per_rank;
   };
   std::vector<Job> jobs;
   for (const auto& name : algos) {
@@ -140,7 +166,9 @@ int run_collective(Context& ctx, const CollArgs& a) {
       if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
       // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
       // size / n; every other kind takes it per rank as it is.
-      jobs.push_back({name, n, make_group(*p, n, a.cross_zone), algo->kind() == coll::Kind::AllGather ? bytes / n : bytes});
+      const coll::Group group = make_group(*p, n, a.cross_zone);
+      for (double bytes : sizes)
+        jobs.push_back({name, n, group, bytes, algo->kind() == coll::Kind::AllGather ? bytes / n : bytes});
     }
   }
   std::vector<Row> rows(jobs.size());
@@ -159,8 +187,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
                      : a.full ? algo->simulate_full(*e, pf, lib, j.group, j.per_rank)
                               : algo->simulate(*e, pf, lib, j.group, j.per_rank);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double algbw = t > 0 ? bytes / t : 0;
-    rows[i] = {j.name, j.gpus, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
+    const double algbw = t > 0 ? j.bytes / t : 0;
+    rows[i] = {j.name, j.gpus, j.bytes, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
                est.bottleneck, est.note};
   };
   // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
@@ -183,7 +211,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
     sched::Schedule s;
     (void)algo->emit(s, *p, lib, j.group, j.per_rank, coll::Options{});
     const eval::Result res = engine->run(s, *p);
-    const auto tr = report::schedule_trace(s, res, *p, j.name + " of " + fmt_bytes(Bytes(bytes)) + " over " + std::to_string(j.gpus) +
+    const auto tr = report::schedule_trace(s, res, *p, j.name + " of " + fmt_bytes(Bytes(j.bytes)) + " over " + std::to_string(j.gpus) +
                                                          " GPUs on " + sc.name + " (" + a.engine + " engine)");
     report::write_chrome_trace(trace_out, tr);
     trace_out.close();
@@ -197,7 +225,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
       w.field("scenario", sc.name);
       w.field("algo", r.algo);
       w.field("gpus", r.gpus);
-      w.field("bytes", bytes);
+      w.field("bytes", r.bytes);
       w.field("engine", a.engine);
       w.field("cross_zone", a.cross_zone);
       w.field("time_s", r.time);
@@ -219,15 +247,25 @@ int run_collective(Context& ctx, const CollArgs& a) {
   }
   std::string ops;
   for (std::size_t i = 0; i < kinds.size(); ++i) ops += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
-  std::cout << "ffsim collective on " << sc.name << ": " << ops << " of " << fmt_bytes(Bytes(bytes)) << " per GPU, "
-            << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << "\n";
-  report::Table t({"algorithm", "GPUs", "time", "algbw", "busbw", "host mem/node", "bound by"});
+  const bool several = sizes.size() > 1;
+  const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+  std::cout << "ffsim collective on " << sc.name << ": " << ops << " of "
+            << (several ? fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi)) : fmt_bytes(Bytes(sizes.front())))
+            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << "\n";
+  std::vector<std::string> head{"algorithm", "GPUs", "time", "algbw", "busbw", "host mem/node", "bound by"};
+  if (several) head.insert(head.begin() + 2, "size");
+  report::Table t(head);
   std::string prev;
+  int prev_gpus = 0;
   for (const auto& r : rows) {
-    if (!prev.empty() && prev != r.algo) t.rule();
+    // A rule between algorithms and, in a size sweep, between GPU counts.
+    if (!prev.empty() && (prev != r.algo || (several && prev_gpus != r.gpus))) t.rule();
     prev = r.algo;
-    t.add({r.algo, std::to_string(r.gpus), fmt_time(Seconds(r.time)), fmt_bandwidth(BytesPerSecond(r.algbw)),
-           fmt_bandwidth(BytesPerSecond(r.busbw)), r.host > 0 ? fmt_f(r.host, 1) + " S" : "-", r.bottleneck});
+    prev_gpus = r.gpus;
+    std::vector<std::string> cells{r.algo, std::to_string(r.gpus), fmt_time(Seconds(r.time)), fmt_bandwidth(BytesPerSecond(r.algbw)),
+                                   fmt_bandwidth(BytesPerSecond(r.busbw)), r.host > 0 ? fmt_f(r.host, 1) + " S" : "-", r.bottleneck};
+    if (several) cells.insert(cells.begin() + 2, fmt_bytes(Bytes(r.bytes)));
+    t.add(cells);
   }
   t.print(std::cout, "  ");
   std::cout << "  size per GPU as nccl-tests count it: the vector (allreduce, reduce-scatter, broadcast), the gathered result\n"
@@ -238,14 +276,21 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
-    report::Table e({"GPUs", "algorithm", "channels", "latency", "algbw (NCCL's view)", "predicted time", "picked"});
+    std::vector<std::string> ehead{"GPUs", "algorithm", "channels", "latency", "algbw (NCCL's view)", "predicted time", "picked"};
+    if (several) ehead.insert(ehead.begin() + 1, "size");
+    report::Table e(ehead);
     for (int n : gpus) {
       const coll::Group g = make_group(*p, n, a.cross_zone);
-      const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
-      const std::string pick = coll::nccl_pick(*p, lib, g, bytes);
-      for (const auto& c : table)
-        e.add({std::to_string(n), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)), fmt_bandwidth(BytesPerSecond(c.algbw)),
-               fmt_time(Seconds(c.time)), c.algorithm == pick ? "yes" : ""});
+      for (double bytes : sizes) {
+        const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
+        const std::string pick = coll::nccl_pick(*p, lib, g, bytes);
+        for (const auto& c : table) {
+          std::vector<std::string> cells{std::to_string(n), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)),
+                                         fmt_bandwidth(BytesPerSecond(c.algbw)), fmt_time(Seconds(c.time)), c.algorithm == pick ? "yes" : ""};
+          if (several) cells.insert(cells.begin() + 1, fmt_bytes(Bytes(bytes)));
+          e.add(cells);
+        }
+      }
     }
     e.print(std::cout, "  ");
     {
@@ -267,7 +312,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
       if (r.host > 0) {
         BytesPerSecond dram(0);
         for (const auto& s : sc.cluster.node.sockets) dram += s.dram_bandwidth;
-        std::cout << "  " << r.algo << " at " << r.gpus << " GPUs: " << fmt_f(r.host, 1) << " S per node -> ceiling "
+        std::cout << "  " << r.algo << " at " << r.gpus << " GPUs" << (several ? ", " + fmt_bytes(Bytes(r.bytes)) : std::string()) << ": " << fmt_f(r.host, 1) << " S per node -> ceiling "
                   << fmt_bandwidth(BytesPerSecond(dram.si() / r.host)) << " (" << fmt_bandwidth(dram) << " / " << fmt_f(r.host, 1)
                   << "); simulated " << fmt_bandwidth(BytesPerSecond(r.algbw)) << ", held below it by " << r.bottleneck << "\n";
       }
@@ -283,7 +328,9 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
   sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names()));
   sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)");
-  sub->add_option("--size", a->size, "Bytes per GPU (default 184MiB)");
+  sub->add_option("--size", a->size,
+                  "Bytes per GPU (default 184MiB); a comma-separated list, and FIRST:LAST for every FIRST x 2^k up to LAST "
+                  "(nccl-tests' -b FIRST -e LAST -f 2), e.g. 1MiB:1GiB");
   sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-eager (the same without lazy constraints, for comparisons) or simgrid");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
   sub->add_flag("--json", a->json, "Machine-readable output");

@@ -52,6 +52,8 @@ if [ "$what" = bad ]; then
   bad collective strgpus.json "strgpus.json/0/gpus: expected a number, found \"16\""
   bad collective zero.json "zero.json/0/gpus: expected a positive GPU count, found 0"
   bad collective train.json "expected a JSON array of rows"
+  echo '[{"algo": "hfreduce", "gpus": 16, "algbw_GBps": 8, "bytes": "1MiB"}]' > "$tmp/strbytes.json"
+  bad collective strbytes.json "strbytes.json/0/bytes: expected a non-negative size in bytes, found \"1MiB\""
   bad train empty.json "expected an object with \"rows\""
   bad train train.json "--claim: expected GPUS:PERCENT (e.g. 128:95), found \"95\"" --claim 95
   bad train missing.json "missing.json: cannot read"
@@ -65,10 +67,13 @@ else
   "$FF" collective scenarios/fire-flyer-2.json --algo hfreduce,nccl --gpus 16,32 --json > "$tmp/c.json" || fail=1
   "$FF" train scenarios/train-gpt2-fsdp.json --gpus 16,32 --collectives estimate --json > "$tmp/t.json" || fail=1
   "$PY" scripts/plot.py collective "$tmp/c.json" --envelope -o "$tmp/c.png" || fail=1
+  # several sizes: busbw against the size (nccl-tests' curve)
+  "$FF" collective scenarios/fire-flyer-2.json --algo hfreduce,nccl --gpus 16 --size 64KiB:4MiB --json > "$tmp/s.json" || fail=1
+  "$PY" scripts/plot.py collective "$tmp/s.json" -o "$tmp/s.png" || fail=1
   "$PY" scripts/plot.py train "$tmp/t.json" --claim 32:95 -o "$tmp/t.png" || fail=1
   "$FF" plan scenarios/fire-flyer-2.json scenarios/dgx-a100-cluster.json --sweep gpus=1024,2048 --json > "$tmp/p.json" || fail=1
   "$PY" scripts/plot.py plan "$tmp/p.json" -o "$tmp/p.png" || fail=1
-  for f in c t p; do
+  for f in c s t p; do
     # a PNG: its 8-byte signature, and more than a few hundred bytes of picture
     if [ "$(head -c 8 "$tmp/$f.png" 2> /dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
        [ "$(stat -c %s "$tmp/$f.png")" -lt 5000 ]; then
