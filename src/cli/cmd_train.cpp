@@ -92,10 +92,16 @@ int run_train(Context& ctx, const TrainArgs& a) {
     w.backend = a.backend;
   }
   const std::vector<int> gpus = a.gpus.empty() ? w.gpus : parse_gpus(a.gpus);
+  // A count that cannot run: a usage error when it came from --gpus, else a configuration error
+  // at the workload's own list (exit 3, its file and pointer; the user passed no --gpus).
+  auto cannot_run = [&](std::size_t i, const std::string& why) {
+    if (a.gpus.empty()) throw ConfigError(job ? job->file : sc.file, "/workload/gpus/" + std::to_string(i), why);
+    throw UsageError("--gpus " + std::to_string(gpus[i]) + ": " + why);
+  };
   const int per_node = static_cast<int>(sc.cluster.node.gpus.size());
-  for (int g : gpus) {
-    const std::string why = w.impl->check(w, g, sc.cluster.gpus(), per_node);
-    if (!why.empty()) throw UsageError("--gpus " + std::to_string(g) + ": " + why);
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    const std::string why = w.impl->check(w, gpus[i], sc.cluster.gpus(), per_node);
+    if (!why.empty()) cannot_run(i, why);
   }
   // The GPU's rates for the workload's precision: a model error (exit 3) before any step runs.
   const auto& gpu = sc.cluster.node.gpus.front().gpu;
@@ -133,7 +139,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
       // The model's own errors (rates, backend) surfaced above; what is left is a group of this
       // GPU count that a collective cannot run on (hfreduce over part of a node).
       if (progress) std::cerr << "\n";
-      throw UsageError("--gpus " + std::to_string(gpus[i]) + ": " + e.what());
+      cannot_run(i, e.what());
     }
     wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }

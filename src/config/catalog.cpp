@@ -36,8 +36,8 @@ void Catalog::add_file(const std::string& path, const std::vector<std::string>& 
   Document doc = Document::load(path, /*require_sources=*/true);
   Reader r = doc.root();
   if (!r.is_object()) r.fail("expected an object, got " + r.describe());
-  if (!r.has("kind")) return;  // not a catalog entry (e.g. a measurement written by a benchmark)
-  Reader kr = r.child("kind");
+  if (!r.has("kind") && r.has("schema")) return;  // not a catalog entry: a measurement written by a benchmark
+  Reader kr = r.child("kind", "the kind of catalog entry: one of " + join(kinds));
   const std::string kind = kr.as_string();
   if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
     if (kind == "measurement" || kind == "calibration") return;  // validated by calibrate/validate

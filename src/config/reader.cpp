@@ -61,6 +61,10 @@ std::string strip_prefix(const std::string& what) {
   return what;
 }
 
+// Deepest nesting of objects and arrays accepted: ffsim's inputs need a handful of levels, and a
+// pathological depth would cost quadratic time and memory in the pointers kept below.
+constexpr std::size_t kMaxDepth = 64;
+
 // Parses text, rejecting duplicate keys (which nlohmann would silently merge).
 json parse_text(const std::string& text, const std::string& file) {
   bool blank = true;
@@ -89,6 +93,10 @@ json parse_text(const std::string& text, const std::string& file) {
     switch (ev) {
       case json::parse_event_t::object_start:
       case json::parse_event_t::array_start: {
+        if (frames.size() >= kMaxDepth)
+          throw ConfigError(file, child_pointer(),
+                            "nested too deep: expected at most " + std::to_string(kMaxDepth) +
+                                " levels of objects and arrays, got more (ffsim's files need a handful)");
         Frame f;
         f.array = ev == json::parse_event_t::array_start;
         f.pointer = child_pointer();
@@ -115,6 +123,13 @@ json parse_text(const std::string& text, const std::string& file) {
     j = json::parse(text, cb, /*allow_exceptions=*/true, /*ignore_comments=*/false);
   } catch (const json::parse_error& e) {
     throw ConfigError(file, "", "invalid JSON: " + strip_prefix(e.what()));
+  } catch (const json::out_of_range& e) {
+    // A number no double holds ("1e999"): nlohmann says "number overflow parsing '1e999'".
+    std::string found = strip_prefix(e.what());
+    if (const auto q = found.find('\''); q != std::string::npos && found.back() == '\'')
+      found = found.substr(q + 1, found.size() - q - 2);
+    throw ConfigError(file, child_pointer(),
+                      "number out of range: expected a finite number (at most about 1.8e308), got " + found);
   }
   if (duplicate)
     throw ConfigError(file, duplicate->first,

@@ -103,6 +103,19 @@ std::string expected(Dimension d) {
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
+// Magnitudes accepted in SI base units (0 aside): far beyond any machine (1e30 B, W, FLOP, s), and
+// narrow enough that sums, products and ratios of a few quantities stay finite downstream.
+constexpr double kMinMagnitude = 1e-30;
+constexpr double kMaxMagnitude = 1e30;
+
+// The SI base unit of a dimension: its table's unit of factor 1 ("B", "Bps", "s", ...).
+std::string_view base_unit(Dimension d) {
+  auto [p, n] = units_of(d);
+  for (std::size_t i = 0; i < n; ++i)
+    if (p[i].factor == 1.0) return p[i].name;
+  return "";
+}
+
 }  // namespace
 
 std::string_view dimension_name(Dimension d) {
@@ -192,6 +205,9 @@ double parse_quantity_si(std::string_view text, Dimension d) {
     if (!std::isfinite(si))
       throw ValueError("number out of range in " + dq(text) + ": " + std::string(dimension_name(d)) +
                        " values must be finite");
+    if (si != 0.0 && (std::fabs(si) < kMinMagnitude || std::fabs(si) > kMaxMagnitude))
+      throw ValueError("number out of range in " + dq(text) + ": " + std::string(dimension_name(d)) +
+                       " values must be 0 or of magnitude 1e-30 to 1e30 " + std::string(base_unit(d)));
     return si;
   }
   for (Dimension other : kAllDimensions) {

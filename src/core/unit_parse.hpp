@@ -25,9 +25,10 @@ enum class Dimension { Size, Bandwidth, Time, Power, Energy, FlopRate, FlopCount
 
 /// Parses "<number>[ ]<unit>" into SI base units (bytes, bytes/s, s, W, J, flop/s, flop, Hz).
 /// Rules: "Gbps"/"Gb/s" are bits, "GBps"/"GB/s" bytes; "GB" = 1e9 B and "GiB" = 2^30 B;
-/// units are case-sensitive; a bare number is an error unless it is 0; NaN, infinities
-/// and values that overflow a double are errors. The sign is kept: range checks are the
-/// caller's. Throws ValueError with a message that says what was expected and what was found.
+/// units are case-sensitive; a bare number is an error unless it is 0; NaN, infinities,
+/// values that overflow a double and magnitudes outside 1e-30 to 1e30 SI units (0 aside) are
+/// errors. The sign is kept: range checks are the caller's. Throws ValueError with a message
+/// that says what was expected and what was found.
 [[nodiscard]] double parse_quantity_si(std::string_view text, Dimension d);
 
 [[nodiscard]] Bytes parse_size(std::string_view text);

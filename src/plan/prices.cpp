@@ -28,6 +28,7 @@ double read_price(const config::Reader& obj, const std::string& key) {
   const config::Reader v = obj.fact(key);
   const double x = v.as_number();
   if (x < 0) v.fail("expected a non-negative price, got " + v.describe());
+  if (x > 1e12) v.fail("expected a price of at most 1e12 (as a node's), got " + v.describe());
   return x;
 }
 

@@ -101,3 +101,17 @@ TEST_CASE("config::Document: syntax errors, empty files, duplicate keys, pointer
   CHECK(m.child("y").integer("z") == 5);
   CHECK_FALSE(m.child("y").has("w"));
 }
+
+TEST_CASE("config::Document: a number no double holds and pathological nesting are errors at their pointer") {
+  // nlohmann throws out_of_range (not parse_error) for these: it was exit 1, "a bug in ffsim".
+  CHECK(error_of([] { (void)Document::parse(R"({"a": [1, 1e999]})", "n.json", false); }) ==
+        "/a/1|number out of range: expected a finite number (at most about 1.8e308), got 1e999");
+  CHECK(error_of([] { (void)Document::parse(R"({"b": {"c": -1e400}})", "n.json", false); }) ==
+        "/b/c|number out of range: expected a finite number (at most about 1.8e308), got -1e400");
+  // 64 levels parse; 100,000 took minutes and gigabytes in the pointers kept for messages.
+  (void)Document::parse(std::string(64, '[') + std::string(64, ']'), "d.json", false);
+  CHECK(error_of([] { (void)Document::parse(std::string(65, '[') + std::string(65, ']'), "d.json", false); })
+            .find("|nested too deep: expected at most 64 levels") != std::string::npos);
+  CHECK(error_of([] { (void)Document::parse(std::string(100000, '[') + std::string(100000, ']'), "d.json", false); })
+            .find("|nested too deep") != std::string::npos);
+}

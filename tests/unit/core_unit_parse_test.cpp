@@ -114,6 +114,13 @@ TEST_CASE("core::unit_parse: rejections say what was expected and what was found
     CHECK_THROWS_WITH_AS((void)parse_size("1e400B"), "number out of range in \"1e400B\": size values must be finite", ValueError);
     // finite number, but the product with the unit overflows
     CHECK_THROWS_WITH_AS((void)parse_size("1e300PiB"), "number out of range in \"1e300PiB\": size values must be finite", ValueError);
+    // finite, but beyond what the sums and ratios downstream survive (768 switches of 1e308 W)
+    CHECK_THROWS_WITH_AS((void)parse_power("1e308W"),
+                         "number out of range in \"1e308W\": power values must be 0 or of magnitude 1e-30 to 1e30 W", ValueError);
+    CHECK_THROWS_WITH_AS((void)parse_bandwidth("1e-300Gbps"),
+                         "number out of range in \"1e-300Gbps\": bandwidth values must be 0 or of magnitude 1e-30 to 1e30 Bps",
+                         ValueError);
+    CHECK(parse_size("1e30B").si() == 1e30);
   }
   SUBCASE("unknown unit with a suggestion") {
     CHECK_THROWS_WITH_AS((void)parse_bandwidth("25GBs"),
