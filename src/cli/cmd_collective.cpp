@@ -272,7 +272,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
                "  (allgather: each GPU contributes size / n), the send buffer (alltoall, sendrecv); algbw = size / time;\n"
                "  busbw = algbw x 2(n-1)/n for allreduce, (n-1)/n for reduce-scatter, allgather and alltoall, 1 for\n"
                "  broadcast and sendrecv (nccl-tests); host mem/node: bytes read + written in host\n"
-               "  memory per node, in multiples of the size S; bound by: the resource the closed-form model finds binding\n";
+               "  memory per node, in multiples of the size S; bound by: the resource that binds the closed form's\n"
+               "  bandwidth term (at small sizes the latencies and the pipeline's fill dominate the time)\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
