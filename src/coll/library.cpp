@@ -88,7 +88,8 @@ void check_library_entry(const config::CatalogEntry& e) {
 LibraryParams load_library_params(const config::Catalog& cat) {
   LibraryParams l;
   // An entry of another name (a misspelt "hfreduce") is an error in its own file, not a missing library.
-  for (const config::CatalogEntry* e : cat.of_kind("collective_library")) check_library_entry(*e);
+  for (const config::CatalogEntry* e : cat.of_kind("collective_library"))
+    if (e->name != "nccl" && e->name != "hfreduce") check_library_entry(*e);
   for (const char* name : {"nccl", "hfreduce"})
     if (!cat.find("collective_library", name))
       throw ConfigError(cat.dir(), "", std::string("missing collective_library \"") + name + "\" in the models folder");
