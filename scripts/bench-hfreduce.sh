@@ -5,7 +5,9 @@
 # Usage: scripts/bench-hfreduce.sh [extra hfreduce-bench flags for the single-node run]
 # Environment: MACHINE (default: short hostname), BUILD_DIR (default: build-hf), JOBS (default 2),
 # ROUNDS (default 1: sweeps per run; on a shared machine 3 gives each point the median of three
-# sweeps and ffsim validate the machine's run-to-run spread, at 3x the time).
+# sweeps and ffsim validate the machine's run-to-run spread, at 3x the time), SUFFIX (default empty:
+# appended to the date, e.g. SUFFIX=-repeat-a for a second run of the day; an existing file is never
+# overwritten).
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
@@ -17,18 +19,26 @@ date=$(date -u +%Y-%m-%d)
 out_dir=models/measured
 mkdir -p "$out_dir"
 
+stem=$out_dir/$machine-$date${SUFFIX:-}
+for f in "$stem.json" "$stem-np2.json" "$stem-np4.json"; do
+  if [ -e "$f" ]; then
+    echo "bench-hfreduce: $f exists; set SUFFIX (e.g. SUFFIX=-repeat-a) to keep it and write a second run" >&2
+    exit 2
+  fi
+done
+
 cmake -S . -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build" -j"${JOBS:-2}" --target hfreduce-bench
 
 bench=$build/hfreduce-bench
 rounds=${ROUNDS:-1}
-"$bench" --rounds "$rounds" --machine "$machine" --out "$out_dir/$machine-$date.json" "$@"
+"$bench" --rounds "$rounds" --machine "$machine" --out "$stem.json" "$@"
 
 if command -v mpirun >/dev/null 2>&1; then
   for np in 2 4; do
     mpirun --oversubscribe --allow-run-as-root -np "$np" "$bench" --rounds "$rounds" --stages internode,allreduce \
       --min-bytes 64KiB --max-bytes 64MiB --devices 2 --chunks 4MiB \
-      --machine "$machine" --out "$out_dir/$machine-$date-np$np.json"
+      --machine "$machine" --out "$stem-np$np.json"
   done
 else
   echo "bench-hfreduce: no mpirun; inter-node stages skipped" >&2
