@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+# Every fact in models/ whose source is a point of a committed measurement
+# ("models/measured/<file>.json:/points/<i>: ...") has the value that point gives by the rule its
+# kind of fact names, within the rounding of a value written to two or three digits (5%). A value
+# typed by hand from the wrong point, the wrong statistic or the wrong formula fails here.
+# Usage: measured_facts_test.py <repository root>
+# SPDX-License-Identifier: Apache-2.0
+import json
+import os
+import re
+import sys
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+UNITS = {"GB/s": 1e9, "MB/s": 1e6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "ns": 1e-9}
+SOURCE = re.compile(r"^(models/measured/[A-Za-z0-9_.-]+\.json):/points/(\d+):")
+
+
+def value_si(text):
+    m = re.fullmatch(r"([0-9.]+(?:e[-+]?\d+)?)\s*([A-Za-z/]+)", text)
+    if not m or m.group(2) not in UNITS:
+        raise ValueError("cannot read the value " + repr(text))
+    return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def t(p):
+    return p["time_s"]["median"]
+
+
+# What each kind of fact is, from its point (the rule its source states).
+RULES = {
+    "dram_bandwidth": ("copy", lambda p: 2 * p["bytes"] / t(p)),          # bytes read plus written
+    "memory_bandwidth": ("copy", lambda p: 2 * p["bytes"] / t(p)),
+    "pcie_bandwidth": ("d2h", lambda p: p["bytes"] / t(p)),               # one copy thread
+    "duplex_bandwidth": ("bidir", lambda p: 2 * p["bytes"] / t(p)),       # both directions at once
+    "reduce_bandwidth_per_core": ("reduce", lambda p: p["k"] * p["bytes"] / t(p) / p["threads"]),
+    "pcie_latency": ("d2h", t),                                          # a small copy: its time
+    "effective_bandwidth": ("internode", lambda p: p["bytes"] / t(p)),    # 2 x S/2 per rank
+    "latency": ("internode", lambda p: t(p) / 2),                        # one message up, one down
+}
+
+failures = []
+checked = 0
+cache = {}
+for dirpath, _, names in os.walk(os.path.join(ROOT, "models")):
+    for name in sorted(names):
+        if not name.endswith(".json"):
+            continue
+        path = os.path.join(dirpath, name)
+        rel = os.path.relpath(path, ROOT)
+
+        def visit(node, pointer):
+            global checked
+            if isinstance(node, dict):
+                src = node.get("source")
+                if isinstance(src, str) and "value" in node:
+                    m = SOURCE.match(src)
+                    if m:
+                        key = pointer.rsplit("/", 1)[-1]
+                        if key not in RULES:
+                            failures.append(f"{rel}:{pointer}: no rule for a measured '{key}' (add one to this test)")
+                            return
+                        stage, rule = RULES[key]
+                        if m.group(1) not in cache:
+                            with open(os.path.join(ROOT, m.group(1))) as f:
+                                cache[m.group(1)] = json.load(f)
+                        point = cache[m.group(1)]["points"][int(m.group(2))]
+                        if point["stage"] != stage:
+                            failures.append(f"{rel}:{pointer}: {m.group(1)}:/points/{m.group(2)} is a {point['stage']} "
+                                            f"point, a {key} comes from a {stage} point")
+                            return
+                        want = rule(point)
+                        got = value_si(str(node["value"]))
+                        checked += 1
+                        if abs(got - want) > 0.05 * want:
+                            failures.append(f"{rel}:{pointer}: value {node['value']}, but {m.group(1)}:/points/"
+                                            f"{m.group(2)} gives {want:.4g} (SI)")
+                for k, v in node.items():
+                    visit(v, pointer + "/" + k)
+            elif isinstance(node, list):
+                for i, v in enumerate(node):
+                    visit(v, pointer + "/" + str(i))
+
+        if "/measured/" in path or "/calibrated/" in path:
+            continue
+        with open(path) as f:
+            visit(json.load(f), "")
+
+for line in failures:
+    print("FAIL:", line)
+print(f"{checked} facts taken from measured points checked, {len(failures)} failures")
+sys.exit(1 if failures or checked == 0 else 0)
