@@ -41,49 +41,60 @@ RULES = {
 failures = []
 checked = 0
 cache = {}
-for dirpath, _, names in os.walk(os.path.join(ROOT, "models")):
+
+
+def check(rel, pointer, node, m):
+    """One fact whose source is measured point m: its value against the point's, by its kind's rule."""
+    global checked
+    key = pointer.rsplit("/", 1)[-1]
+    if key not in RULES:
+        failures.append(f"{rel}:{pointer}: no rule for a measured '{key}' (add one to this test)")
+        return
+    stage, rule = RULES[key]
+    if m.group(1) not in cache:
+        with open(os.path.join(ROOT, m.group(1))) as f:
+            cache[m.group(1)] = json.load(f)
+    points = cache[m.group(1)]["points"]
+    index = int(m.group(2))
+    if index >= len(points):
+        failures.append(f"{rel}:{pointer}: {m.group(1)} has {len(points)} points, no /points/{index}")
+        return
+    point = points[index]
+    if point["stage"] != stage:
+        failures.append(f"{rel}:{pointer}: {m.group(1)}:/points/{index} is a {point['stage']} point, "
+                        f"a {key} comes from a {stage} point")
+        return
+    want = rule(point)
+    got = value_si(str(node["value"]))
+    checked += 1
+    if abs(got - want) > 0.05 * want:
+        failures.append(f"{rel}:{pointer}: value {node['value']}, but {m.group(1)}:/points/{index} gives "
+                        f"{want:.4g} (SI)")
+
+
+def visit(rel, node, pointer):
+    if isinstance(node, dict):
+        src = node.get("source")
+        if isinstance(src, str) and "value" in node:
+            m = SOURCE.match(src)
+            if m:
+                check(rel, pointer, node, m)
+                return
+        for k, v in node.items():
+            visit(rel, v, pointer + "/" + k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            visit(rel, v, pointer + "/" + str(i))
+
+
+for dirpath, _, names in sorted(os.walk(os.path.join(ROOT, "models"))):
+    if os.path.basename(dirpath) in ("measured", "calibrated"):  # the measurements and fits themselves
+        continue
     for name in sorted(names):
-        if not name.endswith(".json"):
-            continue
-        path = os.path.join(dirpath, name)
-        rel = os.path.relpath(path, ROOT)
-
-        def visit(node, pointer):
-            global checked
-            if isinstance(node, dict):
-                src = node.get("source")
-                if isinstance(src, str) and "value" in node:
-                    m = SOURCE.match(src)
-                    if m:
-                        key = pointer.rsplit("/", 1)[-1]
-                        if key not in RULES:
-                            failures.append(f"{rel}:{pointer}: no rule for a measured '{key}' (add one to this test)")
-                            return
-                        stage, rule = RULES[key]
-                        if m.group(1) not in cache:
-                            with open(os.path.join(ROOT, m.group(1))) as f:
-                                cache[m.group(1)] = json.load(f)
-                        point = cache[m.group(1)]["points"][int(m.group(2))]
-                        if point["stage"] != stage:
-                            failures.append(f"{rel}:{pointer}: {m.group(1)}:/points/{m.group(2)} is a {point['stage']} "
-                                            f"point, a {key} comes from a {stage} point")
-                            return
-                        want = rule(point)
-                        got = value_si(str(node["value"]))
-                        checked += 1
-                        if abs(got - want) > 0.05 * want:
-                            failures.append(f"{rel}:{pointer}: value {node['value']}, but {m.group(1)}:/points/"
-                                            f"{m.group(2)} gives {want:.4g} (SI)")
-                for k, v in node.items():
-                    visit(v, pointer + "/" + k)
-            elif isinstance(node, list):
-                for i, v in enumerate(node):
-                    visit(v, pointer + "/" + str(i))
-
-        if "/measured/" in path or "/calibrated/" in path:
-            continue
-        with open(path) as f:
-            visit(json.load(f), "")
+        if name.endswith(".json"):
+            path = os.path.join(dirpath, name)
+            with open(path) as f:
+                visit(os.path.relpath(path, ROOT), json.load(f), "")
 
 for line in failures:
     print("FAIL:", line)
