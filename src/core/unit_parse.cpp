@@ -20,6 +20,27 @@ struct Unit {
   double factor;  // multiplier to SI base units
 };
 
+// factor = mult x 10^pow10 with the smallest |pow10| that leaves mult exact and 10^pow10's part
+// out of it: the number is then read with its decimal exponent moved by pow10, so that "16.4MB"
+// is 16,400,000 bytes exactly (16.4 x 1e6 in doubles is 16,399,999.999999998) and "0.1ms" the
+// double nearest 1e-4; mult (1, 1/8, 2^10k, 60, 36, ...) multiplies the correctly rounded value.
+struct Decimal {
+  int pow10;
+  double mult;
+};
+constexpr Decimal decimal_part(double factor) {
+  // Powers of two (binary prefixes) are exact multipliers already.
+  Decimal d{0, factor};
+  for (int e = 18; e >= -12; --e) {
+    double p = 1;
+    for (int i = 0; i < (e < 0 ? -e : e); ++i) p *= 10;
+    const double m = e < 0 ? factor * p : factor / p;
+    // m must be one of the exact multipliers the tables use.
+    if (m == 1 || m == 0.125 || m == 60 || m == 36 || m == 864) return Decimal{e, m};
+  }
+  return d;
+}
+
 constexpr double kKi = 1024.0;
 constexpr double kMi = kKi * kKi;
 constexpr double kGi = kMi * kKi;
@@ -201,7 +222,28 @@ double parse_quantity_si(std::string_view text, Dimension d) {
     throw ValueError(expected(d) + ", got " + dq(text) + " with no unit");
   }
   if (auto f = find_unit(unit, d)) {
-    const double si = value * *f;
+    double si = value * *f;
+    if (const Decimal dec = decimal_part(*f); dec.pow10 != 0) {
+      // The same number read with its exponent moved (out-of-range shifts keep the product above,
+      // whose range errors are the ones to report).
+      std::string shifted(number.substr(number.front() == '+' ? 1 : 0));
+      long exp10 = 0;
+      bool exp_ok = true;
+      if (const auto epos = shifted.find_first_of("eE"); epos != std::string::npos) {
+        const std::string digits = shifted.substr(epos + 1);
+        exp_ok = digits.size() <= 6;  // sign and up to 5 digits: beyond, the value is out of range anyway
+        if (exp_ok) exp10 = std::stol(digits);
+        shifted.resize(epos);
+      }
+      if (exp_ok) {
+        shifted += "e" + std::to_string(exp10 + dec.pow10);
+        double exact = 0;
+        const auto r = std::from_chars(shifted.data(), shifted.data() + shifted.size(), exact);
+        if (r.ec == std::errc() && r.ptr == shifted.data() + shifted.size() && std::isfinite(exact) &&
+            (exact != 0 || value == 0))
+          si = exact * dec.mult;
+      }
+    }
     if (!std::isfinite(si))
       throw ValueError("number out of range in " + dq(text) + ": " + std::string(dimension_name(d)) +
                        " values must be finite");

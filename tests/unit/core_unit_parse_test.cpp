@@ -92,6 +92,34 @@ TEST_CASE("core::unit_parse: number forms") {
   CHECK(parse_size("  4KiB ").si() == 4096.0); // surrounding spaces
 }
 
+TEST_CASE("core::unit_parse: decimal prefixes are exact (the number's exponent moves, nothing is multiplied)") {
+  // 16.4 x 1e6 in doubles is 16,399,999.999999998, which the CLI then rejected as "not a whole
+  // number of bytes"; read as 16.4e6 it is the double 16,400,000 exactly. Each expectation is the
+  // correctly rounded decimal, written as a literal.
+  CHECK(parse_size("16.4MB").si() == 16400000.0);
+  CHECK(parse_size("0.3GB").si() == 300000000.0);
+  CHECK(parse_size("1.1kB").si() == 1100.0);
+  CHECK(parse_size("4.1e2MB").si() == 410000000.0);   // the number's own exponent adds to the prefix's
+  CHECK(parse_size("1.7e-3GB").si() == 1700000.0);
+  CHECK(parse_size("2.3Gb").si() == 287500000.0);     // bits: 2.3e9 / 8, the division by 8 is exact
+  CHECK(parse_size("0.1MiB").si() == 0.1 * 1048576.0); // binary prefixes multiply (exact: a power of two)
+  CHECK(parse_bandwidth("12.3GB/s").si() == 12300000000.0);
+  CHECK(parse_bandwidth("0.7Gbps").si() == 87500000.0);
+  CHECK(parse_time("0.1ms").si() == 1e-4);
+  CHECK(parse_time("2.2us").si() == 2.2e-6);
+  CHECK(parse_time("0.3ns").si() == 3e-10);
+  CHECK(parse_time("1.5min").si() == 90.0);
+  CHECK(parse_time("0.5h").si() == 1800.0);
+  CHECK(parse_energy("1.1kWh").si() == 3960000.0);
+  CHECK(parse_flop_rate("19.5TFLOPS").si() == 19.5e12);
+  CHECK(parse_time("-2.2ms").si() == -2.2e-3);
+  CHECK(parse_size("+1.1kB").si() == 1100.0);
+  // Range errors are still reported for the value as written.
+  CHECK_THROWS_AS((void)parse_size("1e29PB"), ValueError);
+  CHECK_THROWS_AS((void)parse_time("1e-25ps"), ValueError);
+  CHECK_THROWS_AS((void)parse_size("1e999999999GB"), ValueError);
+}
+
 TEST_CASE("core::unit_parse: rejections say what was expected and what was found") {
   SUBCASE("empty") {
     CHECK_THROWS_WITH_AS((void)parse_bandwidth(""), "expected a bandwidth with unit (e.g. \"200Gbps\"), got an empty string", ValueError);
