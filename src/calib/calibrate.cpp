@@ -211,6 +211,13 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
   std::map<std::string, std::size_t> of_config;  // configuration and size -> sample
   for (const auto& f : files) {
     check_machine(m, f);
+    // Copy threads pinned or left to the scheduler are different conditions of the host backend
+    // (on 2-CPU VMs a D2H and an H2D at once took turns unpinned): one calibration takes one.
+    if (f.machine.host_streams != files.front().machine.host_streams)
+      throw ConfigError(f.file, "/machine/host_streams",
+                        "expected \"" + files.front().machine.host_streams + "\" as in " + files.front().file + ", got \"" +
+                            f.machine.host_streams + "\" (hfreduce-bench records \"unpinned\" when run with HFREDUCE_HOST_PIN=0; "
+                            "files without the field predate pinning); calibrate the two conditions separately");
     for (const Point& p : f.points) {
       Sample s{f.file, p, regime_of(m, p), ""};
       char size[32];

@@ -141,6 +141,13 @@ MeasurementFile parse_measurement(const config::Document& doc) {
   for (const Reader& g : mach.child("gpus", "an array of GPU names").elements("GPUs"))
     m.machine.gpus.push_back(g.is_string() ? g.as_string() : g.describe());
   m.machine.memory_bytes = positive(mach, "memory_bytes");
+  if (mach.has("host_streams")) {
+    const Reader hs = mach.child("host_streams", "\"pinned\" or \"unpinned\"");
+    m.machine.host_streams = hs.as_string();
+    if (m.machine.host_streams != "pinned" && m.machine.host_streams != "unpinned")
+      hs.fail("expected \"pinned\" or \"unpinned\" (how hfreduce-bench ran the host backend's copy threads), got \"" +
+              m.machine.host_streams + "\"");
+  }
   mach.allow({"hostname", "kernel", "cpu_features", "mpi", "compiler"});
   mach.finish();
   const auto pts = r.child("points", "an array of measured points").elements("points");

@@ -1,10 +1,16 @@
 // Host backend: devices emulated by host buffers, each stream a copy thread with an in-order queue.
 // SPDX-License-Identifier: Apache-2.0
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "ffsim/hfreduce/backend.hpp"
@@ -67,7 +73,9 @@ HostEvent& host_event(Event& event) {
 
 class HostStream final : public Stream {
  public:
-  explicit HostStream(int device) : device_(device), worker_([this] { run(); }) {}
+  explicit HostStream(int device) : device_(device), worker_([this] { run(); }) {
+    if (host_streams_pinned()) pin(worker_);
+  }
   ~HostStream() override {
     {
       std::lock_guard lock(mutex_);
@@ -97,6 +105,29 @@ class HostStream final : public Stream {
   }
 
  private:
+  // Each stream's copy thread runs on its own CPU of the process's allowed set, in turn (stream k
+  // of the process on allowed CPU k mod n), as a GPU's copy engines run side by side. Unpinned, the
+  // kernel woke both copy threads of a D2H and an H2D issued together on the issuing thread's CPU
+  // (it was about to sleep) and they took turns: on 2-CPU VMs both at once took as long as one
+  // after the other up to 16 MiB (docs/hfreduce.md, "Copy threads pinned"). HFREDUCE_HOST_PIN=0
+  // leaves them to the scheduler.
+  static void pin(std::thread& t) {
+    static std::atomic<unsigned> next{0};
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+    const int n = CPU_COUNT(&allowed);
+    if (n < 2) return;
+    int want = static_cast<int>(next++ % static_cast<unsigned>(n));
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &allowed) && want-- == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        pthread_setaffinity_np(t.native_handle(), sizeof one, &one);
+        return;
+      }
+  }
   static void copy(std::byte* dst, const std::byte* src, std::size_t bytes) {
     if (bytes > 0) std::memcpy(dst, src, bytes);
   }
@@ -172,6 +203,11 @@ class HostBackend final : public CopyBackend {
 };
 
 }  // namespace
+
+bool host_streams_pinned() noexcept {
+  const char* v = std::getenv("HFREDUCE_HOST_PIN");
+  return v == nullptr || std::string_view(v) != "0";
+}
 
 std::unique_ptr<CopyBackend> make_host_backend(int devices) { return std::make_unique<HostBackend>(devices); }
 

@@ -815,6 +815,7 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
   if (o.backend == "cuda" && cuda_device_count(&why) > 0) json.value(make_cuda_backend({0})->describe_device(0));
   json.end_array();
   json.field("mpi", mpi_version);
+  if (o.backend == "host") json.field("host_streams", host_streams_pinned() ? "pinned" : "unpinned");
   json.field("compiler", std::string("g++ ") + __VERSION__);
   json.end_object();
   json.key("points");
