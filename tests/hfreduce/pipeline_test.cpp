@@ -2,10 +2,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <sched.h>
+
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "ffsim/hfreduce/backend.hpp"
+#include "ffsim/hfreduce/cpu.hpp"
 #include "ffsim/hfreduce/error.hpp"
 #include "ffsim/hfreduce/pipeline.hpp"
 #include "ffsim/hfreduce/transport.hpp"
@@ -168,4 +175,52 @@ TEST_CASE("pipeline: wrong device counts are errors with context") {
   } catch (const KernelError& e) {
     CHECK(e.message() == "pipeline over 2 devices got 1 sources and 1 destinations");
   }
+}
+
+namespace {
+// Threads of this process whose affinity is a single CPU: thread id -> that CPU.
+std::map<long, int> single_cpu_threads() {
+  std::map<long, int> r;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    const long tid = std::stol(entry.path().filename().string());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(static_cast<pid_t>(tid), sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) continue;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) r[tid] = cpu;
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("host backend: each stream's copy thread runs on its own CPU in turn; HFREDUCE_HOST_PIN=0 leaves it free") {
+  if (usable_cpu_count() < 2) {
+    MESSAGE("one usable CPU: nothing to pin apart");
+    return;
+  }
+  auto backend = make_host_backend(1);
+  const auto before = single_cpu_threads();
+  ::unsetenv("HFREDUCE_HOST_PIN");
+  CHECK(host_streams_pinned());
+  {
+    auto down = backend->create_stream(0);
+    auto up = backend->create_stream(0);
+    // Two new threads, each bound to one CPU, and not the same one (consecutive streams take
+    // consecutive CPUs of the allowed set, which has at least 2).
+    std::vector<int> cpus;
+    for (const auto& [tid, cpu] : single_cpu_threads())
+      if (!before.count(tid)) cpus.push_back(cpu);
+    REQUIRE(cpus.size() == 2);
+    CHECK(cpus[0] != cpus[1]);
+  }
+  ::setenv("HFREDUCE_HOST_PIN", "0", 1);
+  CHECK_FALSE(host_streams_pinned());
+  {
+    auto down = backend->create_stream(0);
+    auto up = backend->create_stream(0);
+    std::size_t pinned = 0;
+    for (const auto& entry : single_cpu_threads()) pinned += before.count(entry.first) ? 0 : 1;
+    CHECK(pinned == 0);  // the new threads inherit the process's mask of 2 or more CPUs
+  }
+  ::unsetenv("HFREDUCE_HOST_PIN");
 }
