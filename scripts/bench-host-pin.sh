@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The host backend's copy threads pinned (one CPU each, in turn; the default) against left to the
-# scheduler (HFREDUCE_HOST_PIN=0), side by side in one run: the D2H, H2D and both-at-once copies,
-# the single-node pipeline (1 and 8 devices) and, under mpirun, the 2-rank allreduce. The two
-# builds' runs alternate (ROUNDS pairs, default 3, the order swapped each pair), so drift of the
+# The host backend's copy threads pinned (HFREDUCE_HOST_PIN=1: one CPU each, in turn) against left
+# to the scheduler (HFREDUCE_HOST_PIN=0, the default), side by side in one run: the D2H, H2D and
+# both-at-once copies, the single-node pipeline (1 and 8 devices) and, under mpirun, the allreduce
+# of 2 and 4 ranks with 2 devices each. The two settings' runs alternate (ROUNDS pairs, default 3, the order swapped each pair), so drift of the
 # machine hits both; each point's figure is the median over its runs of hfreduce-bench's median.
 # Prints per point both times and unpinned / pinned (> 1: pinning is faster), and for the copies
 # both-at-once / (D2H + H2D): 1 when the two directions take turns, 0.5 when they fully overlap.
-# Usage: scripts/bench-host-pin.sh > docs/bench-host-pin.txt   (about 3 minutes on 2 cores)
+# Usage: scripts/bench-host-pin.sh > docs/bench-host-pin.txt   (about 4 minutes on 2 cores)
 # Environment: BUILD_DIR (default build-hf), ROUNDS (default 3).
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
@@ -24,9 +24,11 @@ run() {  # run <pin 0|1> <round>
   HFREDUCE_HOST_PIN=$pin "$bench" --stages d2h,h2d,pipeline --min-bytes 16KiB --max-bytes 64MiB --devices 1,8 \
     --chunks 1MiB --machine pin-ab --out "$tmp/single-$pin-$r.json" >/dev/null
   if command -v mpirun >/dev/null 2>&1; then
-    HFREDUCE_HOST_PIN=$pin mpirun -x HFREDUCE_HOST_PIN --oversubscribe --allow-run-as-root -np 2 "$bench" \
-      --stages allreduce --min-bytes 256KiB --max-bytes 16MiB --devices 2 --chunks 4MiB --machine pin-ab \
-      --out "$tmp/mpi-$pin-$r.json" >/dev/null
+    for np in 2 4; do
+      HFREDUCE_HOST_PIN=$pin mpirun -x HFREDUCE_HOST_PIN --oversubscribe --allow-run-as-root -np "$np" "$bench" \
+        --stages allreduce --min-bytes 256KiB --max-bytes 16MiB --devices 2 --chunks 4MiB --machine pin-ab \
+        --out "$tmp/mpi-$pin-$r-np$np.json" >/dev/null
+    done
   fi
 }
 for r in $(seq 1 "$rounds"); do

@@ -29,7 +29,11 @@ struct Free {
   double* slot;
   double start;
   bool bandwidth;
+  /// The smallest value the node model accepts (latencies must be positive: 1 ns, far below any
+  /// measured time; an overhead may be 0). Bandwidths stay positive by their own floor.
+  double floor = 0;
 };
+constexpr double kLatencyFloor = 1e-9;
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -48,13 +52,14 @@ public:
     if (pts.empty()) return;
     for (auto it = free.begin(); it != free.end();)  // nothing to start from: the model lacks the part
       it = set(it->start) && it->start >= 0 ? it + 1 : free.erase(it);
+    for (Free& f : free) f.start = std::max(f.start, f.floor);
     if (free.empty() || pts.size() < free.size()) return;
     // Scaled unknowns x_j = value_j / scale_j start at 1 (bandwidths stay positive).
     std::vector<double> scale, x0, lower, start;
     for (const Free& f : free) {
       scale.push_back(f.bandwidth ? f.start : std::max(f.start, 1e-6));
       x0.push_back(f.start / scale.back());
-      lower.push_back(f.bandwidth ? 1e-6 : 0.0);
+      lower.push_back(f.bandwidth ? 1e-6 : f.floor / scale.back());
     }
     start = x0;
     auto put = [&](const std::vector<double>& x) {
@@ -118,7 +123,10 @@ public:
       const double su = lm.sensitivity_up[j] * rel, sd = lm.sensitivity_down[j] * rel;
       const bool up = su > 0.01 && su > 0.01 * sd, down = sd > 0.01 && sd > 0.01 * su;
       const bool at_bound = lm.x[j] <= lower[j];
-      v.status = up && (down || at_bound) ? "fitted"
+      v.status = at_bound && !free[j].bandwidth && free[j].floor > 0
+                     ? "at its floor: these points would take a smaller one (the fit's line crosses zero below it), "
+                       "the node model needs a positive value"
+                 : up && (down || at_bound) ? "fitted"
                  : up ? "an upper bound: any smaller value fits these points as well (below it, other work hides it)"
                  : down ? "a lower bound: any larger value fits these points as well (above it, no point is limited by it)"
                         : "not pinned: the points of this fit hardly depend on it";
@@ -212,12 +220,13 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
   for (const auto& f : files) {
     check_machine(m, f);
     // Copy threads pinned or left to the scheduler are different conditions of the host backend
-    // (on 2-CPU VMs a D2H and an H2D at once took turns unpinned): one calibration takes one.
+    // (on 2-CPU VMs a D2H and an H2D at once took turns unpinned; pinned, small copies and
+    // oversubscribed ranks ran slower): one calibration takes one.
     if (f.machine.host_streams != files.front().machine.host_streams)
       throw ConfigError(f.file, "/machine/host_streams",
                         "expected \"" + files.front().machine.host_streams + "\" as in " + files.front().file + ", got \"" +
-                            f.machine.host_streams + "\" (hfreduce-bench records \"unpinned\" when run with HFREDUCE_HOST_PIN=0; "
-                            "files without the field predate pinning); calibrate the two conditions separately");
+                            f.machine.host_streams + "\" (hfreduce-bench records \"pinned\" when run with HFREDUCE_HOST_PIN=1; "
+                            "files without the field predate the option and ran unpinned); calibrate the two conditions separately");
     for (const Point& p : f.points) {
       Sample s{f.file, p, regime_of(m, p), ""};
       char size[32];
@@ -389,7 +398,8 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
         lat = l;
         free.push_back(Free{param_name(Param::DeviceLink), &at(base, Param::DeviceLink), y > 0 ? 1 / y : kNaN, true});
         if (!set(known))
-          free.push_back(Free{param_name(Param::DeviceLatency), &at(base, Param::DeviceLatency), std::max(lat, 0.0), false});
+          free.push_back(Free{param_name(Param::DeviceLatency), &at(base, Param::DeviceLatency), std::max(lat, 0.0), false,
+                              kLatencyFloor});
       }
       if (!bidir.empty()) {
         const auto [l2, y2] = line(bidir, 2.0, false, std::max(lat, 0.0));
@@ -437,7 +447,7 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       };
       std::vector<Free> free{Free{param_name(Param::NicBandwidth), &v[ri(r)][0], at_n(0), true}};
       const bool latency_known = r == Regime::Dram && set(v[ri(Regime::Cache)][1]);
-      if (!latency_known) free.push_back(Free{param_name(Param::NicLatency), &v[ri(r)][1], at_n(1), false});
+      if (!latency_known) free.push_back(Free{param_name(Param::NicLatency), &v[ri(r)][1], at_n(1), false, kLatencyFloor});
       fitter.fit("transport", "internode", plural(static_cast<std::size_t>(n), "rank", "ranks"), r, tree, free, false);
     }
   }

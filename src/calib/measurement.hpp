@@ -19,8 +19,9 @@ struct MeasuredMachine {
   std::vector<std::string> isa;
   std::vector<std::string> gpus;
   double memory_bytes = 0;
-  /// Host backend: "pinned" (each stream's copy thread on its own CPU, in turn) or "unpinned"
-  /// (left to the scheduler; files written before hfreduce-bench recorded it, 2026-12-01, ran so).
+  /// Host backend: "pinned" (HFREDUCE_HOST_PIN=1: each stream's copy thread on its own CPU, in
+  /// turn) or "unpinned" (left to the scheduler, the default; files written before hfreduce-bench
+  /// recorded it, 2026-12-01, ran so).
   std::string host_streams = "unpinned";
 };
 

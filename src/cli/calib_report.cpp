@@ -36,6 +36,7 @@ void print_fits(std::ostream& os, const calib::Calibration& c) {
       if (v.status.rfind("not pinned", 0) == 0) vals += " (not pinned)";
       else if (v.status.rfind("an upper bound", 0) == 0) vals += " (upper bound)";
       else if (v.status.rfind("a lower bound", 0) == 0) vals += " (lower bound)";
+      else if (v.status.rfind("at its floor", 0) == 0) vals += " (at its floor)";
       else if (!v.applied) vals += " (recorded)";
     }
     t.add({calib::regime_name(f.regime), f.name, f.group.empty() ? "-" : f.group, std::to_string(f.points.size()), vals,

@@ -105,12 +105,12 @@ class HostStream final : public Stream {
   }
 
  private:
-  // Each stream's copy thread runs on its own CPU of the process's allowed set, in turn (stream k
-  // of the process on allowed CPU k mod n), as a GPU's copy engines run side by side. Unpinned, the
-  // kernel woke both copy threads of a D2H and an H2D issued together on the issuing thread's CPU
-  // (it was about to sleep) and they took turns: on 2-CPU VMs both at once took as long as one
-  // after the other up to 16 MiB (docs/hfreduce.md, "Copy threads pinned"). HFREDUCE_HOST_PIN=0
-  // leaves them to the scheduler.
+  // HFREDUCE_HOST_PIN=1: each stream's copy thread runs on its own CPU of the process's allowed
+  // set, in turn (stream k of the process on allowed CPU k mod n), as a GPU's copy engines run side
+  // by side. Not the default: left to the scheduler, a D2H and an H2D issued together were woken on
+  // the issuing thread's CPU and took turns (2-CPU VMs, up to 16 MiB), but pinned, every hand-off
+  // crosses CPUs: small copies, pipelines of many devices and several ranks per machine ran slower
+  // (docs/hfreduce.md, "Copy threads pinned or not").
   static void pin(std::thread& t) {
     static std::atomic<unsigned> next{0};
     cpu_set_t allowed;
@@ -206,9 +206,13 @@ class HostBackend final : public CopyBackend {
 
 bool host_streams_pinned() noexcept {
   const char* v = std::getenv("HFREDUCE_HOST_PIN");
-  return v == nullptr || std::string_view(v) != "0";
+  return v != nullptr && std::string_view(v) == "1";
 }
 
-std::unique_ptr<CopyBackend> make_host_backend(int devices) { return std::make_unique<HostBackend>(devices); }
+std::unique_ptr<CopyBackend> make_host_backend(int devices) {
+  if (const char* v = std::getenv("HFREDUCE_HOST_PIN"); v != nullptr && std::string_view(v) != "0" && std::string_view(v) != "1")
+    FFSIM_KERNEL_THROW(KernelError, "HFREDUCE_HOST_PIN=", v, ": expected 1 (pin each stream's copy thread to a CPU) or 0 (leave them to the scheduler, the default)");
+  return std::make_unique<HostBackend>(devices);
+}
 
 }  // namespace ffsim::hfreduce

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Every fact in models/ whose source is a point of a committed measurement
 # ("models/measured/<file>.json:/points/<i>: ...") has the value that point gives by the rule its
-# kind of fact names, within the rounding of a value written to two or three digits (5%). A value
-# typed by hand from the wrong point, the wrong statistic or the wrong formula fails here.
+# kind of fact names, rounded to the digits written (within half a unit of the last one). A value
+# typed by hand from the wrong point, the wrong statistic or the wrong formula, or rounded the wrong
+# way, fails here.
 # Usage: measured_facts_test.py <repository root>
 # SPDX-License-Identifier: Apache-2.0
 import json
@@ -20,6 +21,16 @@ def value_si(text):
     if not m or m.group(2) not in UNITS:
         raise ValueError("cannot read the value " + repr(text))
     return float(m.group(1)) * UNITS[m.group(2)]
+
+
+def last_digit_unit(text):
+    """The SI size of one unit in the last written digit: "37.4GB/s" -> 0.1e9, "16us" -> 1e-6."""
+    m = re.fullmatch(r"([0-9]*)(?:\.([0-9]+))?(?:e([-+]?\d+))?\s*([A-Za-z/]+)", text)
+    if not m or m.group(4) not in UNITS:
+        raise ValueError("cannot read the value " + repr(text))
+    decimals = len(m.group(2) or "")
+    exponent = int(m.group(3) or 0)
+    return 10.0 ** (exponent - decimals) * UNITS[m.group(4)]
 
 
 def t(p):
@@ -67,9 +78,12 @@ def check(rel, pointer, node, m):
     want = rule(point)
     got = value_si(str(node["value"]))
     checked += 1
-    if abs(got - want) > 0.05 * want:
+    # The value as written is the point's, rounded to the digits written: within half a unit of
+    # its last digit ("37.4GB/s" holds 37.35-37.45 GB/s; 37.46 is written 37.5).
+    half = 0.5 * last_digit_unit(str(node["value"]))
+    if abs(got - want) > half * (1 + 1e-9):
         failures.append(f"{rel}:{pointer}: value {node['value']}, but {m.group(1)}:/points/{index} gives "
-                        f"{want:.4g} (SI)")
+                        f"{want:.4g} (SI): not that rounded to the digits written")
 
 
 def visit(rel, node, pointer):

@@ -193,34 +193,40 @@ std::map<long, int> single_cpu_threads() {
 }
 }  // namespace
 
-TEST_CASE("host backend: each stream's copy thread runs on its own CPU in turn; HFREDUCE_HOST_PIN=0 leaves it free") {
+TEST_CASE("host backend: HFREDUCE_HOST_PIN=1 runs each stream's copy thread on its own CPU in turn; unset or 0 leaves it free") {
   if (usable_cpu_count() < 2) {
     MESSAGE("one usable CPU: nothing to pin apart");
     return;
   }
-  auto backend = make_host_backend(1);
   const auto before = single_cpu_threads();
-  ::unsetenv("HFREDUCE_HOST_PIN");
+  auto new_pinned = [&] {
+    std::vector<int> cpus;
+    for (const auto& [tid, cpu] : single_cpu_threads())
+      if (!before.count(tid)) cpus.push_back(cpu);
+    return cpus;
+  };
+  for (const char* off : {static_cast<const char*>(nullptr), "0"}) {
+    if (off) ::setenv("HFREDUCE_HOST_PIN", off, 1);
+    else ::unsetenv("HFREDUCE_HOST_PIN");
+    CHECK_FALSE(host_streams_pinned());
+    auto backend = make_host_backend(1);
+    auto down = backend->create_stream(0);
+    auto up = backend->create_stream(0);
+    CHECK(new_pinned().empty());  // the new threads inherit the process's mask of 2 or more CPUs
+  }
+  ::setenv("HFREDUCE_HOST_PIN", "1", 1);
   CHECK(host_streams_pinned());
   {
+    auto backend = make_host_backend(1);
     auto down = backend->create_stream(0);
     auto up = backend->create_stream(0);
     // Two new threads, each bound to one CPU, and not the same one (consecutive streams take
     // consecutive CPUs of the allowed set, which has at least 2).
-    std::vector<int> cpus;
-    for (const auto& [tid, cpu] : single_cpu_threads())
-      if (!before.count(tid)) cpus.push_back(cpu);
+    const auto cpus = new_pinned();
     REQUIRE(cpus.size() == 2);
     CHECK(cpus[0] != cpus[1]);
   }
-  ::setenv("HFREDUCE_HOST_PIN", "0", 1);
-  CHECK_FALSE(host_streams_pinned());
-  {
-    auto down = backend->create_stream(0);
-    auto up = backend->create_stream(0);
-    std::size_t pinned = 0;
-    for (const auto& entry : single_cpu_threads()) pinned += before.count(entry.first) ? 0 : 1;
-    CHECK(pinned == 0);  // the new threads inherit the process's mask of 2 or more CPUs
-  }
+  ::setenv("HFREDUCE_HOST_PIN", "yes", 1);
+  CHECK_THROWS_WITH_AS(make_host_backend(1), doctest::Contains("HFREDUCE_HOST_PIN=yes: expected 1"), KernelError);
   ::unsetenv("HFREDUCE_HOST_PIN");
 }

@@ -64,12 +64,13 @@ class CopyBackend {
   virtual void download(void* dst, DevicePtr<const std::byte> src, std::size_t bytes) = 0;
 };
 
-/// Devices emulated by host buffers; each stream is a thread running its copies (memcpy) in order,
-/// pinned to a CPU of the process's allowed set in turn (stream k on allowed CPU k mod n) unless
-/// the environment variable HFREDUCE_HOST_PIN is "0".
+/// Devices emulated by host buffers; each stream is a thread running its copies (memcpy) in order.
+/// With the environment variable HFREDUCE_HOST_PIN=1 each stream's thread is pinned to a CPU of the
+/// process's allowed set in turn (stream k on allowed CPU k mod n); unset or 0, the scheduler places
+/// them. Another value is a KernelError.
 std::unique_ptr<CopyBackend> make_host_backend(int devices);
 
-/// Whether host-backend streams are pinned (HFREDUCE_HOST_PIN is not "0").
+/// Whether host-backend streams are pinned (HFREDUCE_HOST_PIN=1).
 bool host_streams_pinned() noexcept;
 
 /// True when this build has the CUDA backend.
