@@ -15,7 +15,13 @@ runs, in that folder with `--models models`:
   ffsim collective <scenario> --algo hfreduce,nccl --gpus 16 --engine analytic
   ffsim net <scenario> d2h
   ffsim train <scenario> --gpus <smallest> --collectives estimate   (scenarios with a workload)
-where <scenario> is the mutant, or for a mutated model a scenario that uses it.
+where <scenario> is the mutant, or for a mutated model a scenario that uses it. A case may also
+mutate a measurement of the calibration loop (models/measured/*-np2.json, *-np4.json: the small
+ones) or a calibration (models/calibrated/*.json), and then runs, with the machine's node model,
+scenario and calibration:
+  ffsim calibrate <measurement> --node <node> -o out.json         (a mutated measurement)
+  ffsim validate <measurement> --calibration <calibration> --engine analytic
+  ffsim --calibration <mutant> net <the machine's scenario> d2h   (a mutated calibration)
 
 A run FAILS on: exit 1 (internal error), a signal, a sanitizer report or "terminate called", a
 timeout, exit 3 whose message does not start with a file name (and JSON pointer), exit 0 with nan,
@@ -298,7 +304,35 @@ def inventory():
     for f in model_files:
         n = next((n for n, e in names.items() if any(ff == f for _, ff, _ in e)), None)
         users[f] = [s for s, info in scenarios.items() if n in info["used"]] or ["scenarios/fire-flyer-2.json"]
-    return scen_files + model_files, scenarios, users
+    loop = sorted(f"models/measured/{f}" for f in os.listdir(os.path.join(ROOT, "models", "measured"))
+                  if re.search(r"-np[0-9]+\.json$", f) and machine_of(f))
+    loop += sorted(f"models/calibrated/{f}" for f in os.listdir(os.path.join(ROOT, "models", "calibrated"))
+                   if f.endswith(".json") and machine_of(f))
+    return scen_files + model_files + loop, scenarios, users
+
+
+# The calibration loop's machines: file name prefix -> (node model, scenario, calibration).
+LOOP_MACHINES = {
+    "epyc": ("epyc_zen5_2c_vm", "scenarios/epyc-zen5-2c-vm.json", "models/calibrated/epyc_zen5_2c_vm.json"),
+    "xeon": ("xeon_2c_vm", "scenarios/xeon-2c-vm.json", "models/calibrated/xeon_2c_vm.json"),
+}
+
+
+def machine_of(name):
+    base = os.path.basename(name)
+    return next((m for k, m in LOOP_MACHINES.items() if base.startswith(k)), None)
+
+
+def loop_runs(target):
+    """The commands run on a mutated measurement or calibration (the mutant in place of the original)."""
+    node, scenario, calibration = machine_of(target)
+    if target.startswith("models/measured/"):
+        return [["calibrate", target, "--node", node, "-o", "out-calibration.json"],
+                ["validate", target, "--calibration", calibration, "--engine", "analytic"]]
+    measured = sorted(f"models/measured/{f}" for f in os.listdir(os.path.join(ROOT, "models", "measured"))
+                      if machine_of(f) == machine_of(target) and f.endswith("-np2.json") and "pinned" not in f)[0]
+    return [["--calibration", target, "net", scenario, "d2h"],
+            ["validate", measured, "--calibration", target, "--engine", "analytic"]]
 
 
 # ------------------------------------------------------------------ one case
@@ -367,7 +401,9 @@ def run_case(i, args, targets, scenarios, users, base):
     with open(os.path.join(work, target), "w", encoding="utf-8") as f:
         f.write(text)
     parsed = mutant if not isinstance(mutant, str) else None
-    if target.startswith("scenarios/"):
+    if target.startswith(("models/measured/", "models/calibrated/")):
+        runs = loop_runs(target)
+    elif target.startswith("scenarios/"):
         runs = [["check", target]] + commands(target, scenarios[target], target, parsed)
     else:
         scen = rng.choice(users[target])
@@ -439,8 +475,10 @@ def main():
         # A copy of the binary: a rebuild during the campaign does not pull it away.
         args.binary = shutil.copy2(args.ffsim, os.path.join(base, "ffsim"))
         shutil.copytree(os.path.join(ROOT, "scenarios"), os.path.join(base, "pristine", "scenarios"))
+        # The measurements: only the small (MPI) files, which the loop's cases mutate and read.
         shutil.copytree(os.path.join(ROOT, "models"), os.path.join(base, "pristine", "models"),
-                        ignore=lambda d, names: ["measured"] if os.path.basename(d) == "models" else [])
+                        ignore=lambda d, names: [n for n in names if not re.search(r"-np[0-9]+\.json$", n)]
+                        if os.path.basename(d) == "measured" else [])
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             done = list(pool.map(lambda i: run_case(i, args, targets, scenarios, users, base), cases))
     finally:

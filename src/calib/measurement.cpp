@@ -73,6 +73,11 @@ Point parse_point(const Reader& p) {
   for (const Reader& s : t.child("samples", "an array of times in seconds").elements("samples")) {
     const double v = s.as_number();
     if (v <= 0) s.fail("expected a positive time in seconds, got " + s.describe());
+    // hfreduce-bench writes 6 significant digits: a sample may round past min or max by a unit of
+    // the 6th digit.
+    if (v < x.time_min * (1 - 1e-5) || v > x.time_max * (1 + 1e-5))
+      s.fail("inconsistent: a sample of " + num(v) + " s outside the point's min " + num(x.time_min) + " and max " +
+             num(x.time_max) + " s (the samples are some of the repetitions min and max are taken over)");
   }
   // Rounds (hfreduce-bench --rounds N): the median time of each sweep; the point's median is theirs.
   if (const auto rounds = t.optional_child("rounds")) {
