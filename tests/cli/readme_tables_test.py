@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+# README's main table (the 184 MiB allreduce on Fire-Flyer 2, closed forms) against what ffsim
+# prints now: each closed-form cell must be the current prediction at the digits printed. A model
+# change that moves a figure fails here until the README is updated with it (an audit on
+# 2026-12-01 found 13 README figures left behind by model changes; this one is the table a
+# newcomer reads first). The fluid columns take seconds per row and are not checked here.
+# Usage: readme_tables_test.py <repository root> <ffsim binary>
+# SPDX-License-Identifier: Apache-2.0
+import json
+import re
+import subprocess
+import sys
+
+root, ffsim = sys.argv[1], sys.argv[2]
+readme = open(f"{root}/README.md", encoding="utf-8").read()
+start = readme.index("Predictions for the 184 MiB allreduce")
+header = "| GPUs | hfreduce closed form | hfreduce fluid | nccl closed form | nccl fluid | paper |"
+table = readme.index(header, start)
+rows = []
+for line in readme[table:].splitlines()[2:]:
+    if not line.startswith("|"):
+        break
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    rows.append((int(cells[0].replace(",", "")), cells[1], cells[3]))
+if len(rows) < 2:
+    sys.exit(f"README: the table after '{header}' has {len(rows)} rows")
+
+gpus = ",".join(str(g) for g, _, _ in rows)
+out = subprocess.run([ffsim, "collective", "scenarios/fire-flyer-2.json", "--algo", "hfreduce,nccl", "--gpus", gpus,
+                      "--json"], cwd=root, capture_output=True, text=True, check=True).stdout
+now = {(r["algo"], r["gpus"]): r["algbw_GBps"] for r in json.loads(out)}
+
+failures = []
+for g, hf, nccl in rows:
+    for algo, cell in (("hfreduce", hf), ("nccl", nccl)):
+        m = re.match(r"([0-9]+\.([0-9]+))", cell)
+        if not m:
+            failures.append(f"{g} GPUs, {algo}: cannot read {cell!r}")
+            continue
+        printed = f"{now[(algo, g)]:.{len(m.group(2))}f}"
+        if printed != m.group(1):
+            failures.append(f"{g} GPUs, {algo} closed form: README says {m.group(1)} GB/s, ffsim prints {printed}")
+for f in failures:
+    print("FAIL:", f)
+print(f"{2 * len(rows)} closed-form cells of README's 184 MiB allreduce table checked, {len(failures)} differ")
+sys.exit(1 if failures else 0)
