@@ -26,10 +26,17 @@ std::string num(double v) {
   return ss.str();
 }
 
+// Magnitudes accepted in SI units (bytes, seconds, bytes per second), as for unit strings
+// (core/unit_parse.hpp): far beyond any machine, and narrow enough that the ratios and sums a fit
+// forms stay finite.
+constexpr double kMaxMagnitude = 1e30;
+constexpr double kMinMagnitude = 1e-30;
+
 double non_negative(const Reader& r, std::string_view key) {
   Reader c = r.child(key, "a non-negative number");
   const double v = c.as_number();
   if (v < 0) c.fail("expected a non-negative number, got " + c.describe());
+  if (v > kMaxMagnitude) c.fail("expected a number of at most 1e30, got " + c.describe());
   return v;
 }
 
@@ -37,6 +44,15 @@ double positive(const Reader& r, std::string_view key) {
   Reader c = r.child(key, "a positive number");
   const double v = c.as_number();
   if (v <= 0) c.fail("expected a positive number, got " + c.describe());
+  if (v < kMinMagnitude || v > kMaxMagnitude) c.fail("expected a number from 1e-30 to 1e30, got " + c.describe());
+  return v;
+}
+
+// A time in seconds of a sample or round: positive and of a sane magnitude.
+double time_value(const Reader& s) {
+  const double v = s.as_number();
+  if (!(v > 0) || !std::isfinite(v)) s.fail("expected a positive time in seconds, got " + s.describe());
+  if (v < kMinMagnitude || v > kMaxMagnitude) s.fail("expected a time from 1e-30 to 1e30 s, got " + s.describe());
   return v;
 }
 
@@ -71,8 +87,7 @@ Point parse_point(const Reader& p) {
   if (!(x.time_min <= x.time_median && x.time_median <= x.time_max))
     t.fail("expected min <= median <= max, got " + num(x.time_min) + ", " + num(x.time_median) + ", " + num(x.time_max));
   for (const Reader& s : t.child("samples", "an array of times in seconds").elements("samples")) {
-    const double v = s.as_number();
-    if (v <= 0) s.fail("expected a positive time in seconds, got " + s.describe());
+    const double v = time_value(s);
     // hfreduce-bench writes 6 significant digits: a sample may round past min or max by a unit of
     // the 6th digit.
     if (v < x.time_min * (1 - 1e-5) || v > x.time_max * (1 + 1e-5))
@@ -82,9 +97,7 @@ Point parse_point(const Reader& p) {
   // Rounds (hfreduce-bench --rounds N): the median time of each sweep; the point's median is theirs.
   if (const auto rounds = t.optional_child("rounds")) {
     for (const Reader& s : rounds->elements("rounds")) {
-      const double v = s.as_number();
-      if (!(v > 0) || !std::isfinite(v)) s.fail("expected a positive time in seconds, got " + s.describe());
-      x.rounds.push_back(v);
+      x.rounds.push_back(time_value(s));
     }
     if (x.rounds.size() < 2)
       rounds->fail("expected the median times of 2 or more rounds, got " + std::to_string(x.rounds.size()) +
