@@ -3,6 +3,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "coll/collective.hpp"
 #include "coll/dbt.hpp"
 #include "config/catalog.hpp"
@@ -40,6 +43,42 @@ std::size_t check(const std::string& algo, const platform::Platform& p, const co
   if (algo == "sendrecv" && n != 2) return 0;
   const coll::Emitted em = a->emit(s, p, lib, g, bytes, o);
   REQUIRE(em.input.size() == static_cast<std::size_t>(n));
+  REQUIRE(em.output.size() == static_cast<std::size_t>(n));
+  // The ranges the algorithm reports decide which elements are checked below, so they are checked
+  // first against what the collective means (the algorithm must not shrink its own test). The
+  // shards partition [0, total) without gaps or overlap, in some order of the ranks (NCCL's ring
+  // gives rank X the chunk after its ring position): a reduce-scatter's results split the elems of
+  // the vector, floor or ceil of elems / n each; an allgather's contributions are elems each (the
+  // size is per rank, as in NCCL), n x elems in all. Every other collective gives (and takes) the
+  // whole buffer.
+  auto partition = [&](const std::vector<std::pair<double, double>>& rs, const std::string& what, double total,
+                       double lo, double hi) {
+    CAPTURE(what);
+    if (n == 1 && rs.empty()) return;  // one rank: its shard is the whole buffer
+    REQUIRE(rs.size() == static_cast<std::size_t>(n));
+    auto sorted = rs;
+    std::sort(sorted.begin(), sorted.end());
+    double next = 0;
+    for (const auto& [off, len] : sorted) {
+      CHECK(off == next * o.elem_size);  // contiguous, no overlap
+      CHECK(len / o.elem_size >= lo);
+      CHECK(len / o.elem_size <= hi);
+      next += len / o.elem_size;
+    }
+    CHECK(next == total);  // covers [0, total)
+  };
+  const double share = static_cast<double>(elems) / n;
+  if (a->kind() == Kind::ReduceScatter) {
+    partition(em.out_range, "reduce-scatter result shards", static_cast<double>(elems), std::floor(share), std::ceil(share));
+    CHECK(em.in_range.empty());
+  } else if (a->kind() == Kind::AllGather) {
+    partition(em.in_range, "allgather contributions", static_cast<double>(elems) * n, static_cast<double>(elems),
+              static_cast<double>(elems));
+    CHECK(em.out_range.empty());
+  } else {
+    CHECK(em.in_range.empty());
+    CHECK(em.out_range.empty());
+  }
   for (bool lifo : {false, true}) {
     CAPTURE(lifo);
     sched::Memory mem = sched::allocate(s, o.elem_size);
@@ -63,10 +102,13 @@ std::size_t check(const std::string& algo, const platform::Platform& p, const co
         for (std::size_t i = kb; i < ke; ++i) owner[i] = k;
       }
     }
+    std::size_t checked = 0;
     for (int r = 0; r < n; ++r) {
       CAPTURE(r);
       const auto& out = mem[em.output[static_cast<std::size_t>(r)]];
+      REQUIRE(out.size() >= elems);  // every output holds the whole vector (a shard at its offset)
       const auto [b, e] = range(em.out_range, r, out.size());
+      checked += e - b;
       bool ok = true;
       for (std::size_t i = b; i < e && ok; ++i) {
         double want = 0;
@@ -101,6 +143,10 @@ std::size_t check(const std::string& algo, const platform::Platform& p, const co
       }
       CHECK(ok);
     }
+    // Every element of every result was compared: n whole vectors, or the shards once each.
+    const std::size_t whole = static_cast<std::size_t>(n) * elems;
+    if (a->kind() == Kind::ReduceScatter) CHECK(checked == elems);
+    else CHECK(checked >= whole);
   }
   return s.size();
 }
