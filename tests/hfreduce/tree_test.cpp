@@ -247,8 +247,16 @@ TEST_CASE("tree: check_consistent names the two ranks that differ on every rank"
 }
 
 TEST_CASE("tree: ranks with different sizes get errors and no hang") {
+  // Rank 1 has 90 floats, the others 100. Rank 1's messages are 360 bytes where its peers expect
+  // 400 (or the reverse): a rank that receives a message of the wrong size reports the size
+  // mismatch itself; a rank that only waits for a partner that gave up times out (500 ms here).
+  // Every rank throws, none hangs, and the mismatch is named by at least one of them: a
+  // TimeoutError everywhere would mean the sizes were never compared.
   const int ranks = 3;
   LoopbackHub hub(ranks);
+  std::vector<std::string> what(ranks);
+  std::vector<int> timed_out(ranks, 0);
+  std::vector<double> seconds(ranks, 0);
   test::run_ranks(ranks, [&](int rank) {
     auto transport = hub.connect(rank);
     TreeOptions options;
@@ -256,6 +264,26 @@ TEST_CASE("tree: ranks with different sizes get errors and no hang") {
     TreeAllreduce tree(*transport, options);
     const std::size_t count = rank == 1 ? 90 : 100;
     std::vector<float> data(count, 1.0f);
-    CHECK_THROWS_AS(tree.allreduce(data.data(), count, DType::F32), KernelError);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      tree.allreduce(data.data(), count, DType::F32);
+      what[static_cast<std::size_t>(rank)] = "(no error)";
+    } catch (const TimeoutError& e) {
+      timed_out[static_cast<std::size_t>(rank)] = 1;
+      what[static_cast<std::size_t>(rank)] = e.what();
+    } catch (const KernelError& e) {
+      what[static_cast<std::size_t>(rank)] = e.what();
+    }
+    seconds[static_cast<std::size_t>(rank)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   });
+  int named = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    INFO("rank ", rank, ": ", what[static_cast<std::size_t>(rank)]);
+    CHECK(what[static_cast<std::size_t>(rank)] != "(no error)");
+    CHECK(seconds[static_cast<std::size_t>(rank)] < 10.0);  // a few timeouts at most, not a hang
+    if (!timed_out[static_cast<std::size_t>(rank)] &&
+        what[static_cast<std::size_t>(rank)].find("the receive expects") != std::string::npos)
+      ++named;
+  }
+  CHECK(named >= 1);
 }
