@@ -67,6 +67,33 @@ constexpr std::size_t kWidth = 128;
 
 }  // namespace
 
+TEST_CASE("reduce: the scalar reference is the fp32 sum in input order, rounded once to the dtype") {
+  // The reference every SIMD path is compared with, checked on its own against a sum written here:
+  // each element widened to float, added in input order in float, then one conversion to the dtype
+  // (float_to_bf16 / float_to_half, which dtype_test checks against exact tables and sweeps).
+  const std::size_t count = 1000;
+  for (DType dtype : kAllDtypes) {
+    std::vector<std::vector<std::byte>> inputs;
+    for (int j = 0; j < kMaxReduceInputs; ++j)
+      inputs.push_back(random_buffer(dtype, count, 7000u + static_cast<std::uint32_t>(j)));
+    for (int k : {1, 2, 3, 8, 16}) {
+      std::vector<const void*> in;
+      for (int j = 0; j < k; ++j) in.push_back(inputs[static_cast<std::size_t>(j)].data());
+      std::vector<std::byte> got(count * dtype_size(dtype));
+      reduce_sum(Isa::Scalar, dtype, got.data(), in, count);
+      std::vector<std::byte> want(got.size());
+      for (std::size_t i = 0; i < count; ++i) {
+        float sum = get(dtype, inputs[0].data(), i);
+        for (int j = 1; j < k; ++j) sum += get(dtype, inputs[static_cast<std::size_t>(j)].data(), i);
+        put(dtype, want.data(), i, sum);  // one rounding to the dtype
+      }
+      std::size_t where = 0;
+      INFO(dtype_name(dtype), " k=", k);
+      CHECK_MESSAGE(same(dtype, want.data(), got.data(), count, &where), "first difference at element ", where);
+    }
+  }
+}
+
 TEST_CASE("reduce: every path equals the scalar reference for k = 1..16 and lengths 0..2 width + 1 at misaligned starts") {
   for (Isa isa : supported_isas()) {
     for (DType dtype : kAllDtypes) {
