@@ -275,6 +275,16 @@ TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   CHECK(h[16]);
   CHECK(holdout_mask(s, 0.3) == h);
   for (bool b : holdout_mask(s, 0)) CHECK(!b);
+  // Edges: nothing in, nothing out; a series of one point keeps it (m = min(n - 1, ...) = 0); a
+  // fraction near 1 holds out all but one point of each series (m = n - 1), never the whole series.
+  CHECK(holdout_mask({}, 0.3).empty());
+  const std::vector<Sample> one{Sample{"d.json", point("copy", KiB), Regime::Dram, ""}};
+  CHECK(holdout_mask(one, 0.3) == std::vector<bool>{false});
+  CHECK(holdout_mask(one, 0.99) == std::vector<bool>{false});
+  const auto most = holdout_mask(s, 0.99);
+  CHECK(std::count(most.begin(), most.begin() + 9, true) == 8);
+  CHECK(std::count(most.begin() + 9, most.begin() + 15, true) == 5);
+  CHECK(std::count(most.begin() + 15, most.end(), true) == 1);
 }
 
 TEST_CASE("calib: the outlier rule marks points slower than a larger size of their series") {

@@ -220,6 +220,9 @@ TEST_CASE("train::stage_order: 1F1B and GPipe") {
   // Fewer micro-batches than stages: the warm-up is cut to m.
   CHECK(stage_order("1f1b", 0, 4, 2) == V{{true, 0}, {true, 1}, {false, 0}, {false, 1}});
   CHECK(stage_order("gpipe", 1, 4, 2) == V{{true, 0}, {true, 1}, {false, 0}, {false, 1}});
+  // One stage (no pipeline): no warm-up, each micro-batch forward then backward.
+  CHECK(stage_order("1f1b", 0, 1, 3) == V{{true, 0}, {false, 0}, {true, 1}, {false, 1}, {true, 2}, {false, 2}});
+  CHECK(stage_order("1f1b", 0, 1, 1) == V{{true, 0}, {false, 0}});
   // Every micro-batch once forward and once backward, forward first, on every stage, for m in 1..9.
   for (int m = 1; m <= 9; ++m)
     for (int s = 0; s < 5; ++s) {
