@@ -20,16 +20,17 @@ struct Unit {
   double factor;  // multiplier to SI base units
 };
 
-// factor = mult x 10^pow10 with the smallest |pow10| that leaves mult exact and 10^pow10's part
-// out of it: the number is then read with its decimal exponent moved by pow10, so that "16.4MB"
-// is 16,400,000 bytes exactly (16.4 x 1e6 in doubles is 16,399,999.999999998) and "0.1ms" the
-// double nearest 1e-4; mult (1, 1/8, 2^10k, 60, 36, ...) multiplies the correctly rounded value.
+// factor = mult x 10^pow10, with pow10 the largest power (from 10^18 down) that leaves one of the
+// tables' exact multipliers (1, 1/8 for bits, 60 for minutes, 36 for hours and Wh, 864 for days):
+// the number is then read with its decimal exponent moved by pow10, so that "16.4MB" is 16,400,000
+// bytes exactly (16.4 x 1e6 in doubles is 16,399,999.999999998) and "0.1ms" the double nearest
+// 1e-4, and mult multiplies the correctly rounded value. Binary prefixes (powers of two) match no
+// power of ten and multiply as before: exact already.
 struct Decimal {
   int pow10;
   double mult;
 };
 constexpr Decimal decimal_part(double factor) {
-  // Powers of two (binary prefixes) are exact multipliers already.
   Decimal d{0, factor};
   for (int e = 18; e >= -12; --e) {
     double p = 1;

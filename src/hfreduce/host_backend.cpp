@@ -107,10 +107,10 @@ class HostStream final : public Stream {
  private:
   // HFREDUCE_HOST_PIN=1: each stream's copy thread runs on its own CPU of the process's allowed
   // set, in turn (stream k of the process on allowed CPU k mod n), as a GPU's copy engines run side
-  // by side. Not the default: left to the scheduler, a D2H and an H2D issued together were woken on
-  // the issuing thread's CPU and took turns (2-CPU VMs, up to 16 MiB), but pinned, every hand-off
-  // crosses CPUs: small copies, pipelines of many devices and several ranks per machine ran slower
-  // (docs/hfreduce.md, "Copy threads pinned or not").
+  // by side. Not the default: left to the scheduler, a D2H and an H2D issued together took turns on
+  // 2-CPU VMs (up to 16 MiB; pinned apart they overlap, so both apparently ran on the issuing
+  // thread's CPU), but pinned, every hand-off crosses CPUs: small copies, pipelines of many devices
+  // and several ranks per machine ran slower (docs/hfreduce.md, "Copy threads pinned or not").
   static void pin(std::thread& t) {
     static std::atomic<unsigned> next{0};
     cpu_set_t allowed;
