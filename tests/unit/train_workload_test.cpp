@@ -306,7 +306,14 @@ TEST_CASE("train::moe: expert parallelism adds all-to-alls and splits the routed
   // with the other block, so both: 8 ranks = 2 groups); 2 micro-batches; per stage pass one
   // all-to-all op (dispatch + combine of its MoE layers), forward and backward, except the split
   // last backward, which has one per MoE layer.
-  CHECK(a4 > 0);
+  // Counted: 2 expert-parallel groups per stage; per group and micro-batch one op forward and one
+  // backward, except the last micro-batch's backward, split per MoE layer of the group's stage.
+  // DeepSeekMoE-16B has 28 layers, the first dense: 27 MoE layers over the two stages. With m
+  // micro-batches: 2 x (2 stages x (2m - 1) + 27); 66 for m = 2 (batch 16 over DP 8), 74 for m = 3.
+  CHECK(a4 == 2 * (2 * (2 * 2 - 1) + 27));
+  std::string batch24 = base;
+  batch24.replace(batch24.find("\"batch\": 16"), 11, "\"batch\": 24");
+  CHECK(names(batch24 + "4}").first == 2 * (2 * (2 * 3 - 1) + 27));
   CHECK(m4 < m1);
   auto e = make(base + "4}", 2);
   const StepResult r = simulate_step(e->w(), e->env(), 16);
