@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-# README's main table (the 184 MiB allreduce on Fire-Flyer 2, closed forms) against what ffsim
-# prints now: each closed-form cell must be the current prediction at the digits printed. A model
-# change that moves a figure fails here until the README is updated with it (an audit on
-# 2026-12-01 found 13 README figures left behind by model changes; this one is the table a
-# newcomer reads first). The fluid columns take seconds per row and are not checked here.
-# Usage: readme_tables_test.py <repository root> <ffsim binary>
+# README's main table (the 184 MiB allreduce on Fire-Flyer 2) against what ffsim prints now: each
+# cell must be the current prediction at the digits printed. A model change that moves a figure
+# fails here until the README is updated with it (an audit on 2026-12-01 found 13 README figures
+# left behind by model changes; this one is the table a newcomer reads first).
+# Usage: readme_tables_test.py <repository root> <ffsim binary> [--fluid]
+#   without --fluid: the closed-form columns (instant); with it: the fluid engine's columns (whole
+#   schedules up to 1,440 GPUs, about 13 s on 2 cores).
 # SPDX-License-Identifier: Apache-2.0
 import json
 import re
@@ -12,6 +13,7 @@ import subprocess
 import sys
 
 root, ffsim = sys.argv[1], sys.argv[2]
+fluid = "--fluid" in sys.argv[3:]
 readme = open(f"{root}/README.md", encoding="utf-8").read()
 start = readme.index("Predictions for the 184 MiB allreduce")
 header = "| GPUs | hfreduce closed form | hfreduce fluid | nccl closed form | nccl fluid | paper |"
@@ -21,13 +23,15 @@ for line in readme[table:].splitlines()[2:]:
     if not line.startswith("|"):
         break
     cells = [c.strip() for c in line.strip("|").split("|")]
-    rows.append((int(cells[0].replace(",", "")), cells[1], cells[3]))
+    rows.append((int(cells[0].replace(",", "")), cells[2], cells[4]) if fluid else
+                (int(cells[0].replace(",", "")), cells[1], cells[3]))
 if len(rows) < 2:
     sys.exit(f"README: the table after '{header}' has {len(rows)} rows")
 
 gpus = ",".join(str(g) for g, _, _ in rows)
+engine = ["--engine", "fluid"] if fluid else []
 out = subprocess.run([ffsim, "collective", "scenarios/fire-flyer-2.json", "--algo", "hfreduce,nccl", "--gpus", gpus,
-                      "--json"], cwd=root, capture_output=True, text=True, check=True).stdout
+                      "--json"] + engine, cwd=root, capture_output=True, text=True, check=True).stdout
 now = {(r["algo"], r["gpus"]): r["algbw_GBps"] for r in json.loads(out)}
 
 failures = []
@@ -39,8 +43,10 @@ for g, hf, nccl in rows:
             continue
         printed = f"{now[(algo, g)]:.{len(m.group(2))}f}"
         if printed != m.group(1):
-            failures.append(f"{g} GPUs, {algo} closed form: README says {m.group(1)} GB/s, ffsim prints {printed}")
+            failures.append(f"{g} GPUs, {algo} {'fluid' if fluid else 'closed form'}: README says {m.group(1)} GB/s, "
+                            f"ffsim prints {printed}")
 for f in failures:
     print("FAIL:", f)
-print(f"{2 * len(rows)} closed-form cells of README's 184 MiB allreduce table checked, {len(failures)} differ")
+print(f"{2 * len(rows)} {'fluid' if fluid else 'closed-form'} cells of README's 184 MiB allreduce table checked, "
+      f"{len(failures)} differ")
 sys.exit(1 if failures else 0)
