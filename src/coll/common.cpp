@@ -175,6 +175,27 @@ sched::OpId ready_of(const Options& o, int rank) {
   return o.ready.empty() ? kNoOp : o.ready.at(static_cast<std::size_t>(rank));
 }
 
+Emitted no_traffic(sched::Schedule& s, const Group& g, double full, const Options& o, Shards shards) {
+  Emitted e;
+  const int n = g.size();
+  for (int r = 0; r < n; ++r) {
+    if (o.with_data) {
+      const sched::BufferId b = s.buffer(g.ranks[static_cast<std::size_t>(r)], Bytes(full), "g" + std::to_string(r));
+      e.input.push_back(b);
+      e.output.push_back(b);
+    }
+    const sched::OpId d = s.delay(Seconds(0));
+    if (ready_of(o, r) != kNoOp) s.depend(d, ready_of(o, r));
+    e.done.push_back(d);
+  }
+  if (o.with_data) {
+    e.data_bytes = full;
+    if (n > 1 && shards == Shards::Results) e.out_range.assign(static_cast<std::size_t>(n), {0.0, 0.0});
+    if (n > 1 && shards == Shards::Contributions) e.in_range.assign(static_cast<std::size_t>(n), {0.0, 0.0});
+  }
+  return e;
+}
+
 Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<std::uint32_t, double>>& path_bytes) {
   std::unordered_map<std::uint32_t, double> load;
   Bound b;

@@ -70,6 +70,14 @@ sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std
 /// The per-rank "ready" op of options (kNoOp if none).
 [[nodiscard]] sched::OpId ready_of(const Options& o, int rank);
 
+/// A collective that moves nothing (one rank of the host-path shards, or a zero-byte call of the
+/// HFReduce family, which our library returns from at once: src/hfreduce/pipeline.cpp returns at
+/// count 0): every rank is done when it is ready. With data, each rank gets a `full`-byte buffer
+/// as input and output; a sharded collective's ranges (its results' for a reduce-scatter, its
+/// contributions' for an allgather) are empty for every rank (n > 1).
+enum class Shards { None, Results, Contributions };
+[[nodiscard]] Emitted no_traffic(sched::Schedule& s, const Group& g, double full, const Options& o, Shards shards);
+
 /// The bottleneck bound of a set of concurrent flows: max over resources of load / capacity and
 /// over flows of bytes / rate cap, with the resource that binds.
 struct Bound {

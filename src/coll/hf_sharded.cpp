@@ -154,18 +154,6 @@ struct Emitter {
 };
 
 /// One rank: nothing moves; its vector is already the result.
-Emitted single_rank(sched::Schedule& s, const Group& g, double full, const Options& o) {
-  Emitted e;
-  if (o.with_data) {
-    const sched::BufferId b = s.buffer(g.ranks[0], Bytes(full), "g0");
-    e.input = e.output = {b};
-    e.data_bytes = full;
-  }
-  OpId d = s.delay(Seconds(0));
-  if (ready_of(o, 0) != kNoOp) s.depend(d, ready_of(o, 0));
-  e.done = {d};
-  return e;
-}
 
 // The host path's writes to GPUs: GDRCopy (the socket's cores read the range once and write it to
 // each GPU that takes it, at the per-thread write cap) or cudaMemcpy (each GPU's copy engine reads
@@ -264,7 +252,8 @@ public:
 
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
                const Options& o) const override {
-    if (g.size() == 1) return single_rank(s, g, S, o);
+    // One rank, or nothing to move (the library returns at once): nothing happens.
+    if (g.size() == 1 || S <= 0) return no_traffic(s, g, S, o, Shards::Results);
     const Geometry G = geometry(p, lib, g, S, o, "hf_reduce_scatter");
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
     const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_reduce_scatter software")};
@@ -498,7 +487,7 @@ public:
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
                const Options& o) const override {
     const double full = bytes * g.size();
-    if (g.size() == 1) return single_rank(s, g, full, o);
+    if (g.size() == 1 || full <= 0) return no_traffic(s, g, full, o, Shards::Contributions);
     const Geometry G = geometry(p, lib, g, full, o, "hf_allgather");
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
     const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_allgather software")};

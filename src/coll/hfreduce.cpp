@@ -98,6 +98,8 @@ public:
         if (partner[static_cast<std::size_t>(l)] < 0)
           throw ValueError("hfreduce_nvlink: every GPU of the group must have its NVLink partner in the group");
     }
+    // Nothing to move: our library returns at once (src/hfreduce/pipeline.cpp returns at count 0).
+    if (S <= 0) return no_traffic(s, g, S, o, Shards::None);
     auto half_of = [&](int l) {  // NVLink: the part (tree) GPU l reduces: 0 for the lower of the pair
       return l < partner[static_cast<std::size_t>(l)] ? 0 : 1;
     };
@@ -560,6 +562,11 @@ public:
     const auto& h = lib.hfreduce;
     const hw::NodeSpec& node = p.cluster().node;
     check_group(p, g);
+    if (S <= 0) {  // as the schedule: nothing to move, nothing to wait for
+      Estimate est;
+      est.bottleneck = "-";
+      return est;
+    }
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
