@@ -153,8 +153,6 @@ struct Emitter {
   }
 };
 
-/// One rank: nothing moves; its vector is already the result.
-
 // The host path's writes to GPUs: GDRCopy (the socket's cores read the range once and write it to
 // each GPU that takes it, at the per-thread write cap) or cudaMemcpy (each GPU's copy engine reads
 // it). `to[l]`: the ranges GPU l takes (empty: none). Returns per GPU its last write.
@@ -252,9 +250,9 @@ public:
 
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
                const Options& o) const override {
-    // One rank, or nothing to move (the library returns at once): nothing happens.
-    if (g.size() == 1 || S <= 0) return no_traffic(s, g, S, o, Shards::Results);
-    const Geometry G = geometry(p, lib, g, S, o, "hf_reduce_scatter");
+    if (g.size() == 1) return no_traffic(s, g, S, o, Shards::Results);  // its vector is the result
+    const Geometry G = geometry(p, lib, g, S, o, "hf_reduce_scatter");  // (checks the group)
+    if (S <= 0) return no_traffic(s, g, S, o, Shards::Results);  // the library returns at once
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
     const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_reduce_scatter software")};
     const std::uint32_t t_d2h = s.tag("hf_reduce_scatter D2H"), t_red = s.tag("hf_reduce_scatter reduce"),
@@ -436,11 +434,10 @@ public:
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     Estimate est;
-    if (g.size() == 1 || S <= 0) {
-      est.bottleneck = "-";
-      return est;
-    }
-    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_reduce_scatter");
+    est.bottleneck = "-";
+    if (g.size() == 1) return est;
+    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_reduce_scatter");  // (checks the group)
+    if (S <= 0) return est;  // as the schedule
     const int N = G.N, L = G.L, nd = g.ranks[0].node;
     const int parts = G.sockets > 1 && lib.hfreduce.interleave_d2h ? G.sockets : 1;
     // Whole-collective loads of one node (nodes are alike: each sends and receives one block per
@@ -487,8 +484,9 @@ public:
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
                const Options& o) const override {
     const double full = bytes * g.size();
-    if (g.size() == 1 || full <= 0) return no_traffic(s, g, full, o, Shards::Contributions);
-    const Geometry G = geometry(p, lib, g, full, o, "hf_allgather");
+    if (g.size() == 1) return no_traffic(s, g, full, o, Shards::Contributions);
+    const Geometry G = geometry(p, lib, g, full, o, "hf_allgather");  // (checks the group)
+    if (full <= 0) return no_traffic(s, g, full, o, Shards::Contributions);  // the library returns at once
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
     const Emitter em{s, o, cls, lib.hfreduce.chunk_overhead, s.tag("hf_allgather software")};
     const std::uint32_t t_d2h = s.tag("hf_allgather D2H"), t_ring = s.tag("hf_allgather ring"), t_h2d = s.tag("hf_allgather H2D");
@@ -600,12 +598,11 @@ public:
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
     Estimate est;
+    est.bottleneck = "-";
     const double S = bytes * g.size();
-    if (g.size() == 1 || S <= 0) {
-      est.bottleneck = "-";
-      return est;
-    }
-    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_allgather");
+    if (g.size() == 1) return est;
+    const Geometry G = geometry(p, lib, g, S, Options{}, "hf_allgather");  // (checks the group)
+    if (S <= 0) return est;  // as the schedule
     const int N = G.N, L = G.L, nd = g.ranks[0].node;
     // One node's loads: its shards down, the ring's N - 1 blocks each way, and the whole vector
     // (less each GPU's own shard) up to every GPU.

@@ -170,6 +170,21 @@ TEST_CASE("coll: every algorithm runs on ranks {1,2,3,4,5,7,8,16} x sizes {0,1,3
   }
 }
 
+TEST_CASE("coll: the HFReduce family checks its group at zero bytes too") {
+  // Zero bytes move nothing, but a group the algorithm cannot run (unequal GPUs per node) is still
+  // an error, in the schedule and the closed form alike.
+  const auto sc = cluster(2);
+  const auto p = plan::make_platform(sc);
+  const auto lib = coll::load_library_params(testing::catalog());
+  const coll::Group bad{{sched::Place::gpu(0, 0), sched::Place::gpu(0, 1), sched::Place::gpu(1, 0)}};
+  for (const char* name : {"hfreduce", "hf_reduce_scatter", "hf_allgather"}) {
+    CAPTURE(name);
+    const auto a = coll::algorithms().get(name).factory();
+    CHECK_THROWS_AS((void)a->estimate(*p, lib, bad, 0.0), ValueError);
+    CHECK_THROWS_AS((void)a->simulate(engine("analytic"), *p, lib, bad, 0.0), ValueError);
+  }
+}
+
 TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tree at large scale") {
   const auto lib = coll::load_library_params(testing::catalog());
   const auto p = plan::make_platform(cluster(180));
