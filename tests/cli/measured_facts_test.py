@@ -16,21 +16,15 @@ UNITS = {"GB/s": 1e9, "MB/s": 1e6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "ns": 1e-9}
 SOURCE = re.compile(r"^(models/measured/[A-Za-z0-9_.-]+\.json):/points/(\d+):")
 
 
-def value_si(text):
-    m = re.fullmatch(r"([0-9.]+(?:e[-+]?\d+)?)\s*([A-Za-z/]+)", text)
-    if not m or m.group(2) not in UNITS:
-        raise ValueError("cannot read the value " + repr(text))
-    return float(m.group(1)) * UNITS[m.group(2)]
-
-
-def last_digit_unit(text):
-    """The SI size of one unit in the last written digit: "37.4GB/s" -> 0.1e9, "16us" -> 1e-6."""
+def read_value(text):
+    """A value as written, in SI, and the SI size of one unit in its last written digit:
+    "37.4GB/s" -> (37.4e9, 0.1e9), "16us" -> (16e-6, 1e-6)."""
     m = re.fullmatch(r"([0-9]*)(?:\.([0-9]+))?(?:e([-+]?\d+))?\s*([A-Za-z/]+)", text)
-    if not m or m.group(4) not in UNITS:
+    if not m or not (m.group(1) or m.group(2)) or m.group(4) not in UNITS:
         raise ValueError("cannot read the value " + repr(text))
-    decimals = len(m.group(2) or "")
-    exponent = int(m.group(3) or 0)
-    return 10.0 ** (exponent - decimals) * UNITS[m.group(4)]
+    unit = UNITS[m.group(4)]
+    number = text[: m.end(3) if m.group(3) else (m.end(2) if m.group(2) else m.end(1))]
+    return float(number) * unit, 10.0 ** (int(m.group(3) or 0) - len(m.group(2) or "")) * unit
 
 
 def t(p):
@@ -76,11 +70,11 @@ def check(rel, pointer, node, m):
                         f"a {key} comes from a {stage} point")
         return
     want = rule(point)
-    got = value_si(str(node["value"]))
+    got, last_digit = read_value(str(node["value"]))
     checked += 1
     # The value as written is the point's, rounded to the digits written: within half a unit of
     # its last digit ("37.4GB/s" holds 37.35-37.45 GB/s; 37.46 is written 37.5).
-    half = 0.5 * last_digit_unit(str(node["value"]))
+    half = 0.5 * last_digit
     if abs(got - want) > half * (1 + 1e-9):
         failures.append(f"{rel}:{pointer}: value {node['value']}, but {m.group(1)}:/points/{index} gives "
                         f"{want:.4g} (SI): not that rounded to the digits written")
