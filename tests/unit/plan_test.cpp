@@ -272,6 +272,13 @@ TEST_CASE("plan::sweep: growth, the third layer, and where a design stops fittin
   CHECK(rows[0].note.empty());
   CHECK(rows[1].plan->counts.layers == 3);
   CHECK(rows[1].note == "now 3 layers");
+  // The 3,208-GPU row by hand (src/topo/three_layer.cpp: k = 40 ports, a pod is always k/2 = 20
+  // leaves of 20 hosts under k/2 = 20 spines, each spine k/2 = 20 links up; "exact" core sizing):
+  // P = ceil(401 / 400) = 2 pods; cores = P x 20 spines x 20 uplinks / 40 ports = 20;
+  // switches = P x (20 + 20) + 20 = 100; cables = 401 host + P x 20 x 20 leaf-spine (800)
+  // + P x 20 x 20 spine-core (800) = 2,001.
+  CHECK(rows[1].plan->counts.switches == 100);
+  CHECK(rows[1].plan->counts.cables == 2001);
   CHECK_FALSE(rows[2].fits);
   CHECK(rows[2].note == "invalid: 3204 GPUs is not a multiple of the 8 GPUs per node of \"fire_flyer_pcie\"");
 
