@@ -32,11 +32,19 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
     printf "%5d GPUs: fluid %7.2f s, simgrid %7.2f s (simgrid / fluid %s)\n" $n "$f" "$s" "$(ratio "$s" "$f")"
   done
   echo
-  echo "## The fluid engine's lazy constraints against the eager solve (same schedule; equal to 1e-9 on 1-4 nodes, rounding amplified at scale: docs/sensitivity.txt)"
-  for n in 64 128 $([ $quick = 1 ] || echo 256); do
-    e=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid-eager)
+  echo "## The fluid engine's lazy constraints and partial solves against the plain solve (same schedule and allocation:"
+  echo "## tests/unit/eval_fluid_{lazy,partial}_test.cpp; rounding amplified at scale: docs/sensitivity.txt)"
+  echo "## eager: every solve over a whole component with every resource; full: lazy constraints; partial: also partial solves (the default)"
+  for n in 64 128 $([ $quick = 1 ] || echo 256 512); do
+    e=-; [ $n -le 256 ] && e=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid-eager)
+    f=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid-full)
     l=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid)
-    printf "%5d GPUs HFReduce: eager %7.2f s, lazy %7.2f s: %sx faster\n" $n "$e" "$l" "$(ratio "$e" "$l")"
+    if [ "$e" = - ]; then
+      printf "%5d GPUs HFReduce: eager       -, full %7.2f s, partial %7.2f s: full / partial %s\n" $n "$f" "$l" "$(ratio "$f" "$l")"
+    else
+      printf "%5d GPUs HFReduce: eager %7.2f s, full %7.2f s, partial %7.2f s: full / partial %s, eager / partial %s\n" \
+        $n "$e" "$f" "$l" "$(ratio "$f" "$l")" "$(ratio "$e" "$l")"
+    fi
   done
   echo
   echo "## NCCL ring: exact shortcut (one step per phase, reused) vs the flat per-GPU ring (every step)"

@@ -34,7 +34,7 @@ reldiff() { paste -d' ' <(echo "$1") <(echo "$2") | awk '{d = $2 - $1; if (d < 0
     printf "%6d%s\n" "$n" "$(reldiff "$a" "$b")"
   done
   echo
-  echo "## 2. The same schedule, lazy constraints against the eager solve: |lazy - eager| / eager, HFReduce"
+  echo "## 2. The same schedule, the default solve (lazy constraints, partial solves) against the plain eager one: |fluid - eager| / eager, HFReduce"
   printf "%6s %9s %9s\n" GPUs 184MiB 392MiB
   for n in 32 64 128 $([ $quick = 1 ] || echo 256); do
     row=""

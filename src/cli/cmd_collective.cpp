@@ -120,9 +120,9 @@ int run_collective(Context& ctx, const CollArgs& a) {
     }
   }
   const std::vector<double> sizes = size_list(a.size);
-  const std::vector<std::string> engines{"analytic", "fluid", "fluid-eager", "simgrid"};
+  const std::vector<std::string> engines{"analytic", "fluid", "fluid-full", "fluid-eager", "simgrid"};
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
-    throw UsageError("--engine: expected one of analytic, fluid, fluid-eager, simgrid; got \"" + a.engine + "\"" +
+    throw UsageError("--engine: expected one of analytic, fluid, fluid-full, fluid-eager, simgrid; got \"" + a.engine + "\"" +
                      did_you_mean(a.engine, engines));
   std::ofstream trace_out;
   if (!a.trace.empty()) {
@@ -140,7 +140,10 @@ int run_collective(Context& ctx, const CollArgs& a) {
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
   // The engine of --engine (none for the closed form).
   auto make_engine = [&]() -> std::unique_ptr<eval::Engine> {
-    if (a.engine == "fluid-eager") return std::make_unique<eval::FluidEngine>(false);
+    // For comparisons: the same max-min allocation solved over whole components (fluid-full), and
+    // also without lazy constraints (fluid-eager, the plain solve).
+    if (a.engine == "fluid-full") return std::make_unique<eval::FluidEngine>(true, true, false);
+    if (a.engine == "fluid-eager") return std::make_unique<eval::FluidEngine>(false, true, false);
     if (a.engine == "analytic") return nullptr;
     return eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
   };
@@ -332,7 +335,7 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->add_option("--size", a->size,
                   "Bytes per GPU (default 184MiB); a comma-separated list, and FIRST:LAST for every FIRST x 2^k up to LAST "
                   "(nccl-tests' -b FIRST -e LAST -f 2), e.g. 1MiB:1GiB");
-  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-eager (the same without lazy constraints, for comparisons) or simgrid");
+  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
   sub->add_flag("--json", a->json, "Machine-readable output");
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");

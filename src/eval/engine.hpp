@@ -65,15 +65,19 @@ EngineRegistry& engines();
 /// The solve runs on groups of flows it cannot tell apart (the same resources in the constraint
 /// set and the same cap per weight), kept between solves; only the members of groups whose level
 /// changed get new rates and end events.
+/// Partial solves (the default): groups last solved below the level that an instant's starts and
+/// ends can reach keep their rates and only the rest is solved again, which gives the same
+/// allocation (tests/unit/eval_fluid_partial_test.cpp compares every op against the full solve).
 class FluidEngine final : public Engine {
 public:
-  explicit FluidEngine(bool lazy_constraints = true, bool merge_identical = true)
-      : lazy_(lazy_constraints), merge_(merge_identical) {}
+  explicit FluidEngine(bool lazy_constraints = true, bool merge_identical = true, bool partial_solves = true)
+      : lazy_(lazy_constraints), merge_(merge_identical), partial_(partial_solves) {}
   [[nodiscard]] Result run(const sched::Schedule& s, const platform::Platform& p) override;
 
 private:
   bool lazy_;
   bool merge_;
+  bool partial_;
 };
 
 }  // namespace ffsim::eval
