@@ -59,10 +59,11 @@ struct Rng {
 
 TEST_CASE("eval::FluidEngine: partial and full solves agree on random contended schedules") {
   // Transfers between GPUs, DRAMs and NICs of 3 nodes (D2H and H2D through the GPU5/GPU6 bridge's
-  // both-ways cap, the NICs and the fabric), k-way reduces on the CPUs (inputs in one socket's DRAM or both), two traffic classes (lane
-  // weights 4 and 1, so that levels differ by flow), random sizes from 1 byte to 64 MiB, some ops
-  // chained to an earlier one and some started after a delay: flows start and end at many instants
-  // and levels order differently at each. With lazy constraints and without.
+  // both-ways cap, the NICs and the fabric), k-way reduces on the CPUs (inputs in one socket's
+  // DRAM or both), GPU compute (levels of at most 1, against bytes per second elsewhere), two
+  // traffic classes (lane weights 4 and 1, so that levels differ by flow), random sizes from 1 byte
+  // to 64 MiB, some ops chained to an earlier one and some started after a delay: flows start and
+  // end at many instants and levels order differently at each. With lazy constraints and without.
   const auto p = fire_flyer(3);
   Rng rnd;
   double worst = 0;
@@ -83,7 +84,10 @@ TEST_CASE("eval::FluidEngine: partial and full solves agree on random contended 
     for (int k = 0; k < n; ++k) {
       const double bytes = rnd(4) == 0 ? 1.0 + rnd(4096) : (1 + rnd(64)) * 1048576.0;
       sched::OpId op;
-      if (rnd(5) == 0) {
+      const int kind = rnd(10);
+      if (kind == 0) {
+        op = s.compute(Place::gpu(rnd(3), rnd(8)), Seconds((1 + rnd(1000)) * 1e-6));
+      } else if (kind <= 2) {
         const int node = rnd(3);
         std::vector<Place> in;
         for (int j = 0, m = 2 + rnd(7); j < m; ++j) in.push_back(Place::dram(node, rnd(2)));
