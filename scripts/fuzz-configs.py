@@ -383,6 +383,10 @@ def judge(cmd, rc, out, err, timed_out, workdir):
             return "FAIL", "nan or inf in the output"
         return None
     if rc == 2:
+        # The fixed command lines ask for GPU counts of the unmutated clusters: a mutation that
+        # shrinks a cluster (a GPU deleted from a node model) makes --gpus N a usage error.
+        if re.search(r"--gpus: \d+ exceeds the cluster's \d+ GPUs", err):
+            return None
         return "SUSPICIOUS", "exit 2 (usage) on a configuration"
     if rc == 4:
         return "SUSPICIOUS", "exit 4 (simulation failure)"
