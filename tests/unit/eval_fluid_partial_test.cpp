@@ -6,13 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdint>
 
 #include "approx.hpp"
 
 #include "coll/collective.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
+#include "random_schedule.hpp"
 #include "test_catalog.hpp"
 
 using namespace ffsim;
@@ -44,17 +44,6 @@ double check_same(const eval::Result& a, const eval::Result& b) {
   return worst;
 }
 
-// Random integers in [0, n) from a fixed seed (xorshift64): the same draws on every run.
-struct Rng {
-  std::uint64_t x = 0x2545f4914f6cdd1dULL;
-  int operator()(int n) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<int>(x % static_cast<std::uint64_t>(n));
-  }
-};
-
 }  // namespace
 
 TEST_CASE("eval::FluidEngine: partial and full solves agree on random contended schedules") {
@@ -65,21 +54,13 @@ TEST_CASE("eval::FluidEngine: partial and full solves agree on random contended 
   // to 64 MiB, some ops chained to an earlier one and some started after a delay: flows start and
   // end at many instants and levels order differently at each. With lazy constraints and without.
   const auto p = fire_flyer(3);
-  Rng rnd;
+  ffsim::testing::Rng rnd{0x2545f4914f6cdd1dULL};
   double worst = 0;
   int ops = 0;
   for (int trial = 0; trial < 40; ++trial) {
     CAPTURE(trial);
     sched::Schedule s;
     std::vector<sched::OpId> made;
-    auto place = [&] {
-      const int node = rnd(3);
-      switch (rnd(3)) {
-        case 0: return Place::gpu(node, rnd(8));
-        case 1: return Place::dram(node, rnd(2));
-        default: return Place::nic(node, 0);
-      }
-    };
     const int n = 10 + rnd(50);
     for (int k = 0; k < n; ++k) {
       const double bytes = rnd(4) == 0 ? 1.0 + rnd(4096) : (1 + rnd(64)) * 1048576.0;
@@ -93,9 +74,7 @@ TEST_CASE("eval::FluidEngine: partial and full solves agree on random contended 
         for (int j = 0, m = 2 + rnd(7); j < m; ++j) in.push_back(Place::dram(node, rnd(2)));
         op = s.reduce(Place::cpu(node, rnd(2)), in, Place::dram(node, rnd(2)), Bytes(bytes));
       } else {
-        Place a = place(), b = place();
-        while (b == a) b = place();
-        op = s.transfer(a, b, Bytes(bytes), rnd(2) == 0 ? TrafficClass::HFReduce : TrafficClass::Other);
+        op = ffsim::testing::random_transfer(s, rnd, 3, bytes);
       }
       if (!made.empty() && rnd(3) == 0) s.depend(op, made[static_cast<std::size_t>(rnd(static_cast<int>(made.size())))]);
       if (rnd(6) == 0) s.depend(op, s.delay(Seconds(rnd(2000) * 1e-6)));

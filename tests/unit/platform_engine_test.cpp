@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
+#include "random_schedule.hpp"
 #include "sim/simgrid_engine.hpp"
 #include "test_catalog.hpp"
 
@@ -59,16 +60,7 @@ std::pair<eval::Result, eval::Result> both(const sched::Schedule& s, const platf
   return {std::move(a), std::move(b)};
 }
 
-// Random integers in [0, n) from a fixed seed (xorshift64): the same draws on every run.
-struct Rng {
-  std::uint64_t x = 0x9e3779b97f4a7c15ULL;
-  int operator()(int n) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<int>(x % static_cast<std::uint64_t>(n));
-  }
-};
+using ffsim::testing::Rng;
 
 constexpr double kS = 184.0 * 1048576.0;  // 184 MiB
 constexpr double kEps = 1e-12;            // arbitration latency of weight-1 flows
@@ -342,14 +334,6 @@ TEST_CASE("engines: random contended schedules agree in both engines (two max-mi
     CAPTURE(trial);
     sched::Schedule s;
     std::vector<sched::OpId> ops;
-    auto place = [&] {
-      const int node = rnd(3);
-      switch (rnd(3)) {
-        case 0: return Place::gpu(node, rnd(8));
-        case 1: return Place::dram(node, rnd(2));
-        default: return Place::nic(node, 0);
-      }
-    };
     for (int k = 0; k < 40; ++k) {
       const double bytes = (1 + rnd(64)) * 1048576.0;
       sched::OpId op;
@@ -358,9 +342,7 @@ TEST_CASE("engines: random contended schedules agree in both engines (two max-mi
         op = s.reduce(Place::cpu(node, rnd(2)), {Place::dram(node, 0), Place::dram(node, 1)}, Place::dram(node, rnd(2)),
                       Bytes(bytes));
       } else {
-        Place a = place(), b = place();
-        while (b == a) b = place();
-        op = s.transfer(a, b, Bytes(bytes), rnd(2) == 0 ? TrafficClass::HFReduce : TrafficClass::Other);
+        op = ffsim::testing::random_transfer(s, rnd, 3, bytes);
       }
       if (!ops.empty() && rnd(3) == 0) s.depend(op, ops[static_cast<std::size_t>(rnd(static_cast<int>(ops.size())))]);
       ops.push_back(op);
