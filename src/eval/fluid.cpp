@@ -91,7 +91,7 @@ struct alignas(64) Group {
   bool dirty = true;   // members changed since the group's last solve
   bool settled = false;  // every member runs at last_level (see kept)
   bool stale = true;     // weight and cap_sum need summing again (see refresh)
-  double weight = 0;   // the members' weights summed (recomputed when dirty)
+  double weight = 0;   // the members' weights summed (recomputed when stale)
   double level = 0;
   double cap_sum = 0;  // the members' caps summed
   double cap_level = kInf;         // cap / weight of every member
@@ -545,7 +545,6 @@ private:
   // left it, but an end bounds the levels from its own up, which is the group's level. (A group
   // frozen at its cap was solved at its cap's level.)
   bool kept(const Group& g, double below) const { return g.settled && g.last_level >= 0 && g.last_level < below; }
-
 
   // Partial solves. Progressive filling freezes groups in increasing order of level, and a group's
   // final level is the one it froze at. An event leaves the filling below some level L exactly as
