@@ -3,9 +3,10 @@
 #  1. one byte more (a relative change of 5e-9) away from a chunk boundary: a time linear in the
 #     size moves by 5e-9; at scale HFReduce's and the tree's chunk pipelines amplify it (their
 #     stages feed back through staging slots and shared host memory and NICs);
-#  2. the same schedule solved two mathematically equal ways (lazy constraints against the eager
-#     solve; tests/unit/eval_fluid_lazy_test.cpp holds them to 1e-9 on 1 to 4 nodes): rounding
-#     differences, amplified the same way;
+#  2. the same schedule solved two mathematically equal ways (the default solve, with lazy
+#     constraints and partial solves, against the plain eager one; tests/unit/eval_fluid_lazy_test.cpp
+#     and eval_fluid_partial_test.cpp hold them to 1e-9 on 1 to 4 nodes): rounding differences,
+#     amplified the same way;
 #  3. one byte more across a chunk boundary (184 MiB is 46 HFReduce chunks of 4 MiB and 23 per NCCL
 #     tree; one byte more makes 47 and 24 equal chunks): a real step of the algorithms' chunking,
 #     not noise, shown for scale.
