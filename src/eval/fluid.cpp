@@ -563,7 +563,7 @@ private:
   // taken off the capacities of the resources in the solve. A group with a new flow in it always
   // takes part (see kept). The allocation is the same max-min one, up to rounding
   // (tests/unit/eval_fluid_partial_test.cpp compares every op against the full solve), on fewer
-  // groups: at 512 GPUs about 50 of the 117 groups of a touched component.
+  // groups: 17.6 per solve against 116.8 for the 411 MB HFReduce at 512 GPUs.
   double unchanged_level() {
     double low = unchanged_below_;
     auto bound = [&](std::uint32_t res) {
