@@ -581,21 +581,25 @@ private:
       for (std::uint32_t res : p_.path(f.path).resources) bound(res);
     }
     for (std::uint32_t res : new_constraints_) bound(res);
+    forget_events();
+    return std::isfinite(low) ? low : 0.0;  // touched for no known reason: solve it all
+  }
+
+  // The events since the last solve are taken into it.
+  void forget_events() {
     new_flows_.clear();
     new_constraints_.clear();
     unchanged_below_ = kInf;
-    return std::isfinite(low) ? low : 0.0;  // touched for no known reason: solve it all
   }
 
   void solve_once(double now) {
     if (touched_res_.empty() && touched_flows_.empty()) return;
     // Groups last solved below this level keep their rates (see unchanged_level).
-    const double keep_below = partial_ ? unchanged_level() * (1 - 1e-9) : 0.0;
-    if (!partial_) {
-      new_flows_.clear();
-      new_constraints_.clear();
-      unchanged_below_ = kInf;
-    }
+    double keep_below = 0;
+    if (partial_)
+      keep_below = unchanged_level() * (1 - 1e-9);
+    else
+      forget_events();
     const std::uint32_t mark = ++comp_gen_;
     comp_res_.clear();
     comp_groups_.clear();

@@ -140,7 +140,11 @@ TEST_CASE("eval::FluidEngine: partial solves, a start and an end at one instant:
   const double t1 = e_end(1e6), t2 = e_end(2e6);
   const double rate = 1e6 / (t2 - t1), start = t1 - 1e6 / rate;
   double bytes = std::round((t_begin - start) * rate);
-  for (int k = 0; k < 64 && e_end(bytes) != t_begin; ++k) bytes += e_end(bytes) < t_begin ? 1 : -1;
+  for (int k = 0; k < 64; ++k) {
+    const double end = e_end(bytes);
+    if (end == t_begin) break;
+    bytes += end < t_begin ? 1 : -1;
+  }
   REQUIRE(e_end(bytes) == t_begin);
 
   sched::Schedule s;
