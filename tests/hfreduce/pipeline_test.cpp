@@ -193,7 +193,7 @@ std::map<long, int> single_cpu_threads() {
 }
 }  // namespace
 
-TEST_CASE("host backend: HFREDUCE_HOST_PIN=1 runs each stream's copy thread on its own CPU in turn; unset or 0 leaves it free") {
+TEST_CASE("host backend: HFREDUCE_HOST_PIN=1 runs each stream's copy thread on its own CPU in turn - unset or 0 leaves it free") {
   if (usable_cpu_count() < 2) {
     MESSAGE("one usable CPU: nothing to pin apart");
     return;

@@ -559,7 +559,7 @@ TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCC
   CHECK(ring->estimate(*p, lib, g, 16).time <= expect + 30 * 1e-6);
 }
 
-TEST_CASE("coll::broadcast: one ring per compute NIC, each carrying its part; the closed form tracks one ring") {
+TEST_CASE("coll::broadcast: one ring per compute NIC, each carrying its part - the closed form tracks one ring") {
   const auto lib = coll::load_library_params(testing::catalog());
   const auto bc = coll::algorithms().get("broadcast").factory();
   // DGX-A100, 4 nodes: 8 rings rotated to start at the root, ring r leaving node 0 through NIC r,

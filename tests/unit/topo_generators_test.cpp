@@ -378,7 +378,7 @@ TEST_CASE("topo::multi_plane: Sec. IX and DeepSeek-V3 reach in two layers") {
         "leaves x 32 hosts); the cluster needs 16,392 (2,049 in one plane)");
 }
 
-TEST_CASE("topo::multi_plane: planes are separate fabrics; rejects") {
+TEST_CASE("topo::multi_plane: planes are separate fabrics - rejects") {
   const auto t = make("multi_plane", R"({"planes": 2})", 8);
   const FabricDemand d = nodes(16, 2, 2);  // 16 nodes x 2 GPUs x 2 NICs: 16 ports per plane
   const Fabric f = t->build(d);

@@ -158,7 +158,7 @@ TEST_CASE("train::ddp: one rank stands for all, in both engines") {
         doctest::Approx(simulate_step(a->w(), a->env(), 16).step_s).epsilon(1e-6).scale(ffsim::testing::kRelative));
 }
 
-TEST_CASE("train::fsdp: one rank stands for all; free communication leaves no idle time") {
+TEST_CASE("train::fsdp: one rank stands for all - free communication leaves no idle time") {
   auto e = make(R"({"kind": "fsdp", "model": "gpt2_medium", "scaling": "weak", "batch": 2, "seq": 256,
                     "precision": "bf16", "param_dtype": "bf16", )" + kRing + R"(, "gpus": [1, 16]})");
   const StepResult rep = simulate_step(e->w(), e->env(), 16, false);
@@ -256,7 +256,7 @@ TEST_CASE("train::pipeline: the ranks that share nodes stand for the whole job")
     }
 }
 
-TEST_CASE("train::pipeline: layouts decide which transfers cross the NIC; staggering spreads them") {
+TEST_CASE("train::pipeline: layouts decide which transfers cross the NIC - staggering spreads them") {
   const std::string common = R"("kind": "pipeline", "model": "llama_13b", "scaling": "strong", "batch": 16,
       "seq": 2048, "precision": "bf16", "pp": 4, "zero_stage": 1, )" + kRing + R"(, "gpus": [32])";
   auto count_inter_node = [](const StepBuilder& b) {
