@@ -13,7 +13,10 @@ import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
 UNITS = {"GB/s": 1e9, "MB/s": 1e6, "us": 1e-6, "ms": 1e-3, "s": 1.0, "ns": 1e-9}
-SOURCE = re.compile(r"^(models/measured/[A-Za-z0-9_.-]+\.json):/points/(\d+):")
+# A measured point anywhere in the source: "models/measured/x.json:/points/434: ..." or "... the rate
+# of models/measured/x.json:/points/434" (until 2026-12-01 only a source that began with the point
+# was checked, and four facts that cite one mid-sentence went unchecked; two were misrounded).
+SOURCE = re.compile(r"(models/measured/[A-Za-z0-9_.-]+\.json):/points/(\d+)(?![0-9])")
 
 
 def read_value(text):
@@ -41,7 +44,16 @@ RULES = {
     "pcie_latency": ("d2h", t),                                          # a small copy: its time
     "effective_bandwidth": ("internode", lambda p: p["bytes"] / t(p)),    # 2 x S/2 per rank
     "latency": ("internode", lambda p: t(p) / 2),                        # one message up, one down
+    "gpu_gpu_p2p_bandwidth": ("d2h", lambda p: p["bytes"] / t(p)),       # a memcpy by one copy thread
+    "ports/bandwidth": ("d2h", lambda p: 2 * p["bytes"] / t(p)),          # the 2 cores' copy threads
 }
+
+
+def rule_key(pointer):
+    """The kind of fact at a JSON pointer: its last key, or "ports/bandwidth" for a port's bandwidth."""
+    if re.search(r"/ports/\d+/bandwidth$", pointer):
+        return "ports/bandwidth"
+    return pointer.rsplit("/", 1)[-1]
 
 failures = []
 checked = 0
@@ -51,7 +63,7 @@ cache = {}
 def check(rel, pointer, node, m):
     """One fact whose source is measured point m: its value against the point's, by its kind's rule."""
     global checked
-    key = pointer.rsplit("/", 1)[-1]
+    key = rule_key(pointer)
     if key not in RULES:
         failures.append(f"{rel}:{pointer}: no rule for a measured '{key}' (add one to this test)")
         return
@@ -84,7 +96,7 @@ def visit(rel, node, pointer):
     if isinstance(node, dict):
         src = node.get("source")
         if isinstance(src, str) and "value" in node:
-            m = SOURCE.match(src)
+            m = SOURCE.search(src)
             if m:
                 check(rel, pointer, node, m)
                 return
