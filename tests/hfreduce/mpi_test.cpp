@@ -1,7 +1,7 @@
 // MPI integration test of hfreduce, run under mpirun: exact sums, a killed rank, mismatches.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Usage: mpirun -np N hfreduce_mpi_test allreduce|kill|mismatch [--serialize]
+// Usage: mpirun -np N hfreduce_mpi_test allreduce|kill|mismatch [--serialize] [--np N]
 // Each rank prints "hfreduce-mpi: rank R <verdict>" lines; allreduce and mismatch exit non-zero
 // on any failure, kill is judged by run_mpi_kill_test.cmake from the lines of the survivors.
 #include <unistd.h>
@@ -156,13 +156,28 @@ void test_mismatch(MpiTransport& transport) {
 int main(int argc, char** argv) {
   MpiSession session(&argc, &argv);
   const std::string mode = argc > 1 ? argv[1] : "allreduce";
-  const bool serialize = argc > 2 && std::strcmp(argv[2], "--serialize") == 0;
+  // --np N: the world must have N ranks (a launcher that does not match the linked MPI starts N
+  // singletons, each of which would pass the sums on its own).
+  bool serialize = false;
+  int expect_np = 0;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--serialize") == 0) serialize = true;
+    else if (std::strcmp(argv[i], "--np") == 0 && i + 1 < argc) expect_np = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "unknown argument %s; valid: --serialize, --np N\n", argv[i]);
+      return 2;
+    }
+  }
   try {
     MpiTransport transport(MPI_COMM_WORLD, serialize);
     if (transport.rank() == 0) {
       std::printf("hfreduce-mpi: %s on %d ranks, MPI thread level %d, calls %s, max tag %lld\n", mode.c_str(),
                   transport.size(), session.provided(), transport.serialized() ? "serialized" : "concurrent",
                   static_cast<long long>(transport.max_tag()));
+    }
+    if (expect_np > 0 && transport.size() != expect_np) {
+      report(transport.rank(), false, detail::concat("world of ", transport.size(), " ranks, expected ", expect_np));
+      return 1;
     }
     if (mode == "allreduce") {
       test_tree(transport);

@@ -3,7 +3,7 @@
 # reported "timeout-ok" (a TimeoutError within the configured time).
 # Inputs: MPIEXEC, NP, EXE, FLAGS (a ;-list of mpirun flags).
 execute_process(
-  COMMAND ${MPIEXEC} ${FLAGS} -np ${NP} ${EXE} kill
+  COMMAND ${MPIEXEC} ${FLAGS} -np ${NP} ${EXE} kill --np ${NP}
   OUTPUT_VARIABLE out
   ERROR_VARIABLE err
   RESULT_VARIABLE rc
