@@ -97,8 +97,13 @@ TEST_CASE("pipeline: host backend with 1..8 devices for every size and dtype and
 
 TEST_CASE("pipeline: waits for each device's ready event before reading") {
   // A user stream on every device copies the data in first (H2D from host); the pipeline gets that
-  // stream's event and must see the copied data, not what was there before.
+  // stream's event and must see the copied data, not what was there before. Each stream first
+  // copies 64 MiB elsewhere (milliseconds), so the fresh data lands well after the pipeline starts:
+  // a pipeline that did not wait would read the stale contents every time (without this, one that
+  // skipped the waits passed 145 of 200 runs).
   const int devices = 3;
+  const std::size_t busy_bytes = std::size_t{64} << 20;
+  const std::vector<std::byte> busy_src(busy_bytes, std::byte{1});
   const std::size_t count = 5000;
   auto backend = make_host_backend(devices);
   PipelineOptions options;
@@ -109,16 +114,21 @@ TEST_CASE("pipeline: waits for each device's ready event before reading") {
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<std::unique_ptr<Event>> events;
   std::vector<Event*> ready;
+  std::vector<DeviceBuffer> busy;
   for (int d = 0; d < devices; ++d) {
     fresh.push_back(test::pattern_buffer(DType::F32, d, count));
     streams.push_back(backend->create_stream(d));
     events.push_back(backend->create_event(d));
+    busy.push_back(backend->allocate_device(d, busy_bytes));
+    streams.back()->copy_h2d(busy.back().ptr(), HostPtr<const std::byte>(busy_src.data()), busy_bytes);
     streams.back()->copy_h2d(buffers.dst_ptrs[static_cast<std::size_t>(d)], HostPtr<const std::byte>(fresh.back().data()),
                              count * 4);
     streams.back()->record(*events.back());
     ready.push_back(events.back().get());
   }
   pipeline.allreduce(DType::F32, buffers.src_ptrs, buffers.dst_ptrs, count, ready);
+  // A no-op when the pipeline waited; otherwise the late fresh copies land on the results here.
+  for (auto& s : streams) s->synchronize();
   CHECK(check_all(*backend, buffers, DType::F32, count, devices) == count);
 }
 
