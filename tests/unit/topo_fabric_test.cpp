@@ -44,11 +44,15 @@ void check_route(const Fabric& f, int src, int dst) {
   CHECK(L[static_cast<std::size_t>(r.back().link)].lower == f.endpoint_vertex(dst));
   CHECK_FALSE(r.back().up);
   int at = f.endpoint_vertex(src);
-  for (const Hop& h : r) {
-    const Link& l = L[static_cast<std::size_t>(h.link)];
-    CHECK((h.up ? l.lower : l.upper) == at);  // contiguous
-    at = h.up ? l.upper : l.lower;
+  int turns = 0;  // down, then up again
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const Link& l = L[static_cast<std::size_t>(r[i].link)];
+    CHECK((r[i].up ? l.lower : l.upper) == at);  // contiguous
+    at = r[i].up ? l.upper : l.lower;
+    if (i > 0 && r[i].up && !r[i - 1].up) ++turns;
   }
+  const auto& e = f.endpoints();
+  if (e[static_cast<std::size_t>(src)].zone == e[static_cast<std::size_t>(dst)].zone) CHECK(turns == 0);
 }
 }  // namespace
 
