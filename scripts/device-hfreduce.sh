@@ -26,7 +26,7 @@ cmake -S . -B "$build" -G Ninja -DFFSIM_HFREDUCE_ONLY=ON -DFFSIM_WERROR=ON -DCMA
   timeout 240 cmake --build "$build" -j"$jobs" >>"$log" 2>&1 || { step build FAILED; tail -50 "$log"; exit 1; }
 
 step tests
-timeout 180 ctest --test-dir "$build" --output-on-failure -j4 >"$out/ctest.txt" 2>&1
+FFSIM_REQUIRE_GPU=1 timeout 180 ctest --test-dir "$build" --output-on-failure -j4 >"$out/ctest.txt" 2>&1
 tail -15 "$out/ctest.txt" | tee -a "$log"
 
 bench=$build/hfreduce-bench

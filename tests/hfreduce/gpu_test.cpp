@@ -1,6 +1,7 @@
 // CUDA backend test: the pipeline with 1 and 8 virtual devices on GPU 0; exits 77 (skip) without a GPU.
 // SPDX-License-Identifier: Apache-2.0
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ bool check_pipeline(int devices, std::size_t count, DType dtype, std::size_t chu
 int main() {
   std::string why;
   if (cuda_device_count(&why) == 0) {
+    // FFSIM_REQUIRE_GPU=1 (scripts/device-hfreduce.sh sets it): on a machine that should have a GPU,
+    // a missing or broken one (driver too old, no device node) is a failure, not a skip.
+    if (const char* req = std::getenv("FFSIM_REQUIRE_GPU"); req != nullptr && std::string(req) == "1") {
+      std::printf("FAILED: FFSIM_REQUIRE_GPU=1 but no usable CUDA device: %s\n", why.c_str());
+      return 1;
+    }
     std::printf("SKIP: no CUDA device: %s\n", why.c_str());
     return kSkip;
   }
