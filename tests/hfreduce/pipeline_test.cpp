@@ -159,7 +159,9 @@ TEST_CASE("pipeline: with the inter-node stage 3 nodes x 2 devices sum over all 
   }
 }
 
-TEST_CASE("pipeline: an inter-node timeout surfaces as TimeoutError after the copies have drained") {
+TEST_CASE("pipeline: an inter-node timeout surfaces as TimeoutError") {
+  // (The pipeline also drains its copies before rethrowing; nothing is in flight here when the tree
+  // times out, so that part is checked only by reading pipeline.cpp's catch.)
   const int nodes = 2;
   LoopbackHub hub(nodes);
   auto transport = hub.connect(0);  // node 1 never shows up

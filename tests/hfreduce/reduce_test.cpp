@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ffsim/hfreduce/error.hpp"
@@ -381,9 +382,24 @@ TEST_CASE("reduce: Reducer with 1..4 threads equals the single-threaded path bit
 TEST_CASE("thread_pool: task i runs on participant i and errors are rethrown and bad counts are rejected") {
   ThreadPool pool(3);
   std::vector<int> ran(3, 0);
-  for (int round = 0; round < 100; ++round) pool.run(3, [&](int i) { ++ran[static_cast<std::size_t>(i)]; });
+  // Participant 0 is the calling thread, 1 and 2 the pool's own: each index always on one thread
+  // (a participant keeps its NUMA placement and its cache), three threads in all.
+  std::vector<std::thread::id> on(3);
+  std::vector<int> moved(3, 0);
+  for (int round = 0; round < 100; ++round)
+    pool.run(3, [&](int i) {
+      const auto u = static_cast<std::size_t>(i);
+      ++ran[u];
+      if (round > 0 && on[u] != std::this_thread::get_id()) ++moved[u];
+      on[u] = std::this_thread::get_id();
+    });
   // 100 rounds, each task index once per round
   CHECK(ran == std::vector<int>{100, 100, 100});
+  CHECK(moved == std::vector<int>{0, 0, 0});
+  CHECK(on[0] == std::this_thread::get_id());
+  CHECK(on[1] != on[0]);
+  CHECK(on[2] != on[0]);
+  CHECK(on[2] != on[1]);
   CHECK_THROWS_WITH_AS(pool.run(2, [](int i) {
     if (i == 1) throw std::runtime_error("task 1 failed");
   }),
