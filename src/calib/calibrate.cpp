@@ -219,6 +219,15 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
   std::map<std::string, std::size_t> of_config;  // configuration and size -> sample
   for (const auto& f : files) {
     check_machine(m, f);
+    // One calibration fits one machine: the node model's, and every file's the same.
+    if (f.machine.name != files.front().machine.name)
+      throw ConfigError(f.file, "/machine/name",
+                        "expected a run of \"" + files.front().machine.name + "\" as in " + files.front().file + ", got \"" +
+                            f.machine.name + "\": one calibration fits one machine; calibrate each machine on its own");
+    if (!m.node.measured_machine.empty() && f.machine.name != m.node.measured_machine)
+      throw ConfigError(f.file, "/machine/name",
+                        "expected a run of \"" + m.node.measured_machine + "\" (the machine node model " + m.node.name +
+                            " describes), got \"" + f.machine.name + "\"; calibrate it with the node model of that machine");
     // Copy threads pinned or left to the scheduler are different conditions of the host backend
     // (on 2-CPU VMs a D2H and an H2D at once took turns unpinned; pinned, small copies and
     // oversubscribed ranks ran slower): one calibration takes one.

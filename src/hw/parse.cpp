@@ -143,6 +143,7 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   n.name = e.name;
   n.description = e.description;
   n.role = r.choice("role", {"gpu", "storage"});
+  n.measured_machine = r.string_or("measured_machine", "");
 
   // Sockets.
   std::vector<Reader> socks = r.child("sockets", "an array of sockets").elements("sockets");

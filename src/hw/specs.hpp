@@ -137,6 +137,9 @@ struct NodeSpec {
   std::string name;
   std::string description;
   std::string role;                     ///< "gpu" or "storage"
+  /// The measured machine this node model describes (hfreduce-bench's `--machine` name, e.g.
+  /// "xeon-2c-vm"): calibration fits only runs of that machine. Empty: a model of no measured machine.
+  std::string measured_machine;
   std::vector<SocketSpec> sockets;
   BytesPerSecond socket_link_bandwidth; ///< per direction between the sockets (0 with one socket)
   Seconds socket_link_latency;

@@ -291,6 +291,7 @@ TEST_CASE("calib: the outlier rule marks points slower than a larger size of the
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   MeasurementFile f;
   f.file = "m.json";
+  f.machine.name = "epyc-zen5-2c-vm";  // the node model's measured machine
   f.machine.usable_cpus = 2;
   f.machine.numa_nodes = 1;
   // d2h times 116 us, 9 us, 13 us at 4, 16, 64 KiB: the 4 KiB point took longer than 16 KiB.
@@ -314,6 +315,7 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
   auto file = [](const std::string& name, std::vector<double> d2h, double h2d) {
     MeasurementFile f;
     f.file = name;
+    f.machine.name = "epyc-zen5-2c-vm";
     f.machine.usable_cpus = 2;
     f.machine.numa_nodes = 1;
     for (std::size_t i = 0; i < d2h.size(); ++i) {
