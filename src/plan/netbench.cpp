@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "coll/common.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
@@ -114,8 +115,13 @@ NetReport p2p(const Ctx& c) {
     s.transfer(k.from, k.to, Bytes(S), TrafficClass::Other);
     const auto res = c.engine.run(s, c.p);
     const auto why = explain(c, s);
-    r.rows.push_back({k.name, S, res.ops[0].end, S / res.ops[0].end, k.bound, k.bound_name,
-                      limiter_name(c.p, why.ops[0].limiter)});
+    // The bound is the transfer's own path: its narrowest resource or its peer-to-peer cap. (Until
+    // 2026-12-01 it was the node's PCIe peer-to-peer cap whatever the path, so NVLink and NVSwitch
+    // transfers showed 1,498% of it.)
+    const coll::Bound b = coll::bottleneck_bound(c.p, {{c.p.path_id(k.from, k.to), S}});
+    const bool cap = b.resource == eval::kLimitRateCap;
+    r.rows.push_back({k.name, S, res.ops[0].end, S / res.ops[0].end, b.time > 0 ? S / b.time : k.bound,
+                      cap ? k.bound_name : coll::bound_label(c.p, b.resource), limiter_name(c.p, why.ops[0].limiter)});
   }
   r.note = "one transfer at a time; NVLink, when the node has it, carries GPU->GPU";
   return r;
