@@ -13,6 +13,8 @@ public:
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes,
                const Options& o) const override {
     const int n = g.size();
+    check_schedule_size(static_cast<double>(n) * (n - 1),
+                        "an alltoall over " + std::to_string(n) + " ranks (a transfer per pair of ranks)");
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::NCCL : o.cls;
     Emitted e;
     const std::size_t elems = o.with_data ? static_cast<std::size_t>(bytes / o.elem_size) : 0;

@@ -50,7 +50,7 @@ public:
       const auto& order = orders[static_cast<std::size_t>(r)];
       const auto [e0, e1] = split(elems, R, r);
       const double part = o.with_data ? static_cast<double>(e1 - e0) * o.elem_size : bytes / R;
-      const int chunks = std::max(1, static_cast<int>(std::ceil(part / chunk)));
+      const int chunks = piece_count(part, chunk, n);
       std::vector<sched::OpId> last_at(static_cast<std::size_t>(n), kNoOp);  // last chunk received at position
       for (int i = 0; i < n; ++i) last_at[static_cast<std::size_t>(i)] = ready_of(o, order[static_cast<std::size_t>(i)]);
       for (int c = 0; c < chunks; ++c) {
@@ -96,7 +96,7 @@ public:
     if (n == 1) return est;
     const auto orders = rings_from(p, lib, g, 0);
     const int R = static_cast<int>(orders.size());
-    const int chunks = std::max(1, static_cast<int>(std::ceil(bytes / R / broadcast_chunk(lib))));
+    const double chunks = piece_count_real(bytes / R, broadcast_chunk(lib));
     // Pipeline: in each ring the first chunk crosses the hops one after another, each at its own
     // pace (the fill: the slowest ring's); the other chunks follow one period apart, the period
     // being the bottleneck bound of every ring's every hop moving a chunk at once (the steady state,

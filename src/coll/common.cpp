@@ -7,6 +7,8 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "sched/schedule.hpp"
 
 namespace ffsim::coll {
 
@@ -240,6 +242,24 @@ double host_memory_bytes(const platform::Platform& p, const std::vector<std::pai
       if (p.resource(r).kind == platform::ResourceKind::Dram && p.node_of_resource(r) == std::make_pair(false, node))
         dram += bytes;
   return dram;
+}
+
+void check_schedule_size(double ops, const std::string& what) {
+  if (ops > static_cast<double>(sched::Schedule::kMaxOps))
+    throw SimulationError(what + " makes more than " + std::to_string(sched::Schedule::kMaxOps) +
+                          " operations, more than a simulated schedule holds: simulate a smaller size or fewer "
+                          "GPUs, or use the closed form (--engine analytic)");
+}
+
+int piece_count(double bytes, double piece, int copies) {
+  const double k = piece_count_real(bytes, piece);
+  check_schedule_size(k * std::max(copies, 1), "cutting " + fmt_bytes(Bytes(bytes)) + " into pieces of " +
+                                                   fmt_bytes(Bytes(piece)) + " for " + std::to_string(copies) + " ranks");
+  return static_cast<int>(k);
+}
+
+double piece_count_real(double bytes, double piece) {
+  return piece > 0 && bytes > 0 ? std::max(1.0, std::ceil(bytes / piece)) : 1.0;
 }
 
 }  // namespace ffsim::coll

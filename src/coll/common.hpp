@@ -40,6 +40,16 @@ enum class HopType { NvLink, Pci, Net };
 /// `channel_bytes`: the bytes one channel (one of the trees) carries.
 [[nodiscard]] double nccl_tree_chunk(const LibraryParams& lib, double channel_bytes, int ranks, int nodes);
 
+/// The pieces of at most `piece` bytes that `bytes` is cut into (at least 1), for a schedule that
+/// repeats each piece for `copies` ranks or nodes. More pieces x copies than a schedule holds
+/// (sched::Schedule::kMaxOps) is a SimulationError at once, before any piece is built (and the
+/// count stays an int). Closed forms count pieces in doubles instead (piece_count_real).
+[[nodiscard]] int piece_count(double bytes, double piece, int copies);
+[[nodiscard]] double piece_count_real(double bytes, double piece);
+/// Throws the SimulationError above when `ops` operations (what: how they come about) exceed what
+/// a simulated schedule holds.
+void check_schedule_size(double ops, const std::string& what);
+
 /// Emits `before` -> [software delay] -> transfer; returns the transfer. The delay is NCCL's per-hop
 /// latency less the physical latency the platform already charges (never negative).
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,

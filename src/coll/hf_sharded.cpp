@@ -104,7 +104,7 @@ Geometry geometry(const platform::Platform& p, const LibraryParams& lib, const G
   const double chunk = lib.hfreduce.chunk_bytes > 0 ? lib.hfreduce.chunk_bytes : full;
   for (int v = 0; v < G.N; ++v) {
     const Span bl = G.block(v);
-    const int m = bl.len > 0 && chunk > 0 ? std::max(1, static_cast<int>(std::ceil(bl.len / chunk))) : 1;
+    const int m = bl.len > 0 && chunk > 0 ? piece_count(bl.len, chunk, G.n) : 1;
     std::vector<Span> ps;
     if (!o.with_data) {
       for (int j = 0; j < m; ++j) ps.push_back(Span{bl.off + j * (bl.len / m), bl.len / m});

@@ -39,10 +39,10 @@ struct Layout {
 // NVLink: the vector's first half (A) is reduced by the first GPU of each pair, the second (B) by the
 // second; chunk c is chunk c of A (tree 0) and chunk c of B (tree 1), each half a chunk, so that a
 // chunk is `chunk` bytes of the vector either way (one 4 MiB tensor of the artifact's benchmark).
-Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem) {
+Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem, int copies) {
   Layout L;
   const double span = nvlink ? S / 2 : S;
-  L.chunks = std::max(1, static_cast<int>(std::ceil(span / (nvlink ? chunk / 2 : chunk))));
+  L.chunks = piece_count(span, nvlink ? chunk / 2 : chunk, copies);
   const std::size_t elems = data ? static_cast<std::size_t>(S / elem) : 0;
   const std::size_t half_elems = elems / 2;
   for (int c = 0; c < L.chunks; ++c) {
@@ -104,7 +104,7 @@ public:
       return l < partner[static_cast<std::size_t>(l)] ? 0 : 1;
     };
     const auto cls = o.cls == sched::TrafficClass::Other ? sched::TrafficClass::HFReduce : o.cls;
-    const Layout lay = make_layout(S, h.chunk_bytes, nvlink_, o.with_data, o.elem_size);
+    const Layout lay = make_layout(S, h.chunk_bytes, nvlink_, o.with_data, o.elem_size, g.size());
     const int K = lay.chunks;
     const int sockets = static_cast<int>(node.sockets.size());
     // The result lives on the NIC's socket (socket 0 on a node without a NIC: one node, no tree).
@@ -335,7 +335,7 @@ public:
                                     up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)];
     auto slices_of = [&](const Range& r) {
       const double sl = h.tree_slice_bytes > 0 ? h.tree_slice_bytes : r.len;
-      const int m = r.len > 0 && sl > 0 ? std::max(1, static_cast<int>(std::ceil(r.len / sl))) : 1;
+      const int m = r.len > 0 && sl > 0 ? piece_count(r.len, sl, 1) : 1;
       std::vector<Range> v;
       if (!o.with_data) {
         for (int k = 0; k < m; ++k) v.push_back(Range{r.off + k * (r.len / m), r.len / m});
@@ -570,7 +570,7 @@ public:
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
-    const int K = std::max(1, static_cast<int>(std::ceil((nvlink_ ? S / 2 : S) / (nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes))));
+    const double K = piece_count_real(nvlink_ ? S / 2 : S, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
     const double C = (nvlink_ ? S / 2 : S) / K;  // bytes per GPU per chunk (NVLink: of its half)
     const double chunk = nvlink_ ? 2 * C : C;     // bytes of the node's result per chunk
     const int nd = g.ranks[0].node;

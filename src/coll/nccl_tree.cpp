@@ -71,7 +71,7 @@ public:
         const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
         const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
         const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
-        const int K = std::max(1, static_cast<int>(std::ceil(half / nccl_tree_chunk(lib, S / R / 2, n, N))));
+        const int K = piece_count(half, nccl_tree_chunk(lib, S / R / 2, n, N), n);
         for (int c = 0; c < K; ++c) {
           if (o.with_data) {
             const auto [c0, c1] = split(h1 - h0, K, c);
@@ -220,7 +220,7 @@ public:
     const auto nodes = g.ranks_by_node();
     const int N = static_cast<int>(nodes.size());
     const double C = nccl_tree_chunk(lib, S / R / 2, g.size(), N);
-    const int K = std::max(1, static_cast<int>(std::ceil(S / R / 2 / C)));
+    const double K = piece_count_real(S / R / 2, C);
     const double c = S / R / 2 / K;
     std::vector<std::pair<std::uint32_t, double>> flows;
     double chain_hops = 0, net_hop = 0;

@@ -59,6 +59,18 @@ void check_amount(double v, const char* what) {
 }
 }  // namespace
 
+OpId Schedule::push(const Op& o) {
+  // The simulated engines hold every operation and its flows in memory (about half a kilobyte
+  // each), and ids are 32 bits: a request that would build more (a petabyte allreduce in 4 MiB
+  // chunks, an alltoall over 9,600 GPUs) stops here with the way out, not out of memory.
+  if (ops_.size() >= kMaxOps)
+    throw SimulationError("the schedule exceeds " + std::to_string(kMaxOps) +
+                          " operations (about 0.5 KB each in a simulated engine): simulate a smaller size or fewer "
+                          "GPUs, or use the closed form (--engine analytic)");
+  ops_.push_back(o);
+  return static_cast<OpId>(ops_.size() - 1);
+}
+
 OpId Schedule::compute(Place gpu, Seconds alone, std::uint32_t tag) {
   FFSIM_ASSERT(gpu.kind == PlaceKind::Gpu, "compute on a non-GPU place " + place_name(gpu));
   check_amount(alone.si(), "compute time");
@@ -68,8 +80,7 @@ OpId Schedule::compute(Place gpu, Seconds alone, std::uint32_t tag) {
   o.to = gpu;
   o.amount = alone.si();
   o.tag = tag;
-  ops_.push_back(o);
-  return static_cast<OpId>(ops_.size() - 1);
+  return push(o);
 }
 
 OpId Schedule::transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
@@ -83,8 +94,7 @@ OpId Schedule::transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std
   o.to = to;
   o.amount = bytes.si();
   o.tag = tag;
-  ops_.push_back(o);
-  return static_cast<OpId>(ops_.size() - 1);
+  return push(o);
 }
 
 OpId Schedule::reduce(Place cpu, const std::vector<Place>& inputs, Place out, Bytes bytes_each, std::uint32_t tag) {
@@ -105,8 +115,7 @@ OpId Schedule::reduce(Place cpu, const std::vector<Place>& inputs, Place out, By
     inputs_.push_back(p);
   }
   o.inputs_end = static_cast<std::uint32_t>(inputs_.size());
-  ops_.push_back(o);
-  return static_cast<OpId>(ops_.size() - 1);
+  return push(o);
 }
 
 OpId Schedule::delay(Seconds t, std::uint32_t tag) {
@@ -115,8 +124,7 @@ OpId Schedule::delay(Seconds t, std::uint32_t tag) {
   o.kind = OpKind::Delay;
   o.amount = t.si();
   o.tag = tag;
-  ops_.push_back(o);
-  return static_cast<OpId>(ops_.size() - 1);
+  return push(o);
 }
 
 BufferId Schedule::buffer(Place at, Bytes size, std::string name) {

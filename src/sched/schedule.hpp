@@ -94,6 +94,9 @@ struct Op {
 /// A DAG of operations. Add operations, then dependencies (`after` waits for `before`).
 class Schedule {
 public:
+  /// The most operations a schedule takes (SimulationError beyond).
+  static constexpr std::size_t kMaxOps = std::size_t{1} << 23;
+
   OpId compute(Place gpu, Seconds alone, std::uint32_t tag = 0);
   OpId transfer(Place from, Place to, Bytes bytes, TrafficClass cls, std::uint32_t tag = 0);
   OpId reduce(Place cpu, const std::vector<Place>& inputs, Place out, Bytes bytes_each, std::uint32_t tag = 0);
@@ -143,6 +146,7 @@ public:
   void check_acyclic() const;
 
 private:
+  OpId push(const Op& o);  // adds an op, at most kMaxOps
   std::uint32_t add_refs(const std::vector<DataRef>& r);
 
   std::vector<Op> ops_;

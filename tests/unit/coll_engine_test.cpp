@@ -427,6 +427,26 @@ TEST_CASE("coll::nccl_tree: a parent sends each chunk to its two children at onc
   CHECK(overlapping == heads_with_two);
 }
 
+TEST_CASE("coll::piece_count: pieces of at most a size, at least one, and no more than a schedule holds") {
+  const double MiB = 1048576;
+  // ceil(bytes / piece), at least 1: 0 bytes or no piece size is one piece; an exact multiple is not
+  // rounded up; one byte more is one piece more.
+  CHECK(coll::piece_count(0, 4 * MiB, 16) == 1);
+  CHECK(coll::piece_count(184 * MiB, 0, 16) == 1);
+  CHECK(coll::piece_count(184 * MiB, 4 * MiB, 16) == 46);
+  CHECK(coll::piece_count(184 * MiB + 1, 4 * MiB, 16) == 47);
+  CHECK(coll::piece_count(1, 4 * MiB, 16) == 1);
+  // The limit is on pieces x copies: 2^23 operations. 2^19 pieces for 16 ranks is exactly 2^23
+  // (allowed); one rank more, or one piece more, is over.
+  const double limit = static_cast<double>(sched::Schedule::kMaxOps);
+  CHECK(coll::piece_count(limit / 16 * 4, 4, 16) == static_cast<int>(limit / 16));
+  CHECK_THROWS_AS((void)coll::piece_count(limit / 16 * 4, 4, 17), SimulationError);
+  CHECK_THROWS_AS((void)coll::piece_count(limit / 16 * 4 + 1, 4, 16), SimulationError);
+  // Sizes beyond an int's range give the error, not an overflowed count; closed forms count in doubles.
+  CHECK_THROWS_AS((void)coll::piece_count(1e30, 4 * MiB, 1), SimulationError);
+  CHECK(coll::piece_count_real(1e30, 4e6) == doctest::Approx(2.5e23));
+}
+
 TEST_CASE("coll::nccl_tree_chunk: NCCL's chunk rule (\"nccl\") and a fixed chunk") {
   // NCCL 2.x (src/enqueue.cc computeColl): chunk = one step (512 KiB), halved while a channel's
   // bytes / chunk (integer) < depth x 8 and chunk > 128 KiB, then < depth x 4 and > 64 KiB, then
