@@ -2,9 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/app.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
@@ -12,6 +15,7 @@
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "core/version.hpp"
 #include "coll/collective.hpp"
@@ -32,11 +36,58 @@ const config::Catalog& Context::published_catalog() {
   return *published_;
 }
 
+CLI::Option* Context::expects(CLI::Option* o, std::string what) {
+  expected[o] = std::move(what);
+  return o;
+}
+
+CLI::Validator int_in(long long lo, long long hi) {
+  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, range](std::string& v) -> std::string {
+        std::size_t used = 0;
+        long long x = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (const std::out_of_range&) {
+          return "expected an integer in " + range + ", got " + v + " (too large)";
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (v.empty() || used != v.size()) return "expected an integer in " + range + ", got \"" + v + "\"";
+        if (x < lo || x > hi) return "expected an integer in " + range + ", got " + v;
+        return "";
+      },
+      "INT in " + range);
+}
+
+namespace {
+
+// "1K", "4M": a decimal or binary prefix without the B; the suggestion names both.
+std::string size_unit_hint(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  if (i == 0 || i + 1 != text.size()) return "";
+  const std::string num = text.substr(0, i);
+  const char p = text[i];
+  const std::string bin = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(p)))) + "iB";
+  const std::string dec = std::string(1, p == 'K' ? 'k' : static_cast<char>(std::toupper(static_cast<unsigned char>(p)))) + "B";
+  if (std::string("kKMGTP").find(p) == std::string::npos) return "";
+  return "; sizes need a unit: did you mean " + num + bin + " (binary) or " + num + dec + " (decimal)?";
+}
+
+}  // namespace
+
 double size_option(const std::string& text, const std::string& option) {
   double bytes = 0;
+  if (text.find(':') != std::string::npos || text.find(',') != std::string::npos)
+    throw UsageError(option + ": expected one size (e.g. 184MiB), got \"" + text +
+                     "\" (ranges and lists are for ffsim collective --size)");
   try {
     bytes = parse_size(text).si();
   } catch (const ValueError& e) {
+    const std::string hint = size_unit_hint(text);
+    if (!hint.empty()) throw UsageError(option + ": unknown size unit in \"" + text + "\"" + hint);
     throw UsageError(option + ": " + e.what());
   }
   if (bytes < 0) throw UsageError(option + " must not be negative");
@@ -82,20 +133,96 @@ void register_kinds(Context& ctx) {
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }
 
+namespace {
+
+bool is_flag(const CLI::Option* o) { return o->get_items_expected_max() == 0; }
+
+// Checks CLI11 leaves to the commands, or words badly, made on the arguments before it parses
+// them: an unknown subcommand (with did-you-mean), an empty value ("--holdout ''", which would
+// read as unset or 0), an option given twice (the first value would be dropped).
+void check_arguments(const CLI::App& app, const Context& ctx, int argc, char** argv) {
+  const CLI::App* cur = &app;
+  std::map<const CLI::Option*, std::vector<std::string>> seen;
+  std::size_t positional = 0;
+  auto expectation = [&](const CLI::Option* o) {
+    const auto it = ctx.expected.find(o);
+    if (it != ctx.expected.end()) return it->second;
+    const std::string t = o->get_type_name();
+    if (t.rfind("INT", 0) == 0 || t.rfind("UINT", 0) == 0) return std::string("an integer");
+    if (t.rfind("FLOAT", 0) == 0) return std::string("a number");
+    return std::string("a value");
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t == "--") break;  // the rest is positional: CLI11's own checks
+    if (t.size() > 1 && t[0] == '-' && !std::isdigit(static_cast<unsigned char>(t[1]))) {
+      const auto eq = t.find('=');
+      const std::string name = t.substr(0, eq);
+      const CLI::Option* o = cur->get_option_no_throw(name);
+      if (!o && cur != &app) o = app.get_option_no_throw(name);  // global options may follow the subcommand
+      if (!o || is_flag(o)) continue;  // an unknown option: CLI11 names it
+      std::string v;
+      if (eq != std::string::npos) v = t.substr(eq + 1);
+      else if (i + 1 < argc) v = argv[++i];
+      else continue;  // a missing value: CLI11 says so
+      if (v.empty()) throw UsageError(name + ": expected " + expectation(o) + ", got an empty value");
+      auto& vs = seen[o];
+      vs.push_back(v);
+      if (vs.size() == 2 && o->get_items_expected_max() == 1)
+        throw UsageError(name + " is given twice (" + vs[0] + " and " + vs[1] + "); give it once" +
+                         (expectation(o).find("list") == std::string::npos
+                              ? ""
+                              : " (a list is one comma-separated value: " + name + " " + vs[0] + "," + vs[1] + ")"));
+      continue;
+    }
+    if (cur == &app) {  // the root takes no positionals: this is the subcommand
+      const auto subs = app.get_subcommands([](const CLI::App*) { return true; });
+      std::vector<std::string> names;
+      for (const auto* s : subs) {
+        names.push_back(s->get_name());
+        if (s->get_name() == t) cur = s;
+      }
+      if (cur == &app)
+        throw UsageError("unknown subcommand \"" + t + "\"" + did_you_mean(t, names) + "; subcommands: " + join(names));
+      continue;
+    }
+    const auto pos = cur->get_options([](const CLI::Option* o) { return !o->nonpositional(); });
+    const CLI::Option* p = pos.empty() ? nullptr : pos[std::min(positional, pos.size() - 1)];
+    ++positional;
+    if (t.empty() && p)
+      throw UsageError(cur->get_name() + " " + p->get_name() + ": expected " + expectation(p) + ", got an empty argument");
+  }
+}
+
+}  // namespace
+
 int run(int argc, char** argv) {
   Context ctx;
   register_kinds(ctx);
   sim::register_simgrid_engine(eval::engines());
   CLI::App app{"ffsim: what-if simulator and capacity planner for GPU training clusters", "ffsim"};
+  // CLI11's messages in ffsim's form (before the subcommands are added: they copy it).
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string msg = e.what();
+    if (msg == "A subcommand is required") {
+      std::vector<std::string> names;
+      for (const auto* s : a->get_subcommands([](const CLI::App*) { return true; })) names.push_back(s->get_name());
+      msg += ": one of " + join(names);
+    }
+    return "ffsim: " + msg + "\nRun with --help for more information.\n";
+  });
   app.set_version_flag("--version", std::string("ffsim ") + version());
   app.require_subcommand(1);
   app.fallthrough();  // global options (--models, --calibration) may also follow the subcommand
   const char* env = std::getenv("FFSIM_MODELS");
   ctx.models_dir = env && *env ? env : FFSIM_DEFAULT_MODELS_DIR;
-  app.add_option("--models", ctx.models_dir, "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)");
-  app.add_option("--calibration", ctx.calibration,
-                 "Calibration file (ffsim calibrate): run with its fitted values instead of the published ones")
-      ->check(CLI::ExistingFile);
+  ctx.expects(app.add_option("--models", ctx.models_dir,
+                              "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)"),
+              "a folder");
+  ctx.expects(app.add_option("--calibration", ctx.calibration,
+                             "Calibration file (ffsim calibrate): run with its fitted values instead of the published ones")
+                  ->check(CLI::ExistingFile),
+              "a calibration file");
 
   setup_models(app, ctx);
   setup_check(app, ctx);
@@ -107,6 +234,12 @@ int run(int argc, char** argv) {
   setup_validate(app, ctx);
   setup_train(app, ctx);
 
+  try {
+    check_arguments(app, ctx, argc, argv);
+  } catch (const UsageError& e) {
+    std::cerr << "ffsim: " << e.what() << "\nRun with --help for more information.\n";
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -14,6 +14,8 @@
 #include "cli/calib_report.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/spell.hpp"
+#include "hw/parse.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
@@ -157,6 +159,12 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
   const config::Catalog& cat = ctx.published_catalog();
+  if (!cat.find(hw::kNode, a.node)) {
+    const auto valid = cat.names(hw::kNode);
+    throw UsageError("--node: unknown node model \"" + a.node + "\"" + did_you_mean(a.node, valid) + "; valid: " + join(valid));
+  }
+  if (!a.name.empty() && !config::is_snake_case(a.name))
+    throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const calib::BenchModel m = calib::make_bench_model(cat, a.node);
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) files.push_back(calib::load_measurement(f));
@@ -206,10 +214,14 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
 void setup_calibrate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON)");
   auto a = std::make_shared<CalibrateArgs>();
-  sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile);
-  sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required();
-  sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)")->required();
-  sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)");
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile),
+              "a measurement file");
+  ctx.expects(sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required(),
+              "a node model name");
+  ctx.expects(sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)")->required(),
+              "a file name");
+  ctx.expects(sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)"),
+              "a snake_case name ([a-z][a-z0-9_]*)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";
     for (const auto& f : a->files) a->command += " " + f;

@@ -75,7 +75,8 @@ void setup_check(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("check", "Validate scenarios and catalog models without simulating");
   auto files = std::make_shared<std::vector<std::string>>();
   auto quiet = std::make_shared<bool>(false);
-  sub->add_option("files", *files, "Scenario or model JSON files")->required()->check(CLI::ExistingFile);
+  ctx.expects(sub->add_option("files", *files, "Scenario or model JSON files")->required()->check(CLI::ExistingFile),
+              "a scenario or model file");
   sub->add_flag("-q,--quiet", *quiet, "Print nothing when everything is valid");
   sub->callback([&ctx, files, quiet] { ctx.action = [&ctx, files, quiet] { return run_check(ctx, *files, *quiet); }; });
 }

@@ -49,9 +49,12 @@ std::vector<std::string> split_list(const std::string& s, const std::string& opt
   std::string x;
   while (std::getline(ss, x, ',')) v.push_back(x);
   if (!s.empty() && s.back() == ',') v.emplace_back();
-  for (const auto& item : v)
-    if (item.empty())
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i].empty())
       throw UsageError(option + ": empty item in \"" + s + "\" (expected a comma-separated list without empty items)");
+    if (option != "--size" && std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) != v.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError(option + ": " + v[i] + " appears twice in \"" + s + "\"; give each once");
+  }
   if (v.empty()) throw UsageError(option + ": expected at least one item");
   return v;
 }
@@ -105,19 +108,30 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
 }
 
 int run_collective(Context& ctx, const CollArgs& a) {
+  if (a.explain && a.json)
+    throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
+                     "--json (drop one)");
   const auto algos = split_list(a.algos, "--algo");
   for (const auto& x : algos)
     if (!coll::algorithms().find(x)) throw UsageError("--algo: " + coll::algorithms().unknown_message(x));
   std::vector<int> gpus;
   for (const auto& x : split_list(a.gpus, "--gpus")) {
+    constexpr long long kMax = 1LL << 24;
+    std::size_t used = 0;
+    long long v = 0;
+    bool too_large = false;
     try {
-      std::size_t used = 0;
-      const int v = std::stoi(x, &used);
-      if (used != x.size() || v < 1) throw std::invalid_argument(x);
-      gpus.push_back(v);
+      v = std::stoll(x, &used);
+    } catch (const std::out_of_range&) {
+      too_large = x.find('-') == std::string::npos;
+      used = too_large ? x.size() : 0;
     } catch (const std::exception&) {
-      throw UsageError("--gpus: expected a comma-separated list of positive integers, got \"" + x + "\"");
+      used = 0;
     }
+    if (used != x.size() || (!too_large && v < 1))
+      throw UsageError("--gpus: expected a comma-separated list of positive integers, got \"" + x + "\"");
+    if (too_large || v > kMax) throw UsageError("--gpus: " + x + " GPUs is too large (at most " + fmt_int(kMax) + ")");
+    gpus.push_back(static_cast<int>(v));
   }
   const std::vector<double> sizes = size_list(a.size);
   const std::vector<std::string> engines{"analytic", "fluid", "fluid-full", "fluid-eager", "simgrid"};
@@ -329,22 +343,30 @@ int run_collective(Context& ctx, const CollArgs& a) {
 void setup_collective(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("collective", "Allreduce algorithms on the simulated cluster: time, algbw, busbw, bound");
   auto a = std::make_shared<CollArgs>();
-  sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
-  sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names()));
-  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)");
-  sub->add_option("--size", a->size,
-                  "Bytes per GPU (default 184MiB); a comma-separated list, and FIRST:LAST for every FIRST x 2^k up to LAST "
-                  "(nccl-tests' -b FIRST -e LAST -f 2), e.g. 1MiB:1GiB");
-  sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid");
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile),
+              "a scenario file");
+  ctx.expects(sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names())),
+              "a comma-separated list of algorithms (" + join(coll::algorithms().names()) + ")");
+  ctx.expects(sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)"),
+              "a comma-separated list of positive GPU counts");
+  ctx.expects(sub->add_option("--size", a->size,
+                              "Bytes per GPU (default 184MiB); a comma-separated list, and FIRST:LAST for every FIRST x 2^k up "
+                              "to LAST (nccl-tests' -b FIRST -e LAST -f 2), e.g. 1MiB:1GiB"),
+              "a size with a unit (e.g. 184MiB), a list or a range FIRST:LAST");
+  ctx.expects(sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid"),
+              "analytic, fluid, fluid-full, fluid-eager or simgrid");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
-  sub->add_flag("--json", a->json, "Machine-readable output");
-  sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling");
+  sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
+  sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling (not with --json)");
   sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
-  sub->add_option("--threads", a->threads,
-                  "Simulate the rows on this many threads at once (fluid engines; default: the machine's hardware "
-                  "threads; the results do not depend on it)")
-      ->check(CLI::Range(1, 4096));
-  sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)");
+  ctx.expects(sub->add_option("--threads", a->threads,
+                              "Simulate the rows on this many threads at once (fluid engines; default: the machine's hardware "
+                              "threads; the results do not depend on it)")
+                  ->check(int_in(1, 4096)),
+              "an integer in [1, 4096]");
+  ctx.expects(sub->add_option("--trace", a->trace,
+                              "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)"),
+              "a file name");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_collective(ctx, *a); }; });
 }
 

@@ -7,7 +7,9 @@
 #include "calib/calibration_file.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
+#include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/spell.hpp"
 #include "hw/parse.hpp"
 #include "plan/prices.hpp"
 #include "report/table.hpp"
@@ -171,11 +173,13 @@ void setup_models(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("models", "List the hardware catalog with key facts");
   auto kind = std::make_shared<std::string>();
   auto sources = std::make_shared<bool>(false);
-  sub->add_option("--kind", *kind, "Only this kind (gpu, cpu, nic, switch, node, price_book, nn_model, compute_model, calibration, ...)");
+  ctx.expects(sub->add_option("--kind", *kind,
+                              "Only this kind (gpu, cpu, nic, switch, node, price_book, nn_model, compute_model, calibration, ...)"),
+              "a model kind (" + join(ctx.kind_names()) + ")");
   sub->add_flag("--sources", *sources, "Also list every fact with its source");
   sub->callback([&ctx, kind, sources] {
     ctx.action = [&ctx, kind, sources] {
-      if (!kind->empty()) (void)ctx.kinds.get(*kind);
+      if (!kind->empty() && !ctx.kinds.find(*kind)) throw UsageError("--kind: " + ctx.kinds.unknown_message(*kind));
       return run_models(ctx, *kind, *sources);
     };
   });

@@ -27,20 +27,51 @@ struct NetArgs {
   int senders = 64;
   int clients = 0;
   bool json = false;
+  bool size_given = false, senders_given = false, clients_given = false;  ///< on the command line
 };
+
+// What the scenario lacks for test `t`, or "" when the test applies. A scenario without it is
+// valid; the test does not apply to it (a usage error naming the scenario file).
+std::string not_applicable(const std::string& t, const plan::ScenarioSpec& sc) {
+  const bool storage = sc.cluster.storage && sc.cluster.storage->count > 0;
+  if ((t == "pingpong" || t == "bandwidth" || t == "isolation") && sc.cluster.nodes < 2)
+    return "has " + std::to_string(sc.cluster.nodes) + " GPU node; " + t + " runs between 2 GPU nodes";
+  if (t == "storage-read" && !storage) return "has no storage nodes (cluster.storage); storage-read reads from them";
+  if (t == "isolation" && !storage)
+    return "has no storage nodes (cluster.storage); isolation's checkpoint storm writes to them";
+  return "";
+}
 
 int run_net(Context& ctx, const NetArgs& a) {
   const auto& t = plan::net_tests();
   if (std::find(t.begin(), t.end(), a.test) == t.end())
     throw UsageError("unknown net test \"" + a.test + "\"" + did_you_mean(a.test, t) + "; valid: " + join(t));
+  // Options the chosen test does not use: an error, not ignored.
+  if (a.test != "storage-read") {
+    if (a.senders_given) throw UsageError("--senders: only storage-read uses it (the test is " + a.test + ")");
+    if (a.clients_given) throw UsageError("--clients: only storage-read uses it (the test is " + a.test + ")");
+  }
+  if (a.test == "pingpong" && a.size_given)
+    throw UsageError("--size: pingpong measures the latency of 8-byte messages; use the bandwidth test for a size");
   plan::NetOptions opt;
   opt.bytes = size_option(a.size);
   if (opt.bytes <= 0) throw UsageError("--size must be positive");
   opt.senders_per_client = a.senders;
   opt.clients = a.clients;
   const auto* entry = eval::engines().find(a.engine);
-  if (!entry) throw UsageError(eval::engines().unknown_message(a.engine));
+  if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  const std::string why = not_applicable(a.test, sc);
+  if (!why.empty()) throw UsageError("net " + a.test + ": " + a.scenario + " " + why);
+  if (a.test == "storage-read") {
+    const int storage = sc.cluster.storage->count;
+    if (a.clients_given && a.clients > sc.cluster.nodes)
+      throw UsageError("--clients " + std::to_string(a.clients) + ": " + a.scenario + " has " + fmt_int(sc.cluster.nodes) +
+                       " GPU nodes; give at most " + std::to_string(sc.cluster.nodes) + " (default: all)");
+    if (a.senders_given && a.senders > storage)
+      throw UsageError("--senders " + std::to_string(a.senders) + ": " + a.scenario + " has " + fmt_int(storage) +
+                       " storage nodes, and a client reads from each at most once; give at most " + std::to_string(storage));
+  }
   auto engine = entry->factory();
   const plan::NetReport r = plan::run_net_test(a.test, sc, *engine, a.engine, opt);
   if (a.json) {
@@ -90,15 +121,30 @@ int run_net(Context& ctx, const NetArgs& a) {
 void setup_net(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("net", "Microbenchmarks of the simulated machine: " + join(plan::net_tests()));
   auto a = std::make_shared<NetArgs>();
-  sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
-  sub->add_option("test", a->test, "One of: " + join(plan::net_tests()))->required();
-  sub->add_option("--engine", a->engine, "analytic (default) or simgrid");
-  sub->add_option("--size", a->size, "Transfer size (default 184MiB); storage-read: bytes per client");
-  sub->add_option("--senders", a->senders, "storage-read: concurrent senders per client (request-to-send cap)")
-      ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")->check(CLI::Range(0, 1 << 24));
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile),
+              "a scenario file");
+  ctx.expects(sub->add_option("test", a->test, "One of: " + join(plan::net_tests()))->required(),
+              "one of " + join(plan::net_tests()));
+  ctx.expects(sub->add_option("--engine", a->engine, "analytic (default) or simgrid"), "analytic or simgrid");
+  auto* size = ctx.expects(sub->add_option("--size", a->size,
+                                           "Transfer size (default 184MiB); storage-read: bytes per client (not for pingpong: "
+                                           "8-byte messages)"),
+                           "a size with a unit (e.g. 184MiB)");
+  auto* senders = ctx.expects(sub->add_option("--senders", a->senders,
+                                              "storage-read: concurrent senders per client (request-to-send cap; default 64, "
+                                              "at most the storage nodes)")
+                                  ->check(int_in(1, 1 << 20)),
+                              "an integer in [1, 1048576]");
+  auto* clients = ctx.expects(sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")
+                                  ->check(int_in(1, 1 << 24)),
+                              "an integer in [1, 16777216]");
   sub->add_flag("--json", a->json, "Machine-readable output");
-  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_net(ctx, *a); }; });
+  sub->callback([&ctx, a, size, senders, clients] {
+    a->size_given = size->count() > 0;
+    a->senders_given = senders->count() > 0;
+    a->clients_given = clients->count() > 0;
+    ctx.action = [&ctx, a] { return run_net(ctx, *a); };
+  });
 }
 
 }  // namespace ffsim::cli

@@ -31,6 +31,7 @@ struct PlanArgs {
   std::string precision = "tf32";
   std::string sweep;
   bool timing = false;
+  bool precision_given = false;  ///< --precision on the command line (else the default)
 };
 
 constexpr double kTera = 1e12;
@@ -45,6 +46,19 @@ std::string amount(double v) {
   return fmt_g(v, 3);
 }
 std::string percent(double fraction) { return fmt_f(100.0 * fraction, 1) + "%"; }
+
+// The precision must be one the scenario's GPU model has a rate for: a usage error naming
+// --precision (the scenario is valid; the option asks for what it does not have).
+void check_precision(const plan::ScenarioSpec& s, const PlanArgs& a) {
+  const auto& g = s.cluster.node.gpus.front().gpu;
+  if (g.compute.count(a.precision)) return;
+  std::vector<std::string> have;
+  for (const auto& [p, r] : g.compute) have.push_back(p);
+  throw UsageError("--precision " + a.precision + (a.precision_given ? "" : " (the default)") + ": GPU model " + g.name +
+                   " of " + s.file + " has no " + a.precision + " rate; " +
+                   (have.empty() ? std::string("it has no compute rates at all (a device that only copies), so plan cannot rate it")
+                                 : "valid: " + join(have)));
+}
 
 // Builds the scenario's fabric, with the generator's reason as a ConfigError at /fabric (as `check`).
 plan::DesignPlan plan_or_fail(const plan::ScenarioSpec& s, const plan::PlanOptions& o) {
@@ -332,6 +346,7 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
   for (const auto& f : a.files) {
     const config::Document doc = config::load_scenario(f);
     const plan::ScenarioSpec base = plan::parse_scenario(doc, ctx.catalog(), /*check_fit=*/false);
+    check_precision(base, a);
     plan::Knob k = plan::parse_knob(a.sweep, doc);
     auto rows = plan::sweep(doc, ctx.catalog(), k, o);
     results.push_back(Result{base.name, base.fabric.design->summary(), std::move(k), std::move(rows)});
@@ -381,19 +396,27 @@ int run_plan(Context& ctx, const PlanArgs& a) {
   using Clock = std::chrono::steady_clock;
   plan::PlanOptions o;
   o.precision = a.precision;
-  if (!a.sweep.empty()) return run_sweep(ctx, a, o);
+  if (!a.sweep.empty()) {
+    if (!a.baseline.empty())
+      throw UsageError("--baseline: a sweep compares no designs (it plans one scenario per value); drop --baseline or --sweep");
+    if (a.timing) throw UsageError("--timing: times the side-by-side plan's phases, not a sweep; drop --timing or --sweep");
+    return run_sweep(ctx, a, o);
+  }
 
   const auto t0 = Clock::now();
   const config::Catalog& cat = ctx.catalog();
   const auto t1 = Clock::now();
   std::vector<plan::ScenarioSpec> specs;
   for (const auto& f : a.files) specs.push_back(plan::load_scenario(f, cat, /*check_fit=*/false));
+  for (const auto& s : specs) check_precision(s, a);
   const auto t2 = Clock::now();
   std::vector<plan::DesignPlan> ds;
   for (const auto& s : specs) ds.push_back(plan_or_fail(s, o));
   const auto t3 = Clock::now();
 
   std::size_t b = ds.size() - 1;  // the reference design: the last one unless --baseline names another
+  if (!a.baseline.empty() && ds.size() == 1)
+    throw UsageError("--baseline: one design has nothing to compare with; give two or more scenarios");
   if (!a.baseline.empty()) {
     std::vector<std::string> names;
     for (const auto& d : ds) names.push_back(d.name);
@@ -438,18 +461,25 @@ void setup_plan(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "plan", "Capacity plan: switches, cables, optics, cost, power and cost-performance of designs side by side");
   auto a = std::make_shared<PlanArgs>();
-  sub->add_option("scenarios", a->files, "Scenario JSON files (one column each)")->required()->check(CLI::ExistingFile);
+  ctx.expects(sub->add_option("scenarios", a->files, "Scenario JSON files (one column each)")->required()->check(CLI::ExistingFile),
+              "a scenario file");
   auto* json = sub->add_flag("--json", a->json, "JSON: an array with one object per design (or per sweep value)");
   auto* csv = sub->add_flag("--csv", a->csv, "CSV of the same table");
   json->excludes(csv);
-  sub->add_option("--baseline", a->baseline, "The design the others are compared with (default: the last one)");
-  sub->add_option("--precision", a->precision, "GEMM precision that measures performance (default: tf32)")
-      ->check(CLI::IsMember(hw::precisions()));
-  sub->add_option("--sweep", a->sweep,
-                  "Sweep one knob: NAME=START:STOP:STEP or NAME=V1,V2 (gpus, nodes, storage, or a path such as "
-                  "fabric.oversubscription)");
+  ctx.expects(sub->add_option("--baseline", a->baseline, "The design the others are compared with (default: the last one)"),
+              "the name of one of the designs");
+  auto* precision = sub->add_option("--precision", a->precision, "GEMM precision that measures performance (default: tf32)")
+                        ->check(CLI::IsMember(hw::precisions()));
+  ctx.expects(precision, "one of " + join(hw::precisions()));
+  ctx.expects(sub->add_option("--sweep", a->sweep,
+                              "Sweep one knob: NAME=START:STOP:STEP or NAME=V1,V2 (gpus, nodes, storage, or a path such as "
+                              "fabric.oversubscription)"),
+              "KNOB=START:STOP:STEP or KNOB=V1,V2,... (e.g. gpus=2000:32000:2000)");
   sub->add_flag("--timing", a->timing, "Print the time of each phase on stderr (for scripts/bench-plan.sh)");
-  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_plan(ctx, *a); }; });
+  sub->callback([&ctx, a, precision] {
+    a->precision_given = precision->count() > 0;
+    ctx.action = [&ctx, a] { return run_plan(ctx, *a); };
+  });
 }
 
 }  // namespace ffsim::cli

@@ -12,6 +12,8 @@
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "coll/collective.hpp"
+#include "config/reader.hpp"
+#include "core/error.hpp"
 #include "core/format.hpp"
 #include "plan/design.hpp"
 #include "plan/scenario.hpp"
@@ -26,7 +28,18 @@ namespace {
 struct SummaryArgs {
   std::string scenario;
   std::string against;
+  std::string workload;
 };
+
+// --against and --workload name scenarios; a catalog model (it has "kind") is a usage error, not
+// a bad scenario (the file is a valid model of another kind).
+void check_is_scenario(const std::string& file, const std::string& option) {
+  const config::Document d = config::Document::load(file, false);
+  const config::Reader r = d.root();
+  if (r.is_object() && r.has("kind") && r.child("kind").is_string())
+    throw UsageError(option + ": " + file + " is a catalog model (kind \"" + r.child("kind").as_string() +
+                     "\"), not a scenario; name a scenario file (scenarios/*.json)");
+}
 
 void cluster_section(const plan::ScenarioSpec& s) {
   const hw::ClusterSpec& c = s.cluster;
@@ -134,11 +147,26 @@ void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSp
                       const std::optional<plan::ScenarioSpec>& alt, const std::optional<Plans>& plans) {
   std::optional<train::WorkloadSpec> wl = s.workload;
   std::string from = s.file;
-  if (!wl) {
+  if (!a.workload.empty()) {
+    const plan::ScenarioSpec t = plan::load_scenario(a.workload, ctx.catalog());
+    if (!t.workload)
+      throw ConfigError(t.file, "", "--workload: this scenario has no \"workload\" section to run on " + s.name +
+                                        "'s cluster; name one that has (scenarios/train-*.json)");
+    wl = t.workload;
+    from = t.file;
+  } else if (!wl) {
     const auto path = std::filesystem::path(a.scenario).parent_path() / "train-vgg16-ddp.json";
-    if (!std::filesystem::exists(path)) return;
+    if (!std::filesystem::exists(path)) {
+      std::cout << "\nTraining step: not shown (" << s.file << " has no \"workload\" section and there is no " << path.string()
+                << " beside it; name a scenario with one: --workload scenarios/train-vgg16-ddp.json)\n";
+      return;
+    }
     const plan::ScenarioSpec t = plan::load_scenario(path.string(), ctx.catalog());
-    if (!t.workload) return;
+    if (!t.workload) {
+      std::cout << "\nTraining step: not shown (neither " << s.file << " nor " << t.file
+                << " has a \"workload\" section; name a scenario with one: --workload FILE)\n";
+      return;
+    }
     wl = t.workload;
     from = t.file;
   }
@@ -209,23 +237,35 @@ void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSp
 }
 
 int run_summary(Context& ctx, const SummaryArgs& a) {
+  // Every input is read before anything is printed: a bad --against fails with nothing on stdout.
   const plan::ScenarioSpec s = plan::load_scenario(a.scenario, ctx.catalog());
+  std::string against = a.against;
+  const auto dflt = std::filesystem::path(a.scenario).parent_path() / "dgx-a100-cluster.json";
+  const bool is_default = std::filesystem::path(a.scenario).filename() == "dgx-a100-cluster.json";
+  if (against.empty() && !is_default && std::filesystem::exists(dflt)) against = dflt.string();
+  std::optional<plan::ScenarioSpec> alt;
+  if (!against.empty()) {
+    check_is_scenario(against, "--against");
+    alt = plan::load_scenario(against, ctx.catalog());
+  }
+  if (!a.workload.empty()) check_is_scenario(a.workload, "--workload");
+
   std::cout << "Scenario " << s.name << " (" << s.file << ")\n";
   if (!s.description.empty()) std::cout << "  " << s.description << "\n";
   cluster_section(s);
-  std::string against = a.against;
-  if (against.empty()) {
-    const auto dflt = std::filesystem::path(a.scenario).parent_path() / "dgx-a100-cluster.json";
-    if (std::filesystem::exists(dflt) && std::filesystem::path(a.scenario).filename() != "dgx-a100-cluster.json")
-      against = dflt.string();
-  }
-  std::optional<plan::ScenarioSpec> alt;
   std::optional<Plans> plans;
-  if (!against.empty()) {
-    alt = plan::load_scenario(against, ctx.catalog());
+  if (alt) {
     plans = plan_section(s, *alt);
+  } else if (is_default) {
+    std::cout << "\nCapacity plan: not shown (this is the default design to compare with; name another with --against FILE)\n";
+  } else {
+    std::cout << "\nCapacity plan against another design: not shown (no dgx-a100-cluster.json beside " << s.file
+              << "; name one with --against scenarios/dgx-a100-cluster.json)\n";
   }
   if (!s.cluster.node.nics.empty() && s.cluster.nodes > 1) collective_section(ctx, s);
+  else
+    std::cout << "\nAllreduce across nodes: not shown (the cluster has " << (s.cluster.nodes > 1 ? "no NICs" : "one GPU node")
+              << "; ffsim collective runs collectives inside a node)\n";
   training_section(ctx, a, s, alt, plans);
   return kOk;
 }
@@ -235,9 +275,16 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
 void setup_summary(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("summary", "The main job: a scenario's cluster, its plan, HFReduce vs NCCL, a training step");
   auto a = std::make_shared<SummaryArgs>();
-  sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile);
-  sub->add_option("--against", a->against, "Design to compare with (default: dgx-a100-cluster.json beside the scenario)")
-      ->check(CLI::ExistingFile);
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile),
+              "a scenario file");
+  ctx.expects(sub->add_option("--against", a->against, "Design to compare with (default: dgx-a100-cluster.json beside the scenario)")
+                  ->check(CLI::ExistingFile),
+              "a scenario file");
+  ctx.expects(sub->add_option("--workload", a->workload,
+                              "Scenario whose \"workload\" the training step runs (default: the scenario's own, else "
+                              "train-vgg16-ddp.json beside it)")
+                  ->check(CLI::ExistingFile),
+              "a scenario file with a \"workload\" section");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_summary(ctx, *a); }; });
 }
 

@@ -1,6 +1,7 @@
 // `ffsim train <scenario>`: one simulated training step per GPU count: step time, throughput,
 // scaling efficiency, breakdown (compute, exposed communication, pipeline bubble) and MFU.
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -44,18 +45,30 @@ struct TrainArgs {
 };
 
 std::vector<int> parse_gpus(const std::string& s) {
+  constexpr long kMax = 1L << 24;
   std::vector<int> out;
   std::stringstream ss(s);
   std::string item;
   while (std::getline(ss, item, ',')) {
+    std::size_t used = 0;
+    long v = 0;
+    bool too_large = false;
     try {
-      std::size_t used = 0;
-      const long v = std::stol(item, &used);
-      if (used != item.size() || v <= 0 || v > (1L << 24)) throw std::invalid_argument(item);
-      out.push_back(static_cast<int>(v));
+      v = std::stol(item, &used);
+    } catch (const std::out_of_range&) {
+      too_large = item.find('-') == std::string::npos;
+      used = too_large ? item.size() : 0;
+      v = too_large ? kMax + 1 : 0;
     } catch (const std::exception&) {
-      throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\"");
+      used = 0;
     }
+    if (used != item.size() || item.empty() || v <= 0)
+      throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\"");
+    if (too_large || v > kMax)
+      throw UsageError("--gpus: " + item + " GPUs is too large (at most " + fmt_int(kMax) + ")");
+    if (std::find(out.begin(), out.end(), static_cast<int>(v)) != out.end())
+      throw UsageError("--gpus: " + item + " appears twice in \"" + s + "\"; give each GPU count once");
+    out.push_back(static_cast<int>(v));
   }
   if (!s.empty() && s.back() == ',')
     throw UsageError("--gpus: expected a comma-separated list of positive GPU counts, got \"" + s + "\" (a trailing comma)");
@@ -66,8 +79,10 @@ std::vector<int> parse_gpus(const std::string& s) {
 std::string pct(double f) { return fmt_f(100 * f, 1) + "%"; }
 
 int run_train(Context& ctx, const TrainArgs& a) {
+  if (a.trace_gpus > 0 && a.trace.empty())
+    throw UsageError("--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
   const auto* entry = eval::engines().find(a.engine);
-  if (!entry) throw UsageError(eval::engines().unknown_message(a.engine));
+  if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
@@ -244,25 +259,36 @@ int run_train(Context& ctx, const TrainArgs& a) {
 void setup_train(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("train", "Simulate training steps (DDP, FSDP, pipeline, MoE) and their scaling");
   auto a = std::make_shared<TrainArgs>();
-  sub->add_option("scenario", a->scenario, "Scenario JSON file: the cluster, and the \"workload\" unless --workload names one")->required()->check(CLI::ExistingFile);
-  sub->add_option("--workload", a->workload,
-                  "Run the \"workload\" of this scenario (e.g. scenarios/train-vgg16-ddp.json) on the first "
-                  "scenario's cluster instead of its own")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the workload's)");
-  sub->add_option("--backend", a->backend, "Gradient reduction backend: " + join(train::backend_names()) +
-                                               " (default: the scenario's)");
-  sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives");
-  sub->add_option("--threads", a->threads,
-                  "Simulate a step's distinct collectives on this many threads at once (analytic engine; default: the "
-                  "machine's hardware threads; the results do not depend on it)")
-      ->check(CLI::Range(1, 4096));
-  sub->add_option("--collectives", a->collectives,
-                  "simulate (default: each distinct collective run on the engine, then a timed op), estimate "
-                  "(closed forms) or emit (each collective's whole schedule inside the step; small cases)");
-  sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of one step to this file");
-  sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first)")
-      ->check(CLI::Range(1, 1 << 24));
+  ctx.expects(sub->add_option("scenario", a->scenario,
+                              "Scenario JSON file: the cluster, and the \"workload\" unless --workload names one")
+                  ->required()
+                  ->check(CLI::ExistingFile),
+              "a scenario file");
+  ctx.expects(sub->add_option("--workload", a->workload,
+                              "Run the \"workload\" of this scenario (e.g. scenarios/train-vgg16-ddp.json) on the first "
+                              "scenario's cluster instead of its own")
+                  ->check(CLI::ExistingFile),
+              "a scenario file with a \"workload\" section");
+  ctx.expects(sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the workload's)"),
+              "a comma-separated list of positive GPU counts");
+  ctx.expects(sub->add_option("--backend", a->backend,
+                              "Gradient reduction backend: " + join(train::backend_names()) + " (default: the scenario's)"),
+              "one of " + join(train::backend_names()));
+  ctx.expects(sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives"),
+              "analytic or simgrid");
+  ctx.expects(sub->add_option("--threads", a->threads,
+                              "Simulate a step's distinct collectives on this many threads at once (analytic engine; "
+                              "default: the machine's hardware threads; the results do not depend on it)")
+                  ->check(int_in(1, 4096)),
+              "an integer in [1, 4096]");
+  ctx.expects(sub->add_option("--collectives", a->collectives,
+                              "simulate (default: each distinct collective run on the engine, then a timed op), estimate "
+                              "(closed forms) or emit (each collective's whole schedule inside the step; small cases)"),
+              "simulate, estimate or emit");
+  ctx.expects(sub->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace of one step to this file"), "a file name");
+  ctx.expects(sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first; needs --trace)")
+                  ->check(int_in(1, 1 << 24)),
+              "an integer in [1, 16777216]");
   sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
   sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
   sub->add_flag("--json", a->json, "Machine-readable output");

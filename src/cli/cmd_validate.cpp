@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -72,9 +73,12 @@ struct Mape {
 std::string pct(double v) { return std::isnan(v) ? "-" : fmt_f(100 * v, 1) + "%"; }
 
 int run_validate(Context& ctx, ValidateArgs a) {
+  if (!a.calibration.empty() && !ctx.calibration.empty() && a.calibration != ctx.calibration)
+    throw UsageError("--calibration is given twice (" + ctx.calibration + " before validate, " + a.calibration +
+                     " after it); give it once");
   if (a.calibration.empty()) a.calibration = ctx.calibration;
   if (a.calibration.empty()) throw UsageError("validate needs --calibration <file> (written by ffsim calibrate)");
-  if (!(a.holdout >= 0 && a.holdout < 1)) throw UsageError("--holdout must be in [0, 1), got " + fmt_g(a.holdout));
+  if (!(a.holdout >= 0 && a.holdout < 1)) throw UsageError("--holdout: expected a number in [0, 1), got " + fmt_g(a.holdout));
   if (a.engine != "both" && a.engine != "analytic" && a.engine != "simgrid")
     throw UsageError("--engine: expected analytic, simgrid or both, got \"" + a.engine + "\"");
   const calib::CalibrationFile cf = calib::load_calibration(a.calibration);
@@ -300,12 +304,27 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "validate", "Refit a calibration on training points and re-simulate the held-out measured runs (error per stage)");
   auto a = std::make_shared<ValidateArgs>();
-  sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile);
-  sub->add_option("--calibration", a->calibration, "Calibration file (ffsim calibrate); default: the global --calibration")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--holdout", a->holdout,
-                  "Fraction of each series' points held out, spread over its sizes (default 0.3; 0: every point in-sample)");
-  sub->add_option("--engine", a->engine, "analytic, simgrid or both (default) for the held-out points");
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile),
+              "a measurement file");
+  ctx.expects(sub->add_option("--calibration", a->calibration, "Calibration file (ffsim calibrate); default: the global --calibration")
+                  ->check(CLI::ExistingFile),
+              "a calibration file");
+  const CLI::Validator holdout(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || std::isnan(x)) return "expected a number in [0, 1), got \"" + v + "\"";
+        if (!(x >= 0 && x < 1)) return "expected a number in [0, 1), got " + v;
+        return "";
+      },
+      "FLOAT in [0, 1)");
+  ctx.expects(sub->add_option("--holdout", a->holdout,
+                              "Fraction of each series' points held out, spread over its sizes (default 0.3; 0: every point "
+                              "in-sample)")
+                  ->check(holdout),
+              "a number in [0, 1)");
+  ctx.expects(sub->add_option("--engine", a->engine, "analytic, simgrid or both (default) for the held-out points"),
+              "analytic, simgrid or both");
   sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   sub->add_flag("--all", a->all, "List the training points too");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });

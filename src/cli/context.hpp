@@ -13,6 +13,8 @@
 
 namespace CLI {
 class App;
+class Option;
+class Validator;
 }
 
 namespace ffsim::cli {
@@ -24,6 +26,10 @@ using KindValidator = std::function<void(const config::CatalogEntry&, const conf
 /// whole, non-negative number of bytes; anything else is a UsageError naming the option.
 double size_option(const std::string& text, const std::string& option = "--size");
 
+/// A CLI11 check that the value is an integer in [lo, hi]; its message is "expected an integer in
+/// [lo, hi], got "abc"" (CLI11 puts the option's name in front).
+CLI::Validator int_in(long long lo, long long hi);
+
 struct Context {
   std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
@@ -32,6 +38,11 @@ struct Context {
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.
   std::function<int()> action;
+  /// What each option's value is expected to be ("a number in [0, 1)"), for the messages of the
+  /// checks that run before CLI11 parses (an empty value); options without one are "a value".
+  std::map<const CLI::Option*, std::string> expected;
+  /// Records what `o` expects and returns it (for chaining in setup functions).
+  CLI::Option* expects(CLI::Option* o, std::string what);
 
   /// The catalog, loaded on first use, with the --calibration file's overrides applied.
   const config::Catalog& catalog();

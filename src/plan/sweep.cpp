@@ -124,6 +124,9 @@ Knob parse_knob(const std::string& text, const config::Document& doc) {
     k.path = split(k.name, '.');
     for (const auto& p : k.path)
       if (p.empty()) throw UsageError("--sweep: empty key in the knob path \"" + k.name + "\"");
+    // cluster.gpus and cluster.nodes are the gpus and nodes knobs: the other key goes.
+    if (k.path == std::vector<std::string>{"cluster", "gpus"}) k.clear = {{"cluster", "nodes"}};
+    if (k.path == std::vector<std::string>{"cluster", "nodes"}) k.clear = {{"cluster", "gpus"}};
   } else {
     for (const char* section : {"fabric", "cluster"}) {
       const auto sec = root.is_object() ? root.optional_child(section) : std::nullopt;
@@ -175,8 +178,18 @@ std::vector<SweepRow> sweep(const config::Document& doc, const config::Catalog& 
     try {
       s = parse_scenario(patch(doc, k, v), cat, /*check_fit=*/false);
     } catch (const ConfigError& e) {
-      // The value itself is rejected (a GPU count that is not a multiple of the node's): mark the row.
-      if (e.pointer().rfind(knob_pointer, 0) != 0) throw;
+      // The scenario itself parsed (the caller checked): the patch is what it rejects.
+      const bool at_knob = e.pointer() == knob_pointer || e.pointer().rfind(knob_pointer + "/", 0) == 0;
+      // Not a value the key takes at all (0 or -16 GPUs, 2.5 nodes, beyond the maximum): the
+      // reader's type and range errors, which all say "expected ...".
+      if (at_knob && e.message().rfind("expected ", 0) == 0)
+        throw UsageError("--sweep " + k.name + ": " + fmt_g(v, 10) + " is not a value " + k.pointer() + " takes: " + e.message());
+      // The knob does not apply to this scenario (a key its fabric does not have, a section it lacks).
+      if (!at_knob)
+        throw UsageError("--sweep " + k.name + "=" + fmt_g(v, 10) + " does not apply to " + e.file() + ": it is rejected at " +
+                         (e.pointer().empty() ? std::string("the document") : e.pointer()) + ": " + e.message());
+      // A value the key takes that this design cannot (a GPU count that is not a multiple of the
+      // node's): mark the row.
       row.note = "invalid: " + e.message();
       rows.push_back(std::move(row));
       continue;

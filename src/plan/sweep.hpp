@@ -41,10 +41,12 @@ struct SweepRow {
   std::string note;          ///< "does not fit: <reason>", "invalid: <reason>", "now 3 layers", ""
 };
 
-/// Plans `doc` at every value of the knob. A value the design cannot hold becomes a row marked
-/// "does not fit: <the generator's reason>"; a value the scenario rejects at the knob's own JSON
-/// pointer (e.g. GPUs that are not a multiple of the node's) a row marked "invalid: <reason>".
-/// Any other configuration error (a misspelt knob path, a missing price) is thrown.
+/// Plans `doc` (which must parse on its own) at every value of the knob. A value the design cannot
+/// hold becomes a row marked "does not fit: <the generator's reason>"; a value the scenario rejects
+/// at the knob's own JSON pointer for this design (e.g. GPUs that are not a multiple of the node's)
+/// a row marked "invalid: <reason>". A value the key never takes (the reader's "expected ..." type
+/// and range errors: 0 or -16 GPUs, beyond the maximum) and a knob the scenario rejects elsewhere
+/// (a key its fabric does not have) are UsageErrors naming --sweep.
 /// Rows where the layers, zones or planes change from the previous fitting row say so in `note`.
 [[nodiscard]] std::vector<SweepRow> sweep(const config::Document& doc, const config::Catalog& cat, const Knob& k,
                                           const PlanOptions& opt = {});
