@@ -387,6 +387,11 @@ def judge(cmd, rc, out, err, timed_out, workdir):
         # shrinks a cluster (a GPU deleted from a node model) makes --gpus N a usage error.
         if re.search(r"--gpus: \d+ exceeds the cluster's \d+ GPUs", err):
             return None
+        # plan rates a design at --precision (tf32 unless given): a GPU model without that rate
+        # (the emulated devices of the CI VMs, or a mutation that deleted it) is a usage error
+        # naming --precision and the file.
+        if re.search(r"--precision \w+( \(the default\))?: GPU model \w+ of \S+ has no \w+ rate", err):
+            return None
         return "SUSPICIOUS", "exit 2 (usage) on a configuration"
     if rc == 4:
         return "SUSPICIOUS", "exit 4 (simulation failure)"
