@@ -90,6 +90,9 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
   const int per = static_cast<int>(p.cluster().node.gpus.size());
   if (gpus % per != 0) throw UsageError("--cross-zone needs whole nodes: " + std::to_string(gpus) + " GPUs is not a multiple of " + std::to_string(per));
   const int nodes = gpus / per;
+  if (nodes < 2)
+    throw UsageError("--cross-zone: " + std::to_string(gpus) + " GPUs are one node, which sits in one zone; a group across "
+                     "two zones needs at least 2 nodes (" + std::to_string(2 * per) + " GPUs)");
   int second = -1;
   const auto* f = p.fabric();
   const int z0 = f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(0, p.nic_for(sched::Place::dram(0, 0)))))].zone;

@@ -88,7 +88,12 @@ int run_net(Context& ctx, const NetArgs& a) {
       w.field("bytes", row.bytes);
       w.field("time_s", row.seconds);
       w.field("rate_GBps", row.rate / 1e9);
-      w.field("bound_GBps", row.bound / 1e9);
+      if (row.bound > 0) {
+        w.field("bound_GBps", row.bound / 1e9);
+      } else {  // no bound for this case (the table prints "-")
+        w.key("bound_GBps");
+        w.null();
+      }
       w.field("bound", row.bound_name);
       w.field("limiter", row.limiter);
       w.end_object();

@@ -48,7 +48,8 @@ void Catalog::add_file(const std::string& path, const std::vector<std::string>& 
   if (!is_snake_case(name)) nr.fail("expected a snake_case name ([a-z][a-z0-9_]*), got \"" + name + "\"");
   const auto key = std::make_pair(kind, name);
   if (auto it = raw_.find(key); it != raw_.end())
-    nr.fail("duplicate " + kind + " name \"" + name + "\" (also defined in " + it->second.file + ")");
+    nr.fail("duplicate " + kind + " name \"" + name + "\" (also defined in " + it->second.file + "); names are unique " +
+            "across the catalog: rename one" + (kind == "calibration" ? std::string(" (ffsim calibrate --name NAME)") : std::string()));
   Raw raw{kind, name, r.string_or("description", ""), path, r.string_or("extends", ""), doc};
   raw_.emplace(key, std::move(raw));
 }
