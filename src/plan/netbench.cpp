@@ -91,24 +91,23 @@ NetReport p2p(const Ctx& c) {
   struct Case {
     std::string name;
     Place from, to;
-    double bound;
-    std::string bound_name;
+    std::string cap_name;  // what the path's rate cap is, when that binds
   };
   std::vector<Case> cases;
   if (G >= 2) cases.push_back({"GPU->GPU " + n.gpus[0].name + "->" + n.gpus[1].name, Place::gpu(0, 0), Place::gpu(0, 1),
-                               n.gpu_gpu_p2p_bandwidth.si(), "GPU peer-to-peer cap"});
+                               "GPU peer-to-peer cap"});
   if (G >= 8) {
     cases.push_back({"GPU->GPU across sockets " + n.gpus[0].name + "->" + n.gpus[4].name, Place::gpu(0, 0),
-                     Place::gpu(0, 4), n.gpu_gpu_p2p_bandwidth.si(), "GPU peer-to-peer cap"});
+                     Place::gpu(0, 4), "GPU peer-to-peer cap"});
     cases.push_back({"GPU->GPU same root port " + n.gpus[5].name + "->" + n.gpus[6].name, Place::gpu(0, 5),
-                     Place::gpu(0, 6), n.gpu_gpu_p2p_bandwidth.si(), "GPU peer-to-peer cap"});
+                     Place::gpu(0, 6), "GPU peer-to-peer cap"});
   }
   if (!n.nics.empty()) {
     const int j = c.p.nic_for(Place::gpu(0, G - 1));
     cases.push_back({"GPU->NIC " + n.gpus.back().name + "->" + n.nics[static_cast<std::size_t>(j)].name,
-                     Place::gpu(0, G - 1), Place::nic(0, j), n.gpu_nic_p2p_bandwidth.si(), "GPU<->NIC peer-to-peer cap"});
+                     Place::gpu(0, G - 1), Place::nic(0, j), "GPU<->NIC peer-to-peer cap"});
     cases.push_back({"NIC->GPU " + n.nics[static_cast<std::size_t>(j)].name + "->" + n.gpus.back().name,
-                     Place::nic(0, j), Place::gpu(0, G - 1), n.gpu_nic_p2p_bandwidth.si(), "GPU<->NIC peer-to-peer cap"});
+                     Place::nic(0, j), Place::gpu(0, G - 1), "GPU<->NIC peer-to-peer cap"});
   }
   for (const auto& k : cases) {
     Schedule s;
@@ -119,9 +118,9 @@ NetReport p2p(const Ctx& c) {
     // 2026-12-01 it was the node's PCIe peer-to-peer cap whatever the path, so NVLink and NVSwitch
     // transfers showed 1,498% of it.)
     const coll::Bound b = coll::bottleneck_bound(c.p, {{c.p.path_id(k.from, k.to), S}});
-    const bool cap = b.resource == eval::kLimitRateCap;
-    r.rows.push_back({k.name, S, res.ops[0].end, S / res.ops[0].end, b.time > 0 ? S / b.time : k.bound,
-                      cap ? k.bound_name : coll::bound_label(c.p, b.resource), limiter_name(c.p, why.ops[0].limiter)});
+    r.rows.push_back({k.name, S, res.ops[0].end, S / res.ops[0].end, b.time > 0 ? S / b.time : 0.0,
+                      b.resource == eval::kLimitRateCap ? k.cap_name : coll::bound_label(c.p, b.resource),
+                      limiter_name(c.p, why.ops[0].limiter)});
   }
   r.note = "one transfer at a time; NVLink, when the node has it, carries GPU->GPU";
   return r;
