@@ -198,6 +198,24 @@ Emitted no_traffic(sched::Schedule& s, const Group& g, double full, const Option
   return e;
 }
 
+namespace {
+// Resource r carrying `l` bytes binds if it takes longer than the bound so far. A bidirectional
+// cap binds only when these flows cross both directions of its port. Callers visit resources in
+// increasing id, so ties go to the lowest id.
+template <class LoadOf>
+void consider(Bound& b, const platform::Platform& p, std::uint32_t r, double l, const LoadOf& load_of) {
+  const platform::Resource& res = p.resource(r);
+  const double cap = res.kind == platform::ResourceKind::PcieBidir
+                         ? res.capacity_when(load_of(res.up) > 0, load_of(res.down) > 0)
+                         : res.capacity;
+  const double t = l / cap;
+  if (t > b.time * (1 + 1e-12)) {
+    b.time = t;
+    b.resource = r;
+  }
+}
+}  // namespace
+
 Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<std::uint32_t, double>>& path_bytes) {
   std::unordered_map<std::uint32_t, double> load;
   Bound b;
@@ -212,19 +230,23 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<
   // Deterministic: ties go to the lowest resource id.
   std::vector<std::pair<std::uint32_t, double>> v(load.begin(), load.end());
   std::sort(v.begin(), v.end());
-  for (const auto& [r, l] : v) {
-    // A bidirectional cap binds only when these flows cross both directions of its port.
-    const platform::Resource& res = p.resource(r);
-    const double cap = res.kind == platform::ResourceKind::PcieBidir
-                           ? res.capacity_when(load.count(res.up) > 0 && load.at(res.up) > 0,
-                                               load.count(res.down) > 0 && load.at(res.down) > 0)
-                           : res.capacity;
-    const double t = l / cap;
-    if (t > b.time * (1 + 1e-12)) {
-      b.time = t;
-      b.resource = r;
-    }
+  const auto load_of = [&](std::uint32_t r) {
+    const auto it = load.find(r);
+    return it == load.end() ? 0.0 : it->second;
+  };
+  for (const auto& [r, l] : v) consider(b, p, r, l, load_of);
+  return b;
+}
+
+Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& load, double cap_time) {
+  Bound b;
+  if (cap_time > 0) {
+    b.time = cap_time;
+    b.resource = eval::kLimitRateCap;
   }
+  const auto load_of = [&](std::uint32_t r) { return load[r]; };
+  for (std::uint32_t r = 0; r < load.size(); ++r)
+    if (load[r] > 0) consider(b, p, r, load[r], load_of);
   return b;
 }
 

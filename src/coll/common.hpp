@@ -96,6 +96,9 @@ struct Bound {
 };
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p,
                                      const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
+/// The same from bytes per resource id (Platform::PairLoads::load) and the flows' longest time at
+/// their own rate caps (0: none).
+[[nodiscard]] Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& load, double cap_time);
 [[nodiscard]] std::string bound_label(const platform::Platform& p, std::uint32_t resource);
 /// Bytes the flows put through GPU node `node`'s host memory (every DRAM resource of the node on
 /// their paths, summed).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/error.hpp"
 
@@ -169,6 +170,51 @@ Platform::NodeTemplate Platform::make_template(const hw::NodeSpec& n) {
   if (n.drives.count > 0) {
     t.disk_read = add("disk.read", "drives read", ResourceKind::Disk, n.drives.read_bandwidth.si() * n.drives.count);
     t.disk_write = add("disk.write", "drives write", ResourceKind::Disk, n.drives.write_bandwidth.si() * n.drives.count);
+  }
+  // How near each NIC is to each GPU in the PCIe tree: 2 per port their chains share, +1 on the
+  // same socket (nic_affinity, which nic_for and the PXN relay choice ask for every path).
+  const auto affinity = [&](int gpu, int nic) {
+    auto chain = [&](int port) {
+      std::vector<int> c;
+      for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) c.push_back(q);
+      return c;
+    };
+    const auto a = chain(t.gpu_port[static_cast<std::size_t>(gpu)]);
+    const auto c = chain(t.nic_port[static_cast<std::size_t>(nic)]);
+    if (a.empty() || c.empty()) return 0;  // a device without a port (none of the shipped nodes)
+    int shared = 0;
+    for (int q : a)
+      if (std::find(c.begin(), c.end(), q) != c.end()) ++shared;
+    const bool same_socket = t.port_socket[static_cast<std::size_t>(a.back())] == t.port_socket[static_cast<std::size_t>(c.back())];
+    return shared * 2 + (same_socket ? 1 : 0);
+  };
+  t.affinity.assign(n.gpus.size(), std::vector<int>(n.nics.size(), 0));
+  for (std::size_t g = 0; g < n.gpus.size(); ++g)
+    for (std::size_t j = 0; j < n.nics.size(); ++j) t.affinity[g][j] = affinity(static_cast<int>(g), static_cast<int>(j));
+  // Each GPU's own NIC: the nearest in the PCIe tree; GPUs that tie on one set of NICs spread
+  // over it in GPU order.
+  if (!t.compute_nics.empty()) {
+    const auto best_set = [&](std::size_t g) {
+      int best = -1;
+      std::vector<int> cands;
+      for (int j : t.compute_nics) {
+        const int sc = t.affinity[g][static_cast<std::size_t>(j)];
+        if (sc > best) {
+          best = sc;
+          cands = {j};
+        } else if (sc == best) {
+          cands.push_back(j);
+        }
+      }
+      return cands;
+    };
+    for (std::size_t g = 0; g < n.gpus.size(); ++g) {
+      const auto cands = best_set(g);
+      std::size_t rank = 0;  // position of this GPU among the GPUs that share its best NIC set
+      for (std::size_t h = 0; h < g; ++h)
+        if (best_set(h) == cands) ++rank;
+      t.gpu_nic.push_back(cands[rank % cands.size()]);
+    }
   }
   return t;
 }
@@ -448,18 +494,7 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
 }
 
 int Platform::nic_affinity(const NodeTemplate& t, int gpu, int nic) {
-  auto chain = [&](int port) {
-    std::vector<int> c;
-    for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) c.push_back(q);
-    return c;
-  };
-  const auto a = chain(t.gpu_port[static_cast<std::size_t>(gpu)]);
-  const auto c = chain(t.nic_port[static_cast<std::size_t>(nic)]);
-  int shared = 0;
-  for (int q : a)
-    if (std::find(c.begin(), c.end(), q) != c.end()) ++shared;
-  const bool same_socket = t.port_socket[static_cast<std::size_t>(a.back())] == t.port_socket[static_cast<std::size_t>(c.back())];
-  return shared * 2 + (same_socket ? 1 : 0);
+  return t.affinity[static_cast<std::size_t>(gpu)][static_cast<std::size_t>(nic)];
 }
 
 int Platform::nic_for(const Place& p, int plane) const {
@@ -495,35 +530,7 @@ int Platform::nic_for(const Place& p, int plane) const {
       if (t.port_socket[static_cast<std::size_t>(t.nic_port[static_cast<std::size_t>(j)])] == s) return j;
     return t.compute_nics.front();
   }
-  // The NIC nearest the GPU in the PCIe tree; GPUs that tie on one set of NICs spread over it.
-  auto score = [&](int gpu, int nic) { return nic_affinity(t, gpu, nic); };
-  int best = -1;
-  std::vector<int> cands;
-  for (int j : t.compute_nics) {
-    const int s = score(p.index, j);
-    if (s > best) {
-      best = s;
-      cands = {j};
-    } else if (s == best) {
-      cands.push_back(j);
-    }
-  }
-  int rank = 0;  // position of this GPU among the GPUs that share its best NIC set
-  for (int g = 0; g < p.index; ++g) {
-    int gbest = -1;
-    std::vector<int> gc;
-    for (int j : t.compute_nics) {
-      const int s = score(g, j);
-      if (s > gbest) {
-        gbest = s;
-        gc = {j};
-      } else if (s == gbest) {
-        gc.push_back(j);
-      }
-    }
-    if (gc == cands) ++rank;
-  }
-  return cands[static_cast<std::size_t>(rank) % cands.size()];
+  return t.gpu_nic[static_cast<std::size_t>(p.index)];  // the nearest in the PCIe tree (make_template)
 }
 
 int Platform::endpoint_of(const Place& nic) const {
@@ -543,6 +550,14 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
     return p;
   }
   FFSIM_ASSERT(fabric_ != nullptr, "inter-node transfer on a platform without a fabric");
+  const auto [na, nb] = net_nics(from, to);
+  send_side(from, na, p);
+  net_hops(from, na, to, nb, p);
+  recv_side(nb, to, p);
+  return p;
+}
+
+std::pair<int, int> Platform::net_nics(const Place& from, const Place& to) const {
   // NICs: GPU-node sides choose by affinity; a storage node uses the NIC in the peer's zone.
   int na = from.storage ? -1 : nic_for(from);
   int nb = to.storage ? -1 : nic_for(to);
@@ -560,23 +575,30 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
   };
   if (from.storage) na = storage_nic(from, to, nb);
   if (to.storage) nb = storage_nic(to, from, na);
+  if (!from.storage && !to.storage) na = send_nic(from, plane_of_nic(to.node, nb));
+  return {na, nb};
+}
+
+int Platform::plane_of_nic(int node, int nic) const {
+  return fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(Place::nic(node, nic)))].plane;
+}
+
+int Platform::send_nic(const Place& from, int plane) const {
   // Planes are separate fabrics (multi-plane, one NIC per GPU): when the two ends' own NICs sit in
   // different planes, the transfer leaves through the sender node's NIC in the receiver's plane,
   // the one nearest the sender (NCCL's PXN moves the data to that NIC's GPU over NVLink; here it
   // crosses the node's own interconnect to that NIC as a local path does).
-  if (!from.storage && !to.storage) {
-    const auto plane = [&](int node, int nic) {
-      return fabric_->endpoints()[static_cast<std::size_t>(endpoint_of(Place::nic(node, nic)))].plane;
-    };
-    if (const int pb = plane(to.node, nb); plane(from.node, na) != pb) {
-      const int alt = nic_for(from, pb);
-      if (alt >= 0) na = alt;
-    }
+  const int na = nic_for(from);
+  if (plane_of_nic(from.node, na) != plane) {
+    const int alt = nic_for(from, plane);
+    if (alt >= 0) return alt;
   }
+  return na;
+}
+
+void Platform::send_side(const Place& from, int na, Path& p) const {
   Place nic_a = Place::nic(from.node, na);
   nic_a.storage = from.storage;
-  Place nic_b = Place::nic(to.node, nb);
-  nic_b.storage = to.storage;
   // PXN (NCCL 2.12 on): a GPU whose NIC for this transfer sits farther in the PCIe tree than
   // another GPU it reaches over NVLink (an NVSwitch, or its bridge partner) hands the data to that
   // GPU, which sends it through the NIC: NVLink, then the nearer GPU's path to the NIC. On
@@ -605,13 +627,210 @@ Path Platform::compute_path(const Place& from, const Place& to) const {
   if (!(relay == from)) local_path(from, relay, p);
   if (!(relay == nic_a)) local_path(relay, nic_a, p);
   p.resources.push_back(base(nic_a) + static_cast<std::uint32_t>(tmpl(nic_a).nic_tx[static_cast<std::size_t>(na)]));
+}
+
+void Platform::net_hops(const Place& from, int na, const Place& to, int nb, Path& p) const {
+  Place nic_a = Place::nic(from.node, na);
+  nic_a.storage = from.storage;
+  Place nic_b = Place::nic(to.node, nb);
+  nic_b.storage = to.storage;
   const auto hops = fabric_->route(endpoint_of(nic_a), endpoint_of(nic_b));
   for (const auto& h : hops)
     p.resources.push_back(fabric_base_ + static_cast<std::uint32_t>(h.link) * 2 + (h.up ? 0U : 1U));
   p.latency += fabric_->route_latency(hops).si() + tmpl(nic_a).spec->nics[static_cast<std::size_t>(na)].nic.latency.si();
+}
+
+void Platform::recv_side(int nb, const Place& to, Path& p) const {
+  Place nic_b = Place::nic(to.node, nb);
+  nic_b.storage = to.storage;
   p.resources.push_back(base(nic_b) + static_cast<std::uint32_t>(tmpl(nic_b).nic_rx[static_cast<std::size_t>(nb)]));
   if (!(to == nic_b)) local_path(nic_b, to, p);
-  return p;
+}
+
+Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, double bytes) const {
+  PairLoads out;
+  out.load.assign(resources_.size(), 0.0);
+  const std::size_t n = ranks.size();
+  auto add = [&](const Path& path, double amount) {
+    for (std::uint32_t r : path.resources) out.load[r] += amount;
+    out.min_rate_cap = std::min(out.min_rate_cap, path.rate_cap);
+  };
+  auto note = [&](double latency, bool net) {
+    (net ? out.any_net : out.any_local) = true;
+    double& m = net ? out.max_net_latency : out.max_local_latency;
+    m = std::max(m, latency);
+  };
+  const bool storage = std::any_of(ranks.begin(), ranks.end(), [](const Place& x) { return x.storage; });
+  if (storage || fabric_ == nullptr) {
+    // Storage ranks pick their NIC by the peer's zone: one path per pair.
+    for (std::size_t a = 0; a < n; ++a)
+      for (std::size_t b = 0; b < n; ++b) {
+        if (a == b) continue;
+        const Path q = compute_path(ranks[a], ranks[b]);
+        add(q, bytes);
+        note(q.latency, ranks[a].node != ranks[b].node || ranks[a].storage != ranks[b].storage);
+      }
+    return out;
+  }
+  // Pairs inside a node: one local path each (a node holds a few ranks).
+  std::map<int, std::vector<std::size_t>> by_node;
+  for (std::size_t i = 0; i < n; ++i) by_node[ranks[i].node].push_back(i);
+  for (const auto& [node, members] : by_node)
+    for (std::size_t a : members)
+      for (std::size_t b : members) {
+        if (a == b) continue;
+        const Path q = compute_path(ranks[a], ranks[b]);
+        add(q, bytes);
+        note(q.latency, false);
+      }
+  if (by_node.size() < 2) return out;
+
+  // Between nodes, a pair's path is send_side(a, NIC for b's plane) + fabric + recv_side(b).
+  const auto& eps = fabric_->endpoints();
+  const std::size_t E = eps.size();
+  const auto K = static_cast<std::size_t>(nics_per_gpu_node_);
+  auto node_of_ep = [&](std::size_t e) { return static_cast<int>(e / K); };
+  auto nic_place = [&](int node, int nic) { return Place::nic(node, nic); };
+  std::vector<int> planes;  // distinct planes of the receivers' NICs, in order of first use
+  std::vector<int> plane_ix(E, -1);
+  std::vector<std::size_t> recv_count(E, 0);  // ranks receiving through each endpoint
+  std::vector<double> recv_lat(E, 0.0);
+  std::vector<std::size_t> plane_total;                   // receivers per plane
+  std::map<std::pair<int, int>, std::size_t> node_plane;  // receivers per (node, plane index)
+  Path q;
+  for (std::size_t b = 0; b < n; ++b) {
+    const Place& to = ranks[b];
+    const int nb = nic_for(to);
+    const auto e = static_cast<std::size_t>(endpoint_of(nic_place(to.node, nb)));
+    const int pl = eps[e].plane;
+    auto it = std::find(planes.begin(), planes.end(), pl);
+    if (it == planes.end()) {
+      planes.push_back(pl);
+      plane_total.push_back(0);
+      it = planes.end() - 1;
+    }
+    const auto pi = static_cast<std::size_t>(it - planes.begin());
+    plane_ix[e] = static_cast<int>(pi);
+    ++plane_total[pi];
+    ++node_plane[{to.node, static_cast<int>(pi)}];
+    // Every rank off b's node sends to b.
+    const std::size_t senders = n - by_node[to.node].size();
+    q = Path{};
+    recv_side(nb, to, q);
+    add(q, static_cast<double>(senders) * bytes);
+    const bool first = recv_count[e] == 0;
+    ++recv_count[e];
+    recv_lat[e] = first ? q.latency : std::max(recv_lat[e], q.latency);
+  }
+  // Senders: per rank and receivers' plane, the NIC it leaves by and its side of the path.
+  const std::size_t P = planes.size();
+  std::vector<std::size_t> send_count(P * E, 0);
+  std::vector<double> send_lat(P * E, 0.0);
+  std::vector<int> send_nic_of(E, -1);
+  for (std::size_t a = 0; a < n; ++a) {
+    const Place& from = ranks[a];
+    for (std::size_t pi = 0; pi < P; ++pi) {
+      const auto own = node_plane.find({from.node, static_cast<int>(pi)});
+      const std::size_t peers = plane_total[pi] - (own == node_plane.end() ? 0 : own->second);
+      if (peers == 0) continue;
+      const int na = send_nic(from, planes[pi]);
+      const auto e = static_cast<std::size_t>(endpoint_of(nic_place(from.node, na)));
+      send_nic_of[e] = na;
+      q = Path{};
+      send_side(from, na, q);
+      add(q, static_cast<double>(peers) * bytes);
+      const bool first = send_count[pi * E + e] == 0;
+      ++send_count[pi * E + e];
+      send_lat[pi * E + e] = first ? q.latency : std::max(send_lat[pi * E + e], q.latency);
+    }
+  }
+  // The fabric: a route is the sender's link up to its leaf, hops that depend on the sender only
+  // through that leaf (Fabric::host_link), then the receiver's link down. Per receiving endpoint,
+  // the senders of one leaf share those hops.
+  auto hop_resource = [&](const topo::Hop& h) {
+    return fabric_base_ + static_cast<std::uint32_t>(h.link) * 2 + (h.up ? 0U : 1U);
+  };
+  // Per leaf, its senders grouped by node (a node's endpoints are consecutive): the count, the
+  // largest latency (its side + its link up + its NIC), and the two nodes of largest latency, so
+  // that a receiver finds the senders off its own node without visiting them.
+  struct NodeSenders {
+    int node;
+    std::size_t count;
+    double lat;
+    std::size_t ep;  // one of its endpoints: a route's source
+  };
+  struct LeafGroup {
+    int leaf;
+    std::size_t total = 0;
+    std::vector<NodeSenders> nodes;
+    int best = -1, second = -1;  // indices into nodes: largest latency, largest on another node
+  };
+  const auto switch_count = fabric_->switches().size();
+  for (std::size_t pi = 0; pi < P; ++pi) {
+    std::vector<LeafGroup> groups;
+    std::vector<int> group_of_leaf(switch_count, -1);
+    std::size_t receivers = 0;
+    for (std::size_t e = 0; e < E; ++e)
+      if (plane_ix[e] == static_cast<int>(pi)) receivers += recv_count[e];
+    for (std::size_t e = 0; e < E; ++e) {
+      const std::size_t c = send_count[pi * E + e];
+      if (c == 0) continue;
+      const int node = node_of_ep(e);
+      const auto own = node_plane.find({node, static_cast<int>(pi)});
+      const std::size_t peers = receivers - (own == node_plane.end() ? 0 : own->second);
+      const topo::Hop up{fabric_->host_link(static_cast<int>(e)), true};
+      out.load[hop_resource(up)] += static_cast<double>(c * peers) * bytes;
+      const int na = send_nic_of[e];
+      const double lat = send_lat[pi * E + e] + fabric_->hop_latency(up).si() +
+                         tmpl(nic_place(node, na)).spec->nics[static_cast<std::size_t>(na)].nic.latency.si();
+      const auto leaf = static_cast<std::size_t>(fabric_->leaf_of(static_cast<int>(e)));
+      if (group_of_leaf[leaf] < 0) {
+        group_of_leaf[leaf] = static_cast<int>(groups.size());
+        groups.emplace_back();
+        groups.back().leaf = static_cast<int>(leaf);
+      }
+      LeafGroup& g = groups[static_cast<std::size_t>(group_of_leaf[leaf])];
+      g.total += c;
+      if (!g.nodes.empty() && g.nodes.back().node == node) {
+        g.nodes.back().count += c;
+        g.nodes.back().lat = std::max(g.nodes.back().lat, lat);
+      } else {
+        g.nodes.push_back(NodeSenders{node, c, lat, e});
+      }
+    }
+    for (LeafGroup& g : groups)
+      for (int i = 0; i < static_cast<int>(g.nodes.size()); ++i) {
+        const double l = g.nodes[static_cast<std::size_t>(i)].lat;
+        if (g.best < 0 || l > g.nodes[static_cast<std::size_t>(g.best)].lat) {
+          g.second = g.best;
+          g.best = i;
+        } else if (g.second < 0 || l > g.nodes[static_cast<std::size_t>(g.second)].lat) {
+          g.second = i;
+        }
+      }
+    for (std::size_t eb = 0; eb < E; ++eb) {
+      if (plane_ix[eb] != static_cast<int>(pi) || recv_count[eb] == 0) continue;
+      const int node_b = node_of_ep(eb);
+      for (const LeafGroup& g : groups) {
+        // The senders of this leaf on other nodes than the receiver's.
+        const auto it = std::lower_bound(g.nodes.begin(), g.nodes.end(), node_b,
+                                         [](const NodeSenders& ns, int node) { return ns.node < node; });
+        const std::size_t m = g.total - (it != g.nodes.end() && it->node == node_b ? it->count : 0);
+        if (m == 0) continue;
+        const NodeSenders& top = g.nodes[static_cast<std::size_t>(g.best)];
+        const NodeSenders& other = top.node != node_b ? top : g.nodes[static_cast<std::size_t>(g.second)];
+        const auto hops = fabric_->route(static_cast<int>(other.ep), static_cast<int>(eb));
+        const double amount = static_cast<double>(m * recv_count[eb]) * bytes;
+        double rest = 0;
+        for (std::size_t h = 1; h < hops.size(); ++h) {
+          out.load[hop_resource(hops[h])] += amount;
+          rest += fabric_->hop_latency(hops[h]).si();
+        }
+        note(other.lat + rest + recv_lat[eb], true);
+      }
+    }
+  }
+  return out;
 }
 
 template <class Make>

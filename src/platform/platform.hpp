@@ -107,6 +107,18 @@ public:
   [[nodiscard]] std::uint32_t path_id(const sched::Place& from, const sched::Place& to) const;
   [[nodiscard]] const Path& path(std::uint32_t id) const { return paths_[id]; }
   [[nodiscard]] std::size_t path_count() const { return paths_.size(); }
+  /// What every ordered pair (a, b), a != b, of `ranks` moving `bytes` from a to b at once puts
+  /// on each resource (an alltoall's traffic), without a path per pair: the sender's and the
+  /// receiver's sides are counted once per rank (and destination plane) and the fabric once per
+  /// pair of NICs. The loads equal the sum over the pairs' paths up to the order of additions
+  /// (tests/unit/platform_all_pairs_test.cpp); latencies are the largest of any pair's path.
+  struct PairLoads {
+    std::vector<double> load;  ///< bytes by resource id (resource_count() entries)
+    double min_rate_cap = std::numeric_limits<double>::infinity();  ///< the smallest path rate cap
+    bool any_local = false, any_net = false;  ///< pairs inside a node / between nodes exist
+    double max_local_latency = 0, max_net_latency = 0;  ///< largest path latency of each kind
+  };
+  [[nodiscard]] PairLoads all_pairs_loads(const std::vector<sched::Place>& ranks, double bytes) const;
   /// The resource a GPU computes on (for Compute ops).
   [[nodiscard]] std::uint32_t compute_resource(const sched::Place& gpu) const;
 
@@ -152,11 +164,25 @@ private:
     std::vector<int> port_parent;                         // parent port index, -1 for root ports
     std::vector<int> port_socket;                         // socket index of each port's root
     std::vector<int> compute_nics;                        // NIC indices usable for compute traffic
+    std::vector<std::vector<int>> affinity;               // [gpu][nic]: nic_affinity
+    std::vector<int> gpu_nic;                             // by GPU: nic_for's choice (any plane)
   };
   static NodeTemplate make_template(const hw::NodeSpec& spec);
   [[nodiscard]] const NodeTemplate& tmpl(const sched::Place& p) const;
   [[nodiscard]] std::uint32_t base(const sched::Place& p) const;
   [[nodiscard]] Path compute_path(const sched::Place& from, const sched::Place& to) const;
+  // An inter-node path in three parts, which compute_path concatenates and all_pairs_loads counts
+  // once per distinct part: the sender's side (relay and local path to its NIC, the NIC's send
+  // resource), the fabric hops (and the NIC and route latency), the receiver's side (the NIC's
+  // receive resource and the local path from it).
+  /// The NICs an inter-node transfer leaves and enters by.
+  [[nodiscard]] std::pair<int, int> net_nics(const sched::Place& from, const sched::Place& to) const;
+  /// The NIC a GPU-node place sends by to a NIC in fabric plane `plane`.
+  [[nodiscard]] int send_nic(const sched::Place& from, int plane) const;
+  [[nodiscard]] int plane_of_nic(int node, int nic) const;
+  void send_side(const sched::Place& from, int na, Path& p) const;
+  void net_hops(const sched::Place& from, int na, const sched::Place& to, int nb, Path& p) const;
+  void recv_side(int nb, const sched::Place& to, Path& p) const;
   /// Appends the node-local path between two places of the same node.
   void local_path(const sched::Place& from, const sched::Place& to, Path& p) const;
   // Chains between a device port and its socket (in the given direction).

@@ -134,6 +134,9 @@ public:
   [[nodiscard]] const std::vector<Chassis>& chassis() const { return chassis_; }
   /// The leaf (switch index) an endpoint hangs off.
   [[nodiscard]] int leaf_of(int endpoint) const;
+  /// An endpoint's link to its leaf: the first hop of every route from it (up) and the last of
+  /// every route to it (down). The hops between depend on the source only through its leaf.
+  [[nodiscard]] int host_link(int endpoint) const { return host_link_[static_cast<std::size_t>(endpoint)]; }
 
 private:
   // Appends the up/down hops from switch `from` to leaf switch `to_leaf`; false if unreachable.
