@@ -22,6 +22,12 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
   gpus=16,32,64,128,256,512,1024,1440
   $FF collective $SC --algo hfreduce,nccl,nccl_ring,nccl_tree --gpus $gpus --json |
     awk -F': ' '/"algo"/{a=$2} /"wall_s"/{s[a]+=$2; n[a]++} END{for (k in s) printf "%-14s %.1f us per evaluation (mean of %d GPU counts up to 1,440)\n", k, s[k]/n[k]*1e6, n[k]}' | sort
+  # The alltoall's closed form loads every resource with all n(n - 1) pairs' traffic
+  # (Platform::all_pairs_loads: per rank and per (leaf, receiving NIC), not per pair).
+  $FF collective $SC --algo alltoall --gpus $gpus --json |
+    awk -F': ' '/"wall_s"/{s+=$2; n++; last=$2} END{printf "\"alltoall\",    %.1f us per evaluation (mean of %d GPU counts up to 1,440; %.1f us at 1,440)\n", s/n*1e6, n, last*1e6}'
+  a2a=$(wall $FF collective $SC --algo alltoall --gpus 9600)
+  printf "(alltoall at 9,600 GPUs, the whole process: %.2f s)\n" "$a2a"
   load=$(wall $FF check -q $SC)
   printf "(loading the scenario and building its 9,600-GPU platform: %.0f ms per process)\n" "$(echo "$load * 1000" | bc -l)"
   echo
