@@ -132,6 +132,10 @@ void write_design_json(report::JsonWriter& w, const plan::DesignPlan& d, const s
     w.begin_object();
     w.field("unit", k.unit);
     w.field("price_book", k.price_book);
+    w.key("fitted_prices");  // prices solved from a target ("[fit]"): those costs match it by construction
+    w.begin_array();
+    for (const auto& x : k.fitted) w.value(x);
+    w.end_array();
     w.field("switches", tidy(k.switches));
     w.field("chassis", tidy(k.chassis));
     w.field("cables", tidy(k.cables));
@@ -261,6 +265,17 @@ report::Table side_by_side(const std::vector<plan::DesignPlan>& ds, const std::v
   t.rule();
   row("price book", [&](std::size_t i) { return ds[i].cost ? ds[i].cost->price_book : std::string("none"); });
   row("price unit", [&](std::size_t i) { return ds[i].cost ? ds[i].cost->unit : std::string("-"); });
+  // Prices solved from a target ("[fit]" in their source, e.g. Table III's totals): the costs they
+  // price reproduce that target by construction, so a reader must not take them for predictions.
+  row("prices fitted to a target ([fit])", [&](std::size_t i) {
+    if (!ds[i].cost) return std::string("-");
+    std::vector<std::string> kinds;
+    for (const auto& item : ds[i].cost->fitted) {
+      const std::string kind = item.substr(0, item.find(' '));
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+    }
+    return kinds.empty() ? std::string("none") : join(kinds);
+  });
   cost_row("cost: switches", [](const plan::CostBreakdown& c) { return c.switches; });
   cost_row("cost: chassis", [](const plan::CostBreakdown& c) { return c.chassis; });
   cost_row("cost: cables", [](const plan::CostBreakdown& c) { return c.cables; });

@@ -24,17 +24,21 @@ const std::vector<std::string>& cable_kinds() {
   return k;
 }
 
-double read_price(const config::Reader& obj, const std::string& key) {
+// A price whose source begins with "[fit]" was solved from a target (Table III's totals): the
+// plan says so beside the costs it prices, which then match that target by construction.
+double read_price(const config::Reader& obj, const std::string& key, const std::string& item,
+                  std::vector<std::string>& fitted) {
   const config::Reader v = obj.fact(key);
   const double x = v.as_number();
   if (x < 0) v.fail("expected a non-negative price, got " + v.describe());
   if (x > 1e12) v.fail("expected a price of at most 1e12 (as a node's), got " + v.describe());
+  if (const auto src = obj.source_of(key); src && src->rfind("[fit]", 0) == 0) fitted.push_back(item);
   return x;
 }
 
 // Reads {name: price, ...}; `valid`, when not empty, lists the names allowed (with did-you-mean).
 std::map<std::string, double> read_prices(const config::Reader& r, const std::string& key, const std::string& what,
-                                          const std::vector<std::string>& valid) {
+                                          const std::vector<std::string>& valid, std::vector<std::string>& fitted) {
   std::map<std::string, double> m;
   const auto section = r.optional_child(key);
   if (!section) return m;
@@ -42,7 +46,7 @@ std::map<std::string, double> read_prices(const config::Reader& r, const std::st
   for (const auto& k : section->keys()) {
     if (!valid.empty() && std::find(valid.begin(), valid.end(), k) == valid.end())
       section->fail_at(k, "unknown " + what + " " + dq(k) + did_you_mean(k, valid) + "; valid: " + join(valid));
-    m[k] = read_price(*section, k);
+    m[k] = read_price(*section, k, key + " " + k, fitted);
   }
   section->finish();
   return m;
@@ -59,14 +63,14 @@ PriceBook parse_price_book(const config::Reader& r, const std::string& name, con
   b.unit = r.string("unit");
   if (b.unit.empty()) r.fail_at("unit", "expected the unit of the prices (e.g. \"USD\"), got an empty string");
   b.nodes_from_catalog = r.boolean_or("nodes_from_catalog", false);
-  b.nodes = read_prices(r, "nodes", "node model", cat.names(hw::kNode));
-  b.switches = read_prices(r, "switches", "switch model", cat.names(hw::kSwitch));
-  b.chassis = read_prices(r, "chassis", "chassis model", {});
+  b.nodes = read_prices(r, "nodes", "node model", cat.names(hw::kNode), b.fitted);
+  b.switches = read_prices(r, "switches", "switch model", cat.names(hw::kSwitch), b.fitted);
+  b.chassis = read_prices(r, "chassis", "chassis model", {}, b.fitted);
   for (const auto& [k, v] : b.chassis)
     if (!config::is_snake_case(k))
       r.child("chassis").fail_at(k, "expected a snake_case chassis name ([a-z][a-z0-9_]*), got " + dq(k));
-  b.cables = read_prices(r, "cables", "cable kind", cable_kinds());
-  if (r.has("optic")) b.optic = read_price(r, "optic");
+  b.cables = read_prices(r, "cables", "cable kind", cable_kinds(), b.fitted);
+  if (r.has("optic")) b.optic = read_price(r, "optic", "optic", b.fitted);
   return b;
 }
 
@@ -123,6 +127,7 @@ CostBreakdown price_design(const PriceBook& book, const hw::ClusterSpec& cluster
   CostBreakdown c;
   c.unit = book.unit;
   c.price_book = book.name;
+  c.fitted = book.fitted;
   for (const auto& [model, n] : counts.standalone_switches_by_model)
     if (n > 0) c.switches += n * book.switch_price(model);
   for (const auto& [model, n] : counts.chassis_by_model)

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
@@ -37,6 +38,9 @@ struct PriceBook {
   std::map<std::string, double> chassis;   ///< by chassis model: the frame with its switch chips and backplane
   std::map<std::string, double> cables;    ///< by link kind name (host_leaf, leaf_spine, spine_core, inter_zone)
   std::optional<double> optic;             ///< one transceiver
+  /// Prices whose source is "[fit]" (solved from a target such as Table III's totals), as
+  /// "switches qm8700", "cables host_leaf", "optic": the costs they price match it by construction.
+  std::vector<std::string> fitted;
 
   [[nodiscard]] double node_price(const hw::NodeSpec& n) const;
   [[nodiscard]] double switch_price(const std::string& model) const;
@@ -63,6 +67,7 @@ struct CostBreakdown {
   double gpu_nodes = 0;
   double storage_nodes = 0;
   double gpu_node_price = 0;  ///< one GPU node
+  std::vector<std::string> fitted;  ///< PriceBook::fitted
   [[nodiscard]] double network() const { return switches + chassis + cables + optics; }
   [[nodiscard]] double servers() const { return gpu_nodes + storage_nodes; }
   [[nodiscard]] double total() const { return network() + servers(); }
