@@ -41,7 +41,7 @@ struct NcclParams {
   double step_size = 0;              ///< NCCL_BUFFSIZE / NCCL_STEPS: NCCL's own chunk before nccl_tree_chunk's halving
   double pci_speed = 0;              ///< bytes/s per channel NCCL assumes for a PCIe hop
   double net_speed = 0;              ///< bytes/s per channel NCCL assumes for the NIC
-  double tree_bw_factor = 0.92;      ///< tuning.cc: tree busBw x 0.92
+  double tree_bw_factor = 0.9;       ///< tuning.cc: tree busBw x 0.9 (0.92 is LL128's factor); nccl.json sets it
   double ring_plateau_factor = 1;    ///< tuning.cc: the ring's latency x this for a multi-node allreduce ...
   double ring_plateau_bytes_per_rank = 0;  ///< ... of at least this many bytes per rank (nRanks/16 x 64 KiB)
   bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
