@@ -112,7 +112,9 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
     char rms[32];
     std::snprintf(rms, sizeof rms, "%.1f%%", 100 * f->rms);
     const std::string status = status_of(*f, p);
-    const std::string source = file + ": " + f->name + (f->group.empty() ? "" : " (" + f->group + ")") + ", fitted to " +
+    // The fit is named by its JSON pointer in this file too: its points list every measured point used.
+    const std::string fit_ptr = "/fits/" + std::to_string(f - c.fits.data());
+    const std::string source = file + " " + fit_ptr + ": " + f->name + (f->group.empty() ? "" : " (" + f->group + ")") + ", fitted to " +
                                std::to_string(f->points.size()) + " " + f->stages + (f->points.size() == 1 ? " point (" : " points (") +
                                regime_name(f->regime) + " regime) of " + join(files) + "; relative RMS residual " + rms +
                                (status == "fitted" ? "" : "; " + status);

@@ -250,7 +250,9 @@ TEST_CASE("calib: a rate the points only bound is reported as a bound, and the n
     if (o.pointer == "/sockets/0/dram_bandwidth") {
       ++found;
       CHECK(o.value == "10GB/s");
-      CHECK(o.source == "cal.json: memory copy, fitted to 3 copy points (dram regime) of x.json; relative RMS residual 0.0%");
+      // The source names the fit by its pointer in the calibration file, and that fit is this one.
+      CHECK(o.source == "cal.json /fits/0: memory copy, fitted to 3 copy points (dram regime) of x.json; relative RMS residual 0.0%");
+      CHECK(c.fits[0].name == "memory copy");
     }
   }
   CHECK(found == 2);
