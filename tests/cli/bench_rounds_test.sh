@@ -14,6 +14,13 @@ grep -q "^round 2 of 2$" "$tmp/out.txt" || { echo "FAIL: no second round"; cat "
 # 2 sizes x (d2h, h2d, bidir) = 6 points, each with 2 rounds
 n=$(grep -c '"rounds": \[' "$tmp/r.json" || true)
 [ "$n" = 6 ] || { echo "FAIL: $n points with rounds, want 6"; exit 1; }
+# The copy points too (they are the reduces' bounds, measured once a sweep): every one with 2 rounds.
+"$bench" --stages copy --min-bytes 16KiB --max-bytes 64KiB --threads 1 --k 2 --rounds 2 --budget 0.001 --reps 2 \
+  --machine test --out "$tmp/c.json" > "$tmp/out.txt"
+"$ffsim" --models models check "$tmp/c.json"
+copies=$(grep -c '"stage": "copy"' "$tmp/c.json" || true)
+n=$(grep -c '"rounds": \[' "$tmp/c.json" || true)
+[ "$copies" -gt 0 ] && [ "$n" = "$copies" ] || { echo "FAIL: $n of $copies copy points with rounds"; exit 1; }
 "$bench" --rounds 0 --out "$tmp/x.json" > /dev/null 2> "$tmp/err.txt" && { echo "FAIL: --rounds 0 accepted"; exit 1; }
 grep -q -- "--rounds: expected 1 to 100, got 0" "$tmp/err.txt" || { echo "FAIL: $(cat "$tmp/err.txt")"; exit 1; }
 echo ok

@@ -508,9 +508,18 @@ class CopyBound {
   int variant_ = 0;
 };
 
-CopyBound& copy_bound(const Options& o, Arena& arena, int threads, std::size_t bytes, bool print) {
+// The copy bounds of one sweep, by (threads, bytes): measured once and shared by every point of the
+// sweep that needs them. Each sweep starts afresh (reset_copy_bounds), so that under --rounds the
+// copy points are measured, and merged, in every round like the others (until 2026-12-01 they were
+// measured in the first round only and carried no rounds).
+std::map<std::pair<int, std::size_t>, std::unique_ptr<CopyBound>>& copy_bounds() {
   static std::map<std::pair<int, std::size_t>, std::unique_ptr<CopyBound>> cache;
-  auto& slot = cache[{threads, bytes}];
+  return cache;
+}
+void reset_copy_bounds() { copy_bounds().clear(); }
+
+CopyBound& copy_bound(const Options& o, Arena& arena, int threads, std::size_t bytes, bool print) {
+  auto& slot = copy_bounds()[{threads, bytes}];
   if (!slot) slot = std::make_unique<CopyBound>(o, arena, threads, bytes, print);
   return *slot;
 }
@@ -907,6 +916,7 @@ int run(int argc, char** argv) {
 
   // One sweep of every stage. With --rounds N it runs N times and each point is merged over them.
   auto sweep = [&] {
+    reset_copy_bounds();
     // single-node stages: the leader measures, the other ranks sleep in a barrier
     if (leader) {
       if (o.has("copy") || o.has("reduce")) reduce_stage(o, arena);
