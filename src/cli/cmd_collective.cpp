@@ -294,6 +294,14 @@ int run_collective(Context& ctx, const CollArgs& a) {
                "  broadcast and sendrecv (nccl-tests); host mem/node: bytes read + written in host\n"
                "  memory per node, in multiples of the size S; bound by: the resource that binds the closed form's\n"
                "  bandwidth term (at small sizes the latencies and the pipeline's fill dominate the time)\n";
+  // The NCCL tree's chunk is an assumption that matters at scale: say so where a row rests on it.
+  const bool tree_rows = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+    return r.algo == "nccl" || r.algo == "nccl_tree" || r.algo == "broadcast";
+  });
+  if (tree_rows && lib.nccl.tree_chunk_bytes > 0)
+    std::cout << "  nccl_tree, broadcast and nccl where it picks the tree pipeline " << fmt_bytes(Bytes(lib.nccl.tree_chunk_bytes))
+              << " chunks, an [I] stand-in: NCCL's own rule moves " << fmt_bytes(Bytes(lib.nccl.step_size))
+              << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; README, \"NCCL's tree chunk\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
