@@ -3,7 +3,9 @@
 #include "platform/platform.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "core/error.hpp"
@@ -672,6 +674,34 @@ Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, d
       }
     return out;
   }
+  // A node's part of a path (a local path, a sending or a receiving side) depends on the node
+  // model alone, not on which node: each is built once, kept relative to the node's first
+  // resource, and shifted by each node's base (every GPU node has the same template).
+  struct Part {
+    std::vector<std::uint32_t> rel;
+    double latency = 0, rate_cap = 0;
+  };
+  std::map<std::array<int, 5>, Part> parts;
+  auto cached = [&](const std::array<int, 5>& key, const Place& at, const std::function<void(Path&)>& build) -> const Part& {
+    auto it = parts.find(key);
+    if (it == parts.end()) {
+      Path p;
+      build(p);
+      Part part;
+      const std::uint32_t b0 = base(at);
+      for (std::uint32_t r : p.resources) part.rel.push_back(r - b0);
+      part.latency = p.latency;
+      part.rate_cap = p.rate_cap;
+      it = parts.emplace(key, std::move(part)).first;
+    }
+    return it->second;
+  };
+  auto add_part = [&](const Part& part, const Place& at, double amount) {
+    const std::uint32_t b0 = base(at);
+    for (std::uint32_t r : part.rel) out.load[b0 + r] += amount;
+    out.min_rate_cap = std::min(out.min_rate_cap, part.rate_cap);
+  };
+  auto kind = [](const Place& x) { return static_cast<int>(x.kind); };
   // Pairs inside a node: one local path each (a node holds a few ranks).
   std::map<int, std::vector<std::size_t>> by_node;
   for (std::size_t i = 0; i < n; ++i) by_node[ranks[i].node].push_back(i);
@@ -679,8 +709,9 @@ Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, d
     for (std::size_t a : members)
       for (std::size_t b : members) {
         if (a == b) continue;
-        const Path q = compute_path(ranks[a], ranks[b]);
-        add(q, bytes);
+        const Place &x = ranks[a], &y = ranks[b];
+        const Part& q = cached({0, kind(x), x.index, kind(y), y.index}, x, [&](Path& p) { p = compute_path(x, y); });
+        add_part(q, x, bytes);
         note(q.latency, false);
       }
   if (by_node.size() < 2) return out;
@@ -697,7 +728,6 @@ Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, d
   std::vector<double> recv_lat(E, 0.0);
   std::vector<std::size_t> plane_total;                   // receivers per plane
   std::map<std::pair<int, int>, std::size_t> node_plane;  // receivers per (node, plane index)
-  Path q;
   for (std::size_t b = 0; b < n; ++b) {
     const Place& to = ranks[b];
     const int nb = nic_for(to);
@@ -715,9 +745,8 @@ Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, d
     ++node_plane[{to.node, static_cast<int>(pi)}];
     // Every rank off b's node sends to b.
     const std::size_t senders = n - by_node[to.node].size();
-    q = Path{};
-    recv_side(nb, to, q);
-    add(q, static_cast<double>(senders) * bytes);
+    const Part& q = cached({2, kind(to), to.index, nb, 0}, to, [&](Path& p) { recv_side(nb, to, p); });
+    add_part(q, to, static_cast<double>(senders) * bytes);
     const bool first = recv_count[e] == 0;
     ++recv_count[e];
     recv_lat[e] = first ? q.latency : std::max(recv_lat[e], q.latency);
@@ -736,9 +765,8 @@ Platform::PairLoads Platform::all_pairs_loads(const std::vector<Place>& ranks, d
       const int na = send_nic(from, planes[pi]);
       const auto e = static_cast<std::size_t>(endpoint_of(nic_place(from.node, na)));
       send_nic_of[e] = na;
-      q = Path{};
-      send_side(from, na, q);
-      add(q, static_cast<double>(peers) * bytes);
+      const Part& q = cached({1, kind(from), from.index, na, 0}, from, [&](Path& p) { send_side(from, na, p); });
+      add_part(q, from, static_cast<double>(peers) * bytes);
       const bool first = send_count[pi * E + e] == 0;
       ++send_count[pi * E + e];
       send_lat[pi * E + e] = first ? q.latency : std::max(send_lat[pi * E + e], q.latency);
