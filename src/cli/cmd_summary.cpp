@@ -141,6 +141,8 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
     hf_largest = eh.time;
   }
   t.print(std::cout, "  ");
+  std::cout << "  host mem/node: bytes read + written in each node's host memory per allreduce, in multiples of\n"
+               "  the vector size S (the paper counts 24 S for HFReduce with GDRCopy; 2 nodes need less)\n";
   // The nccl column rests on one assumption that matters at scale: a fixed tree chunk (the
   // shipped 4 MiB, [I]) where NCCL's own source moves 512 KiB steps. Show what NCCL's own rule
   // gives, so that the comparison's dependence on it is in the output and not only in the README.

@@ -168,6 +168,41 @@ Document Document::parse(const std::string& text, const std::string& name, bool 
   return d;
 }
 
+bool Document::first_member_is(const std::string& text, const std::string& key, const std::string& prefix) {
+  // A SAX reader that stops at the first member's value: `found` says whether it matched.
+  struct FirstMember {
+    const std::string& want_key;
+    const std::string& want_prefix;
+    int depth = 0;
+    int seen = 0;  // 1: the first key was `key`, its value comes next
+    bool found = false;
+    bool stop() { return false; }
+    bool value() { return stop(); }  // any value but a string: no match
+    bool null() { return value(); }
+    bool boolean(bool) { return value(); }
+    bool number_integer(json::number_integer_t) { return value(); }
+    bool number_unsigned(json::number_unsigned_t) { return value(); }
+    bool number_float(json::number_float_t, const json::string_t&) { return value(); }
+    bool binary(json::binary_t&) { return value(); }
+    bool string(json::string_t& v) {
+      found = depth == 1 && seen == 1 && v.rfind(want_prefix, 0) == 0;
+      return stop();
+    }
+    bool start_object(std::size_t) { return ++depth == 1; }
+    bool key(json::string_t& k) {
+      seen = k == want_key ? 1 : 2;
+      return seen == 1;
+    }
+    bool end_object() { return stop(); }  // an empty object
+    bool start_array(std::size_t) { return stop(); }
+    bool end_array() { return stop(); }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+  };
+  FirstMember h{key, prefix};
+  (void)json::sax_parse(text, &h, json::input_format_t::json, /*strict=*/false);
+  return h.found;
+}
+
 Reader Document::root() const { return Reader(data_, N(data_->value), ""); }
 const std::string& Document::file() const { return data_->file; }
 const std::vector<SourceEntry>& Document::sources() const { return data_->sources; }

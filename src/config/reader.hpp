@@ -39,6 +39,9 @@ public:
   static Document load(const std::string& path, bool require_sources);
   /// Parses `text` as if it were the file `name` (tests and generated documents).
   static Document parse(const std::string& text, const std::string& name, bool require_sources);
+  /// Whether `text` is a JSON object whose first member is `key` with a string value that begins
+  /// with `prefix`, decided from that member alone (the rest is not read, nor checked).
+  static bool first_member_is(const std::string& text, const std::string& key, const std::string& prefix);
 
   [[nodiscard]] Reader root() const;
   [[nodiscard]] const std::string& file() const;

@@ -243,16 +243,25 @@ NetReport storage_read(const Ctx& c) {
   const auto why = explain(c, s);
   double line = 0;
   for (const auto& x : c.sc.cluster.storage->node.nics) line += x.nic.port_bandwidth.si() * x.nic.ports;
-  const double bound = line * S;
+  // The ceiling is the slower side: the storage nodes' NIC ports, or the clients' (each client
+  // receives through the NIC nic_socket_dram's DRAM belongs to).
+  const auto& cn = c.sc.cluster.node;
+  const auto& client_nic = cn.nics[static_cast<std::size_t>(c.p.nic_for(Place::dram(0, 0)))].nic;
+  const double client_line = client_nic.port_bandwidth.si() * client_nic.ports * clients;
+  const bool clients_cap = client_line < line * S;
+  const double bound = clients_cap ? client_line : line * S;
   const double total = per_client * clients;
   const std::uint32_t b = why.bottleneck();
   std::string binding = b == eval::kLimitNone ? "-" : c.p.resource_label(b);
   // Name the kind of resource rather than one instance of it.
-  if (b != eval::kLimitNone && c.p.resource(b).kind == platform::ResourceKind::Nic) binding = "storage NICs (" + binding + ")";
+  if (b != eval::kLimitNone && c.p.resource(b).kind == platform::ResourceKind::Nic)
+    binding = (c.p.node_of_resource(b).first ? "storage NICs (" : "client NICs (") + binding + ")";
   r.rows.push_back({std::to_string(S) + " storage nodes -> " + std::to_string(clients) + " clients, " +
-                        std::to_string(senders) + " senders each",
+                        std::to_string(senders) + (senders == 1 ? " sender each" : " senders each"),
                     total, res.makespan, total / res.makespan, bound,
-                    std::to_string(S * static_cast<int>(c.sc.cluster.storage->node.nics.size())) + " storage NIC ports x line rate",
+                    clients_cap ? std::to_string(clients * client_nic.ports) + " client NIC ports x line rate"
+                                : std::to_string(S * static_cast<int>(c.sc.cluster.storage->node.nics.size())) +
+                                      " storage NIC ports x line rate",
                     binding});
   r.note = "aggregate read rate = all bytes / time; the binding resource is the one saturated longest";
   return r;
