@@ -93,7 +93,11 @@ std::size_t parse_size(const std::string& text) {
                                                {"GiB", 1073741824.0}};
   auto found = units.find(unit);
   if (found == units.end()) usage_error("bad size unit in \"" + text + "\"; use B, KiB, MiB or GiB");
-  return static_cast<std::size_t>(number * found->second);
+  const double bytes = number * found->second;
+  // Whole bytes from 1 B to 1 TiB (a negative or fractional size was cast as it came).
+  if (!std::isfinite(bytes) || bytes < 1 || bytes > 1099511627776.0 || bytes != std::floor(bytes))
+    usage_error("bad size \"" + text + "\": expected a whole number of bytes from 1B to 1024GiB");
+  return static_cast<std::size_t>(bytes);
 }
 
 std::string format_bytes(std::size_t bytes) {
@@ -136,17 +140,31 @@ struct Options {
   }
 };
 
-std::vector<int> parse_ints(const std::string& text) {
-  std::vector<int> values;
-  for (const std::string& part : split(text)) {
-    try {
-      values.push_back(std::stoi(part));
-    } catch (const std::exception&) {
-      usage_error("bad number \"" + part + "\"");
-    }
+// A whole number in [lo, hi], all of `text` (stoi took "4x" as 4), or a usage error naming `flag`.
+int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
+  std::size_t end = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &end);
+  } catch (const std::exception&) {
+    end = 0;
   }
+  if (end == 0 || end != text.size())
+    usage_error(flag + ": expected a whole number, got \"" + text + "\"");
+  if (value < lo || value > hi)
+    usage_error(flag + ": expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + text);
+  return static_cast<int>(value);
+}
+
+// A comma-separated list of such numbers; an empty list is an error (it would measure nothing).
+std::vector<int> parse_ints(const std::string& flag, const std::string& text, int lo, int hi) {
+  std::vector<int> values;
+  for (const std::string& part : split(text)) values.push_back(parse_int(flag, part, lo, hi));
+  if (values.empty()) usage_error(flag + ": expected a comma-separated list, got \"" + text + "\"");
   return values;
 }
+
+const std::vector<std::string> kStages = {"copy", "reduce", "d2h", "h2d", "pipeline", "internode", "allreduce"};
 
 Options parse_options(int argc, char** argv) {
   Options o;
@@ -162,16 +180,23 @@ Options parse_options(int argc, char** argv) {
     try {
       if (flag == "--stages") {
         o.stages = split(value);
+        if (o.stages.empty()) usage_error("--stages: expected a comma-separated list, got \"" + value + "\"");
+        for (const std::string& st : o.stages)
+          if (std::find(kStages.begin(), kStages.end(), st) == kStages.end()) {
+            std::string valid;
+            for (const std::string& k : kStages) valid += (valid.empty() ? "" : ", ") + k;
+            usage_error("--stages: unknown stage \"" + st + "\"; valid: " + valid);
+          }
       } else if (flag == "--min-bytes") {
         o.min_bytes = parse_size(value);
       } else if (flag == "--max-bytes") {
         o.max_bytes = parse_size(value);
       } else if (flag == "--step") {
-        o.step = static_cast<std::size_t>(std::max(2, std::stoi(value)));
+        o.step = static_cast<std::size_t>(parse_int(flag, value, 2, 1024));
       } else if (flag == "--k") {
-        o.ks = parse_ints(value);
+        o.ks = parse_ints(flag, value, 1, kMaxReduceInputs);
       } else if (flag == "--threads") {
-        o.threads = parse_ints(value);
+        o.threads = parse_ints(flag, value, 1, 4096);
       } else if (flag == "--isa") {
         o.isas.clear();
         for (const std::string& name : split(value)) o.isas.push_back(parse_isa(name));
@@ -188,19 +213,30 @@ Options parse_options(int argc, char** argv) {
         if (value != "host" && value != "cuda") usage_error("bad backend \"" + value + "\"; valid: host, cuda");
         o.backend = value;
       } else if (flag == "--devices") {
-        o.devices = parse_ints(value);
+        o.devices = parse_ints(flag, value, 1, kMaxReduceInputs);  // the pipeline's limit (Pipeline)
       } else if (flag == "--chunks") {
         o.chunks.clear();
-        for (const std::string& part : split(value)) o.chunks.push_back(parse_size(part));
+        for (const std::string& part : split(value)) {
+          o.chunks.push_back(parse_size(part));
+          if (o.chunks.back() < 4) usage_error("--chunks: a chunk must hold an element (4 bytes), got " + part);
+        }
+        if (o.chunks.empty()) usage_error("--chunks: expected a comma-separated list, got \"" + value + "\"");
       } else if (flag == "--slice") {
         o.slice = parse_size(value);
+        if (o.slice < 64) usage_error("--slice: the tree's slices are at least 64 bytes, got " + value);
       } else if (flag == "--budget") {
-        o.budget_s = std::stod(value);
+        std::size_t end = 0;
+        try {
+          o.budget_s = std::stod(value, &end);
+        } catch (const std::exception&) {
+          end = 0;
+        }
+        if (end == 0 || end != value.size() || !std::isfinite(o.budget_s) || o.budget_s <= 0 || o.budget_s > 3600)
+          usage_error("--budget: expected seconds above 0 and at most 3600, got \"" + value + "\"");
       } else if (flag == "--reps") {
-        o.reps = std::max(1, std::stoi(value));
+        o.reps = parse_int(flag, value, 1, 1000000);
       } else if (flag == "--rounds") {
-        o.rounds = std::stoi(value);
-        if (o.rounds < 1 || o.rounds > 100) throw std::invalid_argument("--rounds: expected 1 to 100, got " + value);
+        o.rounds = parse_int(flag, value, 1, 100);
       } else if (flag == "--machine") {
         o.machine = value;
       } else if (flag == "--out") {
