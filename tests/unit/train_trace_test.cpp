@@ -91,9 +91,12 @@ void check_well_formed(const Parsed& p) {
     std::sort(evs.begin(), evs.end(), [](const Event* a, const Event* b) { return a->ts < b->ts; });
     std::vector<double> open_ends;  // ends of the events enclosing the current one
     for (const Event* e : evs) {
-      const double end = e->ts + e->dur, tol = 1e-9 * std::max(1.0, end);
-      while (!open_ends.empty() && open_ends.back() <= e->ts + tol) open_ends.pop_back();
-      if (!open_ends.empty()) CHECK(end <= open_ends.back() + tol);  // nested inside its parent
+      // Exactly, as a viewer adds ts + dur: an event that ends where the next one begins must not
+      // overlap it by a rounding (until 2026-12-01 dur was (end - start) x 1e6, up to 1.5e-8 us
+      // past the next event's ts, which a tolerance of 1e-9 x end hid).
+      const double end = e->ts + e->dur;
+      while (!open_ends.empty() && open_ends.back() <= e->ts) open_ends.pop_back();
+      if (!open_ends.empty()) CHECK(end <= open_ends.back());  // nested inside its parent
       open_ends.push_back(end);
     }
   }
