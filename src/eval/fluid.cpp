@@ -102,6 +102,7 @@ struct alignas(64) Group {
   std::vector<std::uint32_t> members;
   std::uint64_t hash = 0;
   bool dying = false;  // empty, still in its resources' lists until compact()
+  std::uint32_t stamp_forced = 0;  // settled_solution: added to forced_ in the solve of this mark
   // The last solve's result, which the members' rates follow.
   double last_level = -1;
   bool last_by_cap = false;
@@ -655,6 +656,50 @@ private:
     unchanged_below_ = kInf;
   }
 
+  // A partial solve's allocation is the max-min one when every group has a bottleneck: a resource
+  // it saturates where no group runs at a higher level (or its cap). The unique max-min allocation
+  // is the one feasible allocation with that property. The groups in the solve have one among
+  // themselves (progressive filling); this checks them against the groups that kept their rates,
+  // and those against the new rates, on every resource in the solve (elsewhere nothing changed).
+  // A group found without a bottleneck, or one whose bottleneck lost it, joins the solve, which
+  // runs again (forced_); false then. Levels compare to 1e-9 relative.
+  bool settled_solution(std::uint32_t mark) {
+    const std::size_t before = forced_.size();
+    auto level_of = [](const Group& g) { return g.last_level; };  // of a group that kept its rate
+    for (std::uint32_t res : comp_res_) {
+      ResState& st = res_[res];
+      const double cap = cap_of(res);
+      const bool over = st.load > cap * (1 + 1e-9);
+      const bool sat = st.load >= cap * (1 - 1e-9);
+      double solved_max = -1, solved_min_bottleneck = kInf, kept_max = -1;
+      for (std::uint32_t gid : st.groups) {
+        const Group& g = groups_[gid];
+        if (g.mark == mark) {
+          solved_max = std::max(solved_max, g.level);
+          if (!g.by_cap && g.lim == res) solved_min_bottleneck = std::min(solved_min_bottleneck, g.level);
+        } else {
+          kept_max = std::max(kept_max, level_of(g));
+        }
+      }
+      if (kept_max < 0) continue;  // every group here is in the solve
+      for (std::uint32_t gid : st.groups) {
+        const Group& g = groups_[gid];
+        if (g.mark == mark || g.stamp_forced == mark) continue;
+        const double lv = level_of(g);
+        bool join_it = over || !g.settled;  // over capacity, or a group of flows at other levels
+        // A group in the solve that froze here lacks its bottleneck if a kept group runs higher.
+        if (lv > solved_min_bottleneck * (1 + 1e-9)) join_it = true;
+        // A kept group limited here keeps its bottleneck if this stays saturated and nothing runs higher.
+        if (!g.last_by_cap && g.last_lim == res && (!sat || solved_max > lv * (1 + 1e-9))) join_it = true;
+        if (join_it) {
+          groups_[gid].stamp_forced = mark;
+          forced_.push_back(gid);
+        }
+      }
+    }
+    return forced_.size() == before;
+  }
+
   void solve_once(double now) {
     compact();
     if (touched_res_.empty() && touched_flows_.empty()) return;
@@ -664,50 +709,55 @@ private:
       keep_below = unchanged_level() * (1 - 1e-9);
     else
       forget_events();
-    const std::uint32_t mark = ++comp_gen_;
-    comp_res_.clear();
-    comp_groups_.clear();
-    // Breadth-first over resources and groups. Progressive filling (below) runs on a heap of
-    // fair-share levels: a resource's level is its remaining capacity over the weight of the
-    // unfrozen groups through it (a group's cap over its weight is a level too). A group freezes as
-    // one: each member at its weight times the level (or its cap), the group's weight times the
-    // level off every resource it crosses. Freezing at the lowest level only raises the other
-    // levels, so an entry whose resource changed since it was queued is a lower bound of its level:
-    // taken, it is re-queued at the current level; a current entry at the top is the minimum.
-    // The search prepares the filling as it goes: a resource is brought to `now` and reset when it
-    // joins, a group's weight is added to its resources when it joins.
-    auto join_res = [&](std::uint32_t res) {
-      ResState& st = res_[res];
-      st.comp_stamp = mark;
-      account(res, now);
-      st.cap_rem = cap_of(res);
-      st.wsum = 0;
-      st.load = 0;
-      st.saturated = false;
-      ++st.version;
-    };
-    auto join = [&](std::uint32_t gid) {
-      Group& g = groups_[gid];
-      g.mark = mark;
-      comp_groups_.push_back(gid);
-      refresh(g);
-      g.frozen = false;
-    };
-    std::vector<std::uint32_t>& queue = touched_res_;
-    {
-      std::size_t keep = 0;
-      for (std::uint32_t res : queue)
-        if (res_[res].active) queue[keep++] = res;
-      queue.resize(keep);
-    }
-    for (std::uint32_t res : queue) join_res(res);
-    for (std::size_t qi = 0; qi < queue.size(); ++qi) {
-      const std::uint32_t res = queue[qi];
-      comp_res_.push_back(res);
-      for (std::uint32_t gid : res_[res].groups) {
+    // The touched resources seed the solve (kept for the rounds below).
+    seed_res_.clear();
+    for (std::uint32_t res : touched_res_)
+      if (res_[res].active) seed_res_.push_back(res);
+    touched_res_.clear();
+    forced_.clear();
+    for (std::uint32_t fid : touched_flows_)  // flows on no resource (only a cap)
+      if (flows_[fid].active) forced_.push_back(flows_[fid].group);
+    touched_flows_.clear();
+    ++touch_gen_;
+    std::uint32_t mark = 0;
+    for (int round = 0;; ++round) {
+      FFSIM_ASSERT(round < 1000000, "fluid partial solve does not settle");
+      mark = ++comp_gen_;
+      comp_res_.clear();
+      comp_groups_.clear();
+      // Breadth-first over resources and groups. Progressive filling (below) runs on a heap of
+      // fair-share levels: a resource's level is its remaining capacity over the weight of the
+      // unfrozen groups through it (a group's cap over its weight is a level too). A group freezes as
+      // one: each member at its weight times the level (or its cap), the group's weight times the
+      // level off every resource it crosses. Freezing at the lowest level only raises the other
+      // levels, so an entry whose resource changed since it was queued is a lower bound of its level:
+      // taken, it is re-queued at the current level; a current entry at the top is the minimum.
+      // The search prepares the filling as it goes: a resource is brought to `now` and reset when it
+      // joins, a group's weight is added to its resources when it joins.
+      auto join_res = [&](std::uint32_t res) {
+        ResState& st = res_[res];
+        st.comp_stamp = mark;
+        account(res, now);
+        st.cap_rem = cap_of(res);
+        st.wsum = 0;
+        st.load = 0;
+        st.saturated = false;
+        ++st.version;
+      };
+      auto join = [&](std::uint32_t gid) {
         Group& g = groups_[gid];
-        if (g.mark == mark) continue;
-        if (kept(g, keep_below)) continue;
+        g.mark = mark;
+        comp_groups_.push_back(gid);
+        refresh(g);
+        g.frozen = false;
+      };
+      // Full solves search the whole component. Partial ones (partial_) take the groups on the
+      // touched resources that may move (not kept) and the groups the check below adds (forced_),
+      // and only their own resources: the rest keep their rates, which come off the capacities.
+      std::vector<std::uint32_t>& queue = queue_;
+      queue.assign(seed_res_.begin(), seed_res_.end());
+      auto take_group = [&](std::uint32_t gid) {
+        Group& g = groups_[gid];
         join(gid);
         for (std::uint32_t r2 : g.sig) {
           if (res_[r2].comp_stamp != mark) {
@@ -716,136 +766,151 @@ private:
           }
           res_[r2].wsum += g.weight;
         }
-      }
-    }
-    for (std::uint32_t fid : touched_flows_)  // flows on no resource (only a cap)
-      if (flows_[fid].active && groups_[flows_[fid].group].mark != mark) join(flows_[fid].group);
-    touched_res_.clear();
-    touched_flows_.clear();
-    ++touch_gen_;
-    // The kept groups' rates come off the capacities of the resources in the solve.
-    if (keep_below > 0)
-      for (std::uint32_t res : comp_res_) {
-        ResState& st = res_[res];
-        for (std::uint32_t gid : st.groups) {
+      };
+      for (std::uint32_t res : queue) join_res(res);
+      const std::size_t seeds = seed_res_.size();
+      for (std::size_t qi = 0; qi < queue.size(); ++qi) {
+        const std::uint32_t res = queue[qi];
+        comp_res_.push_back(res);
+        if (partial_ && qi >= seeds) continue;  // a resource of a group in the solve: not searched
+        for (std::uint32_t gid : res_[res].groups) {
           Group& g = groups_[gid];
           if (g.mark == mark) continue;
-          refresh(g);  // a member may have moved to another group
-          const double rate = g.last_by_cap ? g.cap_sum : g.weight * g.last_level;
-          st.cap_rem -= rate;
-          st.load += rate;
+          if (kept(g, keep_below)) continue;
+          take_group(gid);
         }
       }
+      // Then the flows on no resource and the groups the check added, with their resources.
+      const std::size_t searched = queue.size();
+      for (std::uint32_t gid : forced_)
+        if (groups_[gid].mark != mark) take_group(gid);
+      for (std::size_t qi = searched; qi < queue.size(); ++qi) comp_res_.push_back(queue[qi]);
+      // The other groups' rates come off the capacities of the resources in the solve.
+      if (partial_)
+        for (std::uint32_t res : comp_res_) {
+          ResState& st = res_[res];
+          for (std::uint32_t gid : st.groups) {
+            Group& g = groups_[gid];
+            if (g.mark == mark) continue;
+            refresh(g);  // a member may have moved to another group
+            const double rate = g.last_by_cap ? g.cap_sum : g.weight * g.last_level;
+            st.cap_rem -= rate;
+            st.load += rate;
+          }
+        }
 
-    // Resource levels and group caps are taken in increasing order, merged: at equal levels a
-    // resource comes before a cap, and caps go in group order (as one queue ordered by (level,
-    // resource before cap, id) would give them). `later`: by level, then id (see before()).
-    auto later = [](const Level& a, const Level& b) { return before(b.level, b.id, a.level, a.id); };
-    // The resources' first levels sorted; an entry found stale (a lower bound) is re-queued at its
-    // current level in a small heap beside them. The lowest live entry is the lower of the next
-    // sorted one and the heap's top (a resource has one live entry at a time).
-    // A resource's first level (its capacity over its groups' weights) changes only when flows
-    // start or end on it, so the last solve's order is nearly right: the entries go in that order
-    // (new ones after) and an insertion sort finishes the job, falling back to a full sort when
-    // too much moves.
-    order_.clear();
-    const std::uint32_t taken = ++order_gen_;
-    auto take = [&](std::uint32_t res) {
-      ResState& st = res_[res];
-      if (st.comp_stamp != mark || st.order_stamp == taken) return;
-      st.order_stamp = taken;
-      if (st.wsum > 0) order_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
-    };
-    for (std::uint32_t res : last_order_) take(res);
-    for (std::uint32_t res : comp_res_) take(res);
-    {
-      const std::size_t n = order_.size();
-      std::size_t moves = 0;
-      bool sorted = true;
-      for (std::size_t i = 1; i < n && sorted; ++i) {
-        const Level x = order_[i];
-        std::size_t j = i;
-        while (j > 0 && later(order_[j - 1], x)) {
-          order_[j] = order_[j - 1];
-          --j;
-        }
-        order_[j] = x;
-        moves += i - j;
-        if (moves > 8 * n) sorted = false;
-      }
-      if (!sorted) std::sort(order_.begin(), order_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
-    }
-    last_order_.clear();
-    for (const Level& l : order_) last_order_.push_back(l.id);
-    heap_.clear();
-    std::size_t next = 0;
-    caps_.clear();
-    for (std::size_t k = 0; k < comp_groups_.size(); ++k) {
-      const Group& g = groups_[comp_groups_[k]];
-      if (std::isfinite(g.cap_level)) caps_.push_back(Level{g.cap_level, static_cast<std::uint32_t>(k), 0});
-    }
-    std::sort(caps_.begin(), caps_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
-    std::size_t next_cap = 0;
-    std::size_t unfrozen = comp_groups_.size();
-    auto freeze = [&](Group& g, double level, std::uint32_t lim, bool by_cap) {
-      g.frozen = true;
-      g.level = level;
-      g.lim = lim;
-      g.by_cap = by_cap;
-      --unfrozen;
-      const double rate = by_cap ? g.cap_sum : g.weight * level;
-      for (std::uint32_t res : g.sig) {
+      // Resource levels and group caps are taken in increasing order, merged: at equal levels a
+      // resource comes before a cap, and caps go in group order (as one queue ordered by (level,
+      // resource before cap, id) would give them). `later`: by level, then id (see before()).
+      auto later = [](const Level& a, const Level& b) { return before(b.level, b.id, a.level, a.id); };
+      // The resources' first levels sorted; an entry found stale (a lower bound) is re-queued at its
+      // current level in a small heap beside them. The lowest live entry is the lower of the next
+      // sorted one and the heap's top (a resource has one live entry at a time).
+      // A resource's first level (its capacity over its groups' weights) changes only when flows
+      // start or end on it, so the last solve's order is nearly right: the entries go in that order
+      // (new ones after) and an insertion sort finishes the job, falling back to a full sort when
+      // too much moves.
+      order_.clear();
+      const std::uint32_t taken = ++order_gen_;
+      auto take = [&](std::uint32_t res) {
         ResState& st = res_[res];
-        st.cap_rem -= rate;
-        st.wsum -= g.weight;
-        if (st.wsum < 1e-12) st.wsum = 0;
-        // No re-queue here: a freeze at the lowest level only raises this resource's level, so its
-        // entry stays a lower bound; it is refreshed when it comes up (below).
-        ++st.version;
+        if (st.comp_stamp != mark || st.order_stamp == taken) return;
+        st.order_stamp = taken;
+        if (st.wsum > 0) order_.push_back(Level{st.cap_rem / st.wsum, res, st.version});
+      };
+      for (std::uint32_t res : last_order_) take(res);
+      for (std::uint32_t res : comp_res_) take(res);
+      {
+        const std::size_t n = order_.size();
+        std::size_t moves = 0;
+        bool sorted = true;
+        for (std::size_t i = 1; i < n && sorted; ++i) {
+          const Level x = order_[i];
+          std::size_t j = i;
+          while (j > 0 && later(order_[j - 1], x)) {
+            order_[j] = order_[j - 1];
+            --j;
+          }
+          order_[j] = x;
+          moves += i - j;
+          if (moves > 8 * n) sorted = false;
+        }
+        if (!sorted)
+          std::sort(order_.begin(), order_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
       }
-    };
-    while (unfrozen > 0) {
-      const bool from_heap = !heap_.empty() && (next == order_.size() || later(order_[next], heap_.front()));
-      const Level* low = from_heap ? &heap_.front() : next < order_.size() ? &order_[next] : nullptr;
-      FFSIM_ASSERT(low || next_cap < caps_.size(), "unbounded flow rate in a schedule");
-      if (!low || (next_cap < caps_.size() && caps_[next_cap].level < low->level)) {
-        const Level c = caps_[next_cap++];
-        Group& g = groups_[comp_groups_[c.id]];
-        if (!g.frozen) freeze(g, c.level, kLimitRateCap, true);
-        continue;
+      last_order_.clear();
+      for (const Level& l : order_) last_order_.push_back(l.id);
+      heap_.clear();
+      std::size_t next = 0;
+      caps_.clear();
+      for (std::size_t k = 0; k < comp_groups_.size(); ++k) {
+        const Group& g = groups_[comp_groups_[k]];
+        if (std::isfinite(g.cap_level)) caps_.push_back(Level{g.cap_level, static_cast<std::uint32_t>(k), 0});
       }
-      Level top = *low;
-      if (from_heap) {
-        std::pop_heap(heap_.begin(), heap_.end(), later);
-        heap_.pop_back();
-      } else {
-        ++next;
-      }
-      ResState& st = res_[top.id];
-      if (st.wsum <= 0) continue;
-      if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
-        top = Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version};
-        // Unless it is still the lowest (before the next entries and the next cap): then the
-        // re-queued entry would be the next one taken, so it is taken now.
-        const bool first = (next == order_.size() || !later(top, order_[next])) &&
-                           (heap_.empty() || !later(top, heap_.front())) &&
-                           (next_cap == caps_.size() || !(caps_[next_cap].level < top.level));
-        if (!first) {
-          heap_.push_back(top);
-          std::push_heap(heap_.begin(), heap_.end(), later);
+      std::sort(caps_.begin(), caps_.end(), [&](const Level& a, const Level& b) { return later(b, a); });
+      std::size_t next_cap = 0;
+      std::size_t unfrozen = comp_groups_.size();
+      auto freeze = [&](Group& g, double level, std::uint32_t lim, bool by_cap) {
+        g.frozen = true;
+        g.level = level;
+        g.lim = lim;
+        g.by_cap = by_cap;
+        --unfrozen;
+        const double rate = by_cap ? g.cap_sum : g.weight * level;
+        for (std::uint32_t res : g.sig) {
+          ResState& st = res_[res];
+          st.cap_rem -= rate;
+          st.wsum -= g.weight;
+          if (st.wsum < 1e-12) st.wsum = 0;
+          // No re-queue here: a freeze at the lowest level only raises this resource's level, so its
+          // entry stays a lower bound; it is refreshed when it comes up (below).
+          ++st.version;
+        }
+      };
+      while (unfrozen > 0) {
+        const bool from_heap = !heap_.empty() && (next == order_.size() || later(order_[next], heap_.front()));
+        const Level* low = from_heap ? &heap_.front() : next < order_.size() ? &order_[next] : nullptr;
+        FFSIM_ASSERT(low || next_cap < caps_.size(), "unbounded flow rate in a schedule");
+        if (!low || (next_cap < caps_.size() && caps_[next_cap].level < low->level)) {
+          const Level c = caps_[next_cap++];
+          Group& g = groups_[comp_groups_[c.id]];
+          if (!g.frozen) freeze(g, c.level, kLimitRateCap, true);
           continue;
         }
+        Level top = *low;
+        if (from_heap) {
+          std::pop_heap(heap_.begin(), heap_.end(), later);
+          heap_.pop_back();
+        } else {
+          ++next;
+        }
+        ResState& st = res_[top.id];
+        if (st.wsum <= 0) continue;
+        if (top.version != st.version) {  // stale (a lower bound): re-queue at its current level
+          top = Level{std::max(0.0, st.cap_rem) / st.wsum, top.id, st.version};
+          // Unless it is still the lowest (before the next entries and the next cap): then the
+          // re-queued entry would be the next one taken, so it is taken now.
+          const bool first = (next == order_.size() || !later(top, order_[next])) &&
+                             (heap_.empty() || !later(top, heap_.front())) &&
+                             (next_cap == caps_.size() || !(caps_[next_cap].level < top.level));
+          if (!first) {
+            heap_.push_back(top);
+            std::push_heap(heap_.begin(), heap_.end(), later);
+            continue;
+          }
+        }
+        // Every unfrozen group through this resource stops at this level.
+        for (std::uint32_t gid : st.groups)
+          if (groups_[gid].mark == mark && !groups_[gid].frozen) freeze(groups_[gid], top.level, top.id, false);
       }
-      // Every unfrozen group through this resource stops at this level.
-      for (std::uint32_t gid : st.groups)
-        if (groups_[gid].mark == mark && !groups_[gid].frozen) freeze(groups_[gid], top.level, top.id, false);
-    }
-    // Loads of the resources in the solve: each group's members' rates summed.
-    for (std::uint32_t gid : comp_groups_) {
-      const Group& g = groups_[gid];
-      const double rate = g.by_cap ? g.cap_sum : g.weight * g.level;
-      for (std::uint32_t res : g.sig) res_[res].load += rate;
-    }
+      // Loads of the resources in the solve: each group's members' rates summed.
+      for (std::uint32_t gid : comp_groups_) {
+        const Group& g = groups_[gid];
+        const double rate = g.by_cap ? g.cap_sum : g.weight * g.level;
+        for (std::uint32_t res : g.sig) res_[res].load += rate;
+      }
+      if (!partial_ || settled_solution(mark)) break;
+    }  // rounds
     // Members of groups whose level, limiter or membership changed take their new rates; the
     // loads of the dropped resources on their paths follow, and they get new end events.
     for (std::uint32_t gid : comp_groups_) {
@@ -915,6 +980,7 @@ private:
   std::uint32_t bound_gen_ = 0;
   std::vector<std::uint32_t> dying_, compact_res_;  // see kill_group
   std::vector<std::uint32_t> pos_;  // see remove_from_resources
+  std::vector<std::uint32_t> seed_res_, forced_, queue_;  // see solve_once and settled_solution
   std::uint32_t compact_gen_ = 1;
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_groups_, sig_;

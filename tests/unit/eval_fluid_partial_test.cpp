@@ -39,7 +39,10 @@ double check_same(const eval::Result& a, const eval::Result& b) {
   for (std::size_t r = 0; r < a.usage.size(); ++r) {
     CAPTURE(r);
     CHECK(a.usage[r].bytes == doctest::Approx(b.usage[r].bytes).epsilon(1e-9).scale(ffsim::testing::kRelative));
-    CHECK(a.usage[r].saturated_time == doctest::Approx(b.usage[r].saturated_time).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    // Saturated time to 1e-9 relative or 1e-15 s: two ways of solving may split one instant into
+    // two a rounding apart (a resource saturated for 5.4e-20 s in one and 0 in the other, seen
+    // with 300 trials of another seed), which no relative bound can take.
+    CHECK(a.usage[r].saturated_time == doctest::Approx(b.usage[r].saturated_time).epsilon(1e-9).scale(1e-6));
   }
   return worst;
 }
