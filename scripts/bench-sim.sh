@@ -37,6 +37,11 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
     s=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine simgrid)
     printf "%5d GPUs: fluid %7.2f s, simgrid %7.2f s (simgrid / fluid %s)\n" $n "$f" "$s" "$(ratio "$s" "$f")"
   done
+  # The fluid engine alone at scale (SimGrid re-solves the whole system at every event: minutes).
+  for n in 1440 $([ $quick = 1 ] || echo 9600); do
+    f=$(wall $FF collective $SC --algo hfreduce --gpus $n --engine fluid)
+    printf "%5d GPUs: fluid %7.2f s\n" $n "$f"
+  done
   echo
   echo "## The fluid engine's lazy constraints and partial solves against the plain solve (same schedule and allocation:"
   echo "## tests/unit/eval_fluid_{lazy,partial}_test.cpp; rounding amplified at scale: docs/sensitivity.txt)"
@@ -95,10 +100,11 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
   train_case "pipeline LLaMA-13B 64 GPUs, ring, simulated" 60 tests/data/train/llama13b-pp-ring.json --gpus 64
   train_case "MoE DeepSeekMoE-16B 40 GPUs, ring, simulated" 60 tests/data/train/moe16b-ring.json --gpus 40
   if [ $quick = 1 ]; then
-    echo "(--quick: skipped the DDP step at 512 GPUs with HFReduce's whole schedule simulated, about a minute)"
+    echo "(--quick: skipped the DDP steps at 512 and 10,000 GPUs with HFReduce's whole schedule simulated, about two minutes)"
   else
     REPEAT=3 train_case "DDP 512 GPUs, hfreduce, simulated" 5 scenarios/train-vgg16-ddp.json --gpus 512
     train_case "pipeline LLaMA-13B 512 GPUs, hfreduce, simulated" 60 scenarios/train-llama13b-pp.json --gpus 512
+    train_case "DDP 10000 GPUs, hfreduce, simulated" 60 scenarios/train-vgg16-ddp-10k.json --gpus 10000
   fi
   echo
   # Several threads against one, alternating (A B A B) so that a drift of the VM hits both.
