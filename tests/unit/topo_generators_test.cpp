@@ -352,6 +352,41 @@ TEST_CASE("topo::multi_zone: capacity, rejects and bridged routes") {
   CHECK(iz_hops == 2);
 }
 
+// D-mod-k spreads consecutive destinations over the spines: from one leaf, destinations 0..19 in
+// the same zone leave by 20 different spines (their lowest digit picks the up link). A route to
+// the other zone climbs to a spine of its own zone too, on the way to the bridge leaf, and must
+// spread the same way: until 2026-12-01 that climb took the digits left after the bridge's choices
+// (destination / 200 on Fire-Flyer 2's 2 switches x 10 x 10 bridge links), so 20 consecutive
+// destinations in the other zone shared one spine from a given leaf (a 1,440-GPU HFReduce across
+// the zones met six tree edges on one spine-to-leaf link and ran 24% slower). Counted on Fire-Flyer
+// 2's fabric: from node 0's leaf, to nodes 20..39 (the next leaf) and to 600..619 (zone 1), the
+// distinct first spines.
+TEST_CASE("topo::multi_zone: routes to the other zone spread over the spines as routes within it") {
+  const auto t = make("multi_zone", R"({"zones": 2, "inter_zone": {"switches": 2, "links_per_zone": 10}})", 40);
+  const Fabric f = t->build(nodes(1200, 1, 8, 180, 2));
+  auto first_spine = [&](int src, int dst) {
+    const auto r = f.route(src, dst);
+    REQUIRE(r.size() >= 3);
+    return f.links()[static_cast<std::size_t>(r[1].link)].upper;  // r[0]: host to leaf; r[1]: leaf up
+  };
+  std::set<int> within, across;
+  for (int d = 20; d < 40; ++d) within.insert(first_spine(0, d));       // zone 0, the next leaf
+  for (int d = 600; d < 620; ++d) across.insert(first_spine(0, d));     // zone 0 to zone 1
+  CHECK(f.endpoints()[600].zone != f.endpoints()[0].zone);
+  CHECK(within.size() == 20);
+  CHECK(across.size() == 20);
+  // And in the other zone, from the bridge leaf down: the last up link before the destination's
+  // leaf is the destination's own spine choice, as for a route inside that zone.
+  for (int d = 600; d < 620; ++d) {
+    const auto r = f.route(0, d), inside = f.route(1199, d);  // 1199: zone 1, another leaf
+    REQUIRE(inside.size() == 4);
+    CAPTURE(d);
+    // The spine above the destination's leaf: the upper end of the second-to-last hop.
+    CHECK(f.links()[static_cast<std::size_t>(r[r.size() - 2].link)].upper ==
+          f.links()[static_cast<std::size_t>(inside[inside.size() - 2].link)].upper);
+  }
+}
+
 TEST_CASE("topo::multi_plane: Sec. IX and DeepSeek-V3 reach in two layers") {
   // 4 planes of 128-port switches at 1:1: 4 x 128 x 64 = 32,768 NIC ports = 32,768 GPUs (1 NIC each),
   // 4,096 nodes of 8 GPUs + 8 NICs, NIC i in plane i mod 4; 4 x (128 leaves + 64 spines) = 768 switches.
