@@ -343,7 +343,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
         for (const auto& s : sc.cluster.node.sockets) dram += s.dram_bandwidth;
         std::cout << "  " << r.algo << " at " << r.gpus << " GPUs" << (several ? ", " + fmt_bytes(Bytes(r.bytes)) : std::string()) << ": " << fmt_f(r.host, 1) << " S per node -> ceiling "
                   << fmt_bandwidth(BytesPerSecond(dram.si() / r.host)) << " (" << fmt_bandwidth(dram) << " / " << fmt_f(r.host, 1)
-                  << "); simulated " << fmt_bandwidth(BytesPerSecond(r.algbw)) << ", held below it by " << r.bottleneck << "\n";
+                  << "); " << (a.engine == "analytic" ? "closed form " : "simulated ") << fmt_bandwidth(BytesPerSecond(r.algbw))
+                  << ", held below it by " << r.bottleneck << "\n";
       }
   }
   return kOk;
