@@ -9,6 +9,7 @@
 #include "coll/common.hpp"
 #include "coll/dbt.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/spell.hpp"
 #include "hw/parse.hpp"
 #include "platform/platform.hpp"
@@ -284,6 +285,20 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
                                     (n.sockets.size() == 1 ? "" : "s") + of + std::to_string(n.sockets.size()) + " socket" +
                                     (n.sockets.size() == 1 ? "" : "s") + "), got " + std::to_string(f.machine.numa_nodes));
   const bool emulated = !n.gpus.empty() && n.gpus.front().gpu.emulated();
+  // The machine record against the node model: the CPU it was measured on, its GPUs, its memory.
+  if (!n.measured_cpu_model.empty() && f.machine.cpu_model != n.measured_cpu_model)
+    fail("/machine/cpu_model", "expected \"" + n.measured_cpu_model + "\" (the CPU node model " + n.name +
+                                   " was measured on), got \"" + f.machine.cpu_model +
+                                   "\"; a run of another machine under this name needs a node model of its own");
+  if (emulated && !f.machine.gpus.empty())
+    fail("/machine/gpus", "expected no GPUs: node model " + n.name + "'s devices are emulated in host memory, got " +
+                              std::to_string(f.machine.gpus.size()) + " (\"" + f.machine.gpus.front() + "\")");
+  double memory = 0;
+  for (const auto& s : n.sockets) memory += s.memory.si();
+  if (memory > 0 && (f.machine.memory_bytes < memory / 2 || f.machine.memory_bytes > memory * 2))
+    fail("/machine/memory_bytes", "expected about " + fmt_bytes(Bytes(memory)) + " (node model " + n.name +
+                                      "'s memory; within a factor of 2), got " + fmt_g(f.machine.memory_bytes, 6) +
+                                      " bytes; the field counts bytes");
   const std::vector<std::string> isas{"scalar", "avx2", "avx512"};
   const auto widest = std::find(isas.begin(), isas.end(), n.sockets.front().cpu.simd);
   for (const Point& pt : f.points) {
@@ -308,6 +323,9 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
       const auto isa = std::find(isas.begin(), isas.end(), pt.variant);
       if (isa == isas.end())
         fail(p + "/variant", "expected a reduce path (" + join(isas) + "), got \"" + pt.variant + "\"");
+      if (std::find(f.machine.isa.begin(), f.machine.isa.end(), pt.variant) == f.machine.isa.end())
+        fail(p + "/variant", "the point ran the " + pt.variant + " path, which the file's machine record " +
+                                 "(/machine/isa: " + join(f.machine.isa) + ") says this CPU cannot run");
       if (widest != isas.end() && isa > widest)
         fail(p + "/variant", "node model " + n.name + "'s CPU " + n.sockets.front().cpu.name + " has SIMD up to " +
                                  *widest + ", but the point ran the " + pt.variant + " path");

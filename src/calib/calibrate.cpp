@@ -218,8 +218,8 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
   std::vector<std::vector<std::string>> from;   // per sample: its files
   std::map<std::string, std::size_t> of_config;  // configuration and size -> sample
   for (const auto& f : files) {
-    check_machine(m, f);
-    // One calibration fits one machine: the node model's, and every file's the same.
+    // One calibration fits one machine: the node model's, and every file's the same (said before
+    // the machine record's details, which a run of another machine fails too).
     if (f.machine.name != files.front().machine.name)
       throw ConfigError(f.file, "/machine/name",
                         "expected a run of \"" + files.front().machine.name + "\" as in " + files.front().file + ", got \"" +
@@ -236,6 +236,7 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
                         "expected \"" + files.front().machine.host_streams + "\" as in " + files.front().file + ", got \"" +
                             f.machine.host_streams + "\" (hfreduce-bench records \"pinned\" when run with HFREDUCE_HOST_PIN=1; "
                             "files without the field predate the option and ran unpinned); calibrate the two conditions separately");
+    check_machine(m, f);
     for (const Point& p : f.points) {
       Sample s{f.file, p, regime_of(m, p), ""};
       char size[32];

@@ -144,6 +144,7 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   n.description = e.description;
   n.role = r.choice("role", {"gpu", "storage"});
   n.measured_machine = r.string_or("measured_machine", "");
+  if (r.has("measured_cpu_model")) n.measured_cpu_model = r.fact_string("measured_cpu_model");
 
   // Sockets.
   std::vector<Reader> socks = r.child("sockets", "an array of sockets").elements("sockets");

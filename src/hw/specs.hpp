@@ -140,6 +140,9 @@ struct NodeSpec {
   /// The measured machine this node model describes (hfreduce-bench's `--machine` name, e.g.
   /// "xeon-2c-vm"): calibration fits only runs of that machine. Empty: a model of no measured machine.
   std::string measured_machine;
+  /// The CPU model string hfreduce-bench recorded on that machine (`machine.cpu_model`); empty: not
+  /// recorded. Calibration refuses runs of another CPU under the same machine name.
+  std::string measured_cpu_model;
   std::vector<SocketSpec> sockets;
   BytesPerSecond socket_link_bandwidth; ///< per direction between the sockets (0 with one socket)
   Seconds socket_link_latency;

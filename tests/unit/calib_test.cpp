@@ -294,6 +294,8 @@ TEST_CASE("calib: the outlier rule marks points slower than a larger size of the
   MeasurementFile f;
   f.file = "m.json";
   f.machine.name = "epyc-zen5-2c-vm";  // the node model's measured machine
+  f.machine.cpu_model = "AMD EPYC";
+  f.machine.memory_bytes = 25276026880;
   f.machine.usable_cpus = 2;
   f.machine.numa_nodes = 1;
   // d2h times 116 us, 9 us, 13 us at 4, 16, 64 KiB: the 4 KiB point took longer than 16 KiB.
@@ -318,6 +320,8 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
     MeasurementFile f;
     f.file = name;
     f.machine.name = "epyc-zen5-2c-vm";
+    f.machine.cpu_model = "AMD EPYC";
+    f.machine.memory_bytes = 25276026880;
     f.machine.usable_cpus = 2;
     f.machine.numa_nodes = 1;
     for (std::size_t i = 0; i < d2h.size(); ++i) {
@@ -421,6 +425,11 @@ TEST_CASE("calib::check_machine: the measured machine must fit the node model") 
   f.file = "m.json";
   f.machine.usable_cpus = 2;
   f.machine.numa_nodes = 1;
+  f.machine.cpu_model = "AMD EPYC";     // the node model's measured_cpu_model
+  f.machine.memory_bytes = 25276026880;  // its 25.3 GB
+  f.machine.isa = {"scalar", "avx2", "avx512"};
+  auto h200_machine = [&] { f.machine.cpu_model = "any"; f.machine.memory_bytes = 134e9; };  // 125 GiB, no CPU recorded
+  auto epyc_machine = [&] { f.machine.cpu_model = "AMD EPYC"; f.machine.memory_bytes = 25276026880; };
   Point p = point("copy", 1024);
   p.threads = 4;
   p.pointer = "/points/7";
@@ -440,6 +449,7 @@ TEST_CASE("calib::check_machine: the measured machine must fit the node model") 
   d.devices = 1;
   d.pointer = "/points/0";
   f.points = {d};
+  h200_machine();
   CHECK_THROWS_WITH_AS(check_machine(h200, f),
                        "m.json:/points/0/backend: the host backend emulates devices in host memory, but node model "
                        "h200_probe_machine's GPUs are h200_sxm (form factor sxm); use a node model whose GPUs have form "
@@ -452,6 +462,7 @@ TEST_CASE("calib::check_machine: the measured machine must fit the node model") 
   f.points[0].devices = 8;
   f.points[0].chunk_bytes = 4 * MiB;
   CHECK_NOTHROW(check_machine(h200, f));
+  epyc_machine();
   CHECK_THROWS_WITH_AS(check_machine(m, f),
                        "m.json:/points/0/backend: CUDA copies need a GPU, but node model epyc_zen5_2c_vm's devices are "
                        "emulated in host memory",
@@ -462,9 +473,49 @@ TEST_CASE("calib::check_machine: the measured machine must fit the node model") 
   t.chunk_bytes = 512 * KiB;
   t.pointer = "/points/3";
   f.points = {t};
+  h200_machine();
   CHECK_THROWS_WITH_AS(check_machine(h200, f),
                        "m.json:/points/3/stage: an inter-node stage needs a node model with a NIC (or transport); "
                        "h200_probe_machine has none",
+                       ConfigError);
+  // The machine record itself against the node model (an audit of 2026-12-01 found these accepted):
+  // another CPU under the machine's name, GPUs on a machine of emulated devices, the memory in GiB
+  // where bytes are expected, a reduce on a path the record says the CPU lacks.
+  epyc_machine();
+  Point c = point("copy", 1024);
+  c.pointer = "/points/0";
+  f.points = {c};
+  CHECK_NOTHROW(check_machine(m, f));
+  f.machine.cpu_model = "Intel(R) Xeon(R) Processor";
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/machine/cpu_model: expected \"AMD EPYC\" (the CPU node model epyc_zen5_2c_vm was measured "
+                       "on), got \"Intel(R) Xeon(R) Processor\"; a run of another machine under this name needs a node "
+                       "model of its own",
+                       ConfigError);
+  epyc_machine();
+  f.machine.gpus = {"NVIDIA H200"};
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/machine/gpus: expected no GPUs: node model epyc_zen5_2c_vm's devices are emulated in host "
+                       "memory, got 1 (\"NVIDIA H200\")",
+                       ConfigError);
+  f.machine.gpus.clear();
+  f.machine.memory_bytes = 23.54;  // 25.3 GB written in GiB
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/machine/memory_bytes: expected about 23.6 GiB (node model epyc_zen5_2c_vm's memory; within a "
+                       "factor of 2), got 23.54 bytes; the field counts bytes",
+                       ConfigError);
+  epyc_machine();
+  Point r = point("reduce", 1024);
+  r.variant = "avx512";
+  r.k = 8;
+  r.threads = 1;
+  r.pointer = "/points/5";
+  f.points = {r};
+  CHECK_NOTHROW(check_machine(m, f));
+  f.machine.isa = {"scalar", "avx2"};
+  CHECK_THROWS_WITH_AS(check_machine(m, f),
+                       "m.json:/points/5/variant: the point ran the avx512 path, which the file's machine record "
+                       "(/machine/isa: scalar, avx2) says this CPU cannot run",
                        ConfigError);
 }
 
