@@ -89,8 +89,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
   }
   const calib::BenchModel m = calib::make_bench_model(cat, cf.node);
   std::vector<std::string> machines;  // distinct, in order
-  for (const auto& x : cf.machines)
-    if (std::find(machines.begin(), machines.end(), "\"" + x + "\"") == machines.end()) machines.push_back("\"" + x + "\"");
+  for (const auto& x : cf.machines) {
+    const std::string quoted = "\"" + x + "\"";
+    if (std::find(machines.begin(), machines.end(), quoted) == machines.end()) machines.push_back(quoted);
+  }
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) {
     files.push_back(calib::load_measurement(f));

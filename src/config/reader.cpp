@@ -151,12 +151,16 @@ std::string pointer_escape(std::string_view key) {
 
 // ---------------------------------------------------------------- Document
 
-Document Document::load(const std::string& path, bool require_sources) {
+std::string Document::read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open file (check the path)");
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), path, require_sources);
+  return ss.str();
+}
+
+Document Document::load(const std::string& path, bool require_sources) {
+  return parse(read_file(path), path, require_sources);
 }
 
 Document Document::parse(const std::string& text, const std::string& name, bool require_sources) {

@@ -37,6 +37,8 @@ public:
   /// `require_sources`: every leaf read through Reader's fact accessors must be written as
   /// {"value": ..., "source": "..."} (models/); otherwise a bare value is also accepted (scenarios/).
   static Document load(const std::string& path, bool require_sources);
+  /// The whole text of `path`; ConfigError if it cannot be opened.
+  static std::string read_file(const std::string& path);
   /// Parses `text` as if it were the file `name` (tests and generated documents).
   static Document parse(const std::string& text, const std::string& name, bool require_sources);
   /// Whether `text` is a JSON object whose first member is `key` with a string value that begins

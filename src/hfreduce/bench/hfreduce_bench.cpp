@@ -112,8 +112,10 @@ std::string format_bytes(std::size_t bytes) {
   return buffer;
 }
 
+const std::vector<std::string> kStages = {"copy", "reduce", "d2h", "h2d", "pipeline", "internode", "allreduce"};
+
 struct Options {
-  std::vector<std::string> stages = {"copy", "reduce", "d2h", "h2d", "pipeline", "internode", "allreduce"};
+  std::vector<std::string> stages = kStages;
   std::size_t min_bytes = 4 * KiB;
   std::size_t max_bytes = 256 * MiB;
   std::size_t step = 4;
@@ -163,8 +165,6 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, in
   if (values.empty()) usage_error(flag + ": expected a comma-separated list, got \"" + text + "\"");
   return values;
 }
-
-const std::vector<std::string> kStages = {"copy", "reduce", "d2h", "h2d", "pipeline", "internode", "allreduce"};
 
 Options parse_options(int argc, char** argv) {
   Options o;
