@@ -5,9 +5,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -94,6 +100,58 @@ double size_option(const std::string& text, const std::string& option) {
   if (bytes != std::floor(bytes))
     throw UsageError(option + ": " + text + " is not a whole number of bytes (" + fmt_f(bytes, 3) + " B)");
   return bytes;
+}
+
+void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw UsageError(option + ": expected a file name, got an empty value");
+  std::error_code ec;
+  const fs::path out(path);
+  if (fs::is_directory(out, ec)) throw UsageError(option + ": " + path + " is a folder; give a file name");
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw UsageError(option + ": cannot write " + path + ": the folder " + dir.string() + " does not exist");
+  if (!fs::exists(out, ec)) return;
+  for (const auto& in : inputs) {
+    std::error_code e2;
+    if (!in.empty() && fs::equivalent(out, fs::path(in), e2))
+      throw UsageError(option + ": " + path + " is also an input of this command" +
+                       (in == path ? std::string() : " (the same file as " + in + ")") +
+                       "; writing it would destroy that input: give another file name");
+  }
+}
+
+void write_output(const std::string& option, const std::string& path, const std::function<void(std::ostream&)>& write) {
+  namespace fs = std::filesystem;
+  const fs::path out(path);
+  fs::path tmp = out;
+  tmp += ".ffsim-tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
+    if (!os) throw UsageError(option + ": cannot write " + path + ": " + std::strerror(errno));
+    try {
+      write(os);
+    } catch (...) {
+      os.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw;
+    }
+    os.close();
+    if (!os) {
+      const std::string why = std::strerror(errno);
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw UsageError(option + ": cannot write " + path + ": " + why);
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, out, ec);
+  if (ec) {
+    std::error_code e2;
+    fs::remove(tmp, e2);
+    throw UsageError(option + ": cannot write " + path + ": " + ec.message());
+  }
 }
 
 const config::Catalog& Context::catalog() {

@@ -2,6 +2,7 @@
 // measured runs and write a calibration file (catalog kind "calibration").
 // SPDX-License-Identifier: Apache-2.0
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -165,6 +166,18 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   }
   if (!a.name.empty() && !config::is_snake_case(a.name))
     throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
+  for (std::size_t i = 0; i < a.files.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) {
+      std::error_code ec;
+      if (std::filesystem::equivalent(a.files[i], a.files[j], ec))
+        throw UsageError("measured: " + a.files[i] + " is given twice (also as " + a.files[j] +
+                         "); each run counts once in the fit: give each file once");
+    }
+  {
+    std::vector<std::string> inputs = a.files;
+    inputs.push_back(ctx.calibration);
+    check_output_path("-o", a.out, inputs);
+  }
   const calib::BenchModel m = calib::make_bench_model(cat, a.node);
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) files.push_back(calib::load_measurement(f));
@@ -179,11 +192,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);
-  {
-    std::ofstream os(a.out);
-    if (!os) throw UsageError("-o: cannot write " + a.out);
-    write_calibration(os, a, m, files, samples, c, overrides);
-  }
+  write_output("-o", a.out, [&](std::ostream& os) { write_calibration(os, a, m, files, samples, c, overrides); });
   // The file must be what `ffsim check` accepts and what --calibration applies.
   config::Catalog copy = cat;
   calib::apply_calibration(copy, calib::load_calibration(a.out));

@@ -141,7 +141,6 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-full, fluid-eager, simgrid; got \"" + a.engine + "\"" +
                      did_you_mean(a.engine, engines));
-  std::ofstream trace_out;
   if (!a.trace.empty()) {
     if (algos.size() != 1 || gpus.size() != 1 || sizes.size() != 1)
       throw UsageError("--trace: a trace shows one run; give one --algo, one --gpus count and one --size (got " +
@@ -149,8 +148,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
                        std::to_string(sizes.size()) + ")");
     if (a.engine == "analytic")
       throw UsageError("--trace: the analytic engine is a closed form without a timeline; add --engine fluid (or simgrid)");
-    trace_out.open(a.trace);
-    if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
+    // The file is written once the run succeeded (a failed run leaves it as it was).
+    check_output_path("--trace", a.trace, {a.scenario, ctx.calibration});
   }
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
@@ -224,7 +223,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   } else {
     for (std::size_t i = 0; i < jobs.size(); ++i) run_row(i, engine.get(), *p);
   }
-  if (trace_out.is_open()) {
+  if (!a.trace.empty()) {
     // The whole schedule (no shortcut), every op on its tracks (one row: checked above).
     const Job& j = jobs.front();
     const auto algo = coll::algorithms().get(j.name).factory();
@@ -233,9 +232,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
     const eval::Result res = engine->run(s, *p);
     const auto tr = report::schedule_trace(s, res, *p, j.name + " of " + fmt_bytes(Bytes(j.bytes)) + " over " + std::to_string(j.gpus) +
                                                          " GPUs on " + sc.name + " (" + a.engine + " engine)");
-    report::write_chrome_trace(trace_out, tr);
-    trace_out.close();
-    if (!trace_out) throw UsageError("--trace: cannot write " + a.trace);
+    write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
   }
   if (a.json) {
     report::JsonWriter w(std::cout);

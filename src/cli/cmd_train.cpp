@@ -85,6 +85,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
+  if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
   std::optional<plan::ScenarioSpec> job;
@@ -168,9 +169,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
     } catch (const ValueError& e) {
       throw UsageError("--trace-gpus " + std::to_string(tg) + ": " + e.what());
     }
-    std::ofstream out(a.trace);
-    if (!out) throw UsageError("--trace: cannot write " + a.trace);
-    report::write_chrome_trace(out, tr);
+    write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
   }
   std::vector<std::string> algs;
   for (auto r : {train::Role::GradAllReduce, train::Role::GradReduceScatter, train::Role::ParamAllGather,

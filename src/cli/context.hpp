@@ -30,6 +30,16 @@ double size_option(const std::string& text, const std::string& option = "--size"
 /// [lo, hi], got "abc"" (CLI11 puts the option's name in front).
 CLI::Validator int_in(long long lo, long long hi);
 
+/// Checks, before any work, that `path` can take the output of `option`: not empty, not a folder,
+/// in a folder that exists, and not the same file as one of `inputs` (the files the command reads),
+/// which the output would destroy. A UsageError naming the option otherwise.
+void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs);
+
+/// Writes the output of `option` whole or not at all: `write` fills a temporary file beside `path`
+/// that then replaces it, so an error leaves whatever was at `path` as it was. A UsageError with
+/// the system's reason when the file cannot be written.
+void write_output(const std::string& option, const std::string& path, const std::function<void(std::ostream&)>& write);
+
 struct Context {
   std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.

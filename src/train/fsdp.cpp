@@ -127,7 +127,9 @@ public:
     double stored = 0, largest = 0;
     for (const auto& l : layers) stored += l.memory_elems;
     for (double u : unit_params) largest = std::max(largest, u);
-    // Shards of weights, gradients and optimizer state, two gathered units, and the activations.
+    // Shards of weights, gradients and optimizer state; up to 1 + prefetch gathered units at once,
+    // each with its whole gradient before the reduce-scatter (2 x (1 + prefetch) of the largest
+    // unit); and the activations.
     plan.memory_bytes = params / gpus * optimizer_state_bytes(w) + 2 * (1 + prefetch_) * largest * w.param_bytes +
                         stored * spr * w.act_bytes();
     return plan;

@@ -158,6 +158,24 @@ TEST_CASE("train::ddp: one rank stands for all, in both engines") {
         doctest::Approx(simulate_step(a->w(), a->env(), 16).step_s).epsilon(1e-6).scale(ffsim::testing::kRelative));
 }
 
+TEST_CASE("train: model FLOPs count the attention backward at 2x its forward, without recomputation") {
+  // MFU's model FLOPs (PaLM, arXiv 2204.02311 App. B): forward + backward, the backward 2x the
+  // forward for GEMMs (less the first layer's input gradient) and for attention too (dV, dP, dQ,
+  // dK: four products against the forward's two). The kernel time's attention backward factor
+  // (2.5: FlashAttention-2 recomputes QK^T) must not reach it. GPT2-medium: per sample
+  // 3 x forward - the first layer's input-gradient GEMMs.
+  auto e = make(R"({"kind": "fsdp", "model": "gpt2_medium", "scaling": "weak", "batch": 2, "seq": 256,
+                    "precision": "bf16", "param_dtype": "bf16", )" + kRing + R"(, "gpus": [16]})");
+  const auto layers = layer_costs(e->w().model, 256, true);
+  double attention = 0;
+  for (const auto& l : layers) attention += l.attention_flops;
+  REQUIRE(attention > 0);
+  REQUIRE(e->w().compute.backward_attention == 2.5);
+  const double first_input_grad = layers.front().needs_input_grad ? 0.0 : layers.front().gemm_flops + layers.front().conv_flops;
+  CHECK(model_flops_per_sample(e->w(), layers) ==
+        doctest::Approx(3 * forward_flops(layers) - first_input_grad).epsilon(1e-12).scale(ffsim::testing::kRelative));
+}
+
 TEST_CASE("train::fsdp: one rank stands for all - free communication leaves no idle time") {
   auto e = make(R"({"kind": "fsdp", "model": "gpt2_medium", "scaling": "weak", "batch": 2, "seq": 256,
                     "precision": "bf16", "param_dtype": "bf16", )" + kRing + R"(, "gpus": [1, 16]})");
@@ -318,6 +336,29 @@ TEST_CASE("train::moe: expert parallelism adds all-to-alls and splits the routed
   auto e = make(base + "4}", 2);
   const StepResult r = simulate_step(e->w(), e->env(), 16);
   CHECK(r.exposed_comm_s > 0);
+}
+
+TEST_CASE("train::moe: ZeRO-1 shards the experts' optimizer state over their expert group") {
+  // PP=1 x DP=16 with ZeRO-1: the dense parameters' Adam state is sharded over all 16 ranks, a
+  // rank's routed experts (1/ep of them) over the ranks that hold the same experts, 16/ep of them
+  // (their gradients are reduce-scattered over that group). Activations do not depend on ep, so
+  // memory(ep 4) - memory(ep 1) = R/4 x state(4) - R x state(16), R the routed parameters and
+  // state(k) the bytes per parameter with the moments over k shards. (Until 2026-12-01 the
+  // experts' state was divided by 16 too: the difference was R/4 x state(16) - R x state(16).)
+  auto memory = [](int ep) {
+    auto e = make(R"({"kind": "moe", "model": "deepseek_moe_16b", "scaling": "strong", "batch": 16, "seq": 4096,
+                      "precision": "bf16", "pp": 1, "zero_stage": 1, )" + kRing + R"(, "gpus": [16], "ep": )" +
+                      std::to_string(ep) + "}", 2);
+    StepBuilder b(*e->p, e->costs.get(), false);
+    return std::make_pair(e->w().impl->build(b, e->w(), 16, false).memory_bytes, e->w());
+  };
+  const auto [m1, w] = memory(1);
+  const double m4 = memory(4).first;
+  double routed = 0;
+  for (const auto& l : layer_costs(w.model, w.seq, true)) routed += l.routed_params;
+  REQUIRE(routed > 1e10);  // DeepSeekMoE-16B: most of its 16.4B parameters are routed experts
+  CHECK(m4 - m1 == doctest::Approx(routed / 4 * optimizer_state_bytes(w, 4) - routed * optimizer_state_bytes(w, 16))
+                       .epsilon(1e-9).scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("train::set_efficiencies: samples per second per GPU against the first row") {
