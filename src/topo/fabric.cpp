@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ffsim::topo {
 
@@ -43,6 +44,10 @@ const char* link_kind_name(LinkKind k) {
 
 int Fabric::add_switch(Switch s) {
   FFSIM_ASSERT(!finalized_, "add_switch after finalize");
+  if (switches_.size() >= kMaxSwitches)
+    throw ValueError("the design needs more than " + fmt_int(static_cast<long long>(kMaxSwitches)) +
+                     " switches (of the " + fmt_int(s.radix) + "-port " + s.model +
+                     "), more than ffsim builds; check the switch's port count or the design's size");
   switches_.push_back(std::move(s));
   return static_cast<int>(switches_.size()) - 1;
 }
@@ -74,6 +79,13 @@ int Fabric::connect(int lower, int upper, LinkKind kind, BytesPerSecond bw, Seco
   const int ul = tier_level(switches_[static_cast<std::size_t>(upper) - endpoints_.size()].tier);
   const int ll = is_switch_vertex(lower) ? tier_level(switches_[static_cast<std::size_t>(lower) - endpoints_.size()].tier) : 0;
   FFSIM_ASSERT(ul > ll, "connect: the upper end must sit on a higher tier than the lower end");
+  if (links_.size() >= kMaxLinks) {
+    const Switch& u = switches_[static_cast<std::size_t>(upper) - endpoints_.size()];
+    throw ValueError("the design needs more than " + fmt_int(static_cast<long long>(kMaxLinks)) + " links (" +
+                     fmt_int(u.radix) + "-port " + u.model + " switches: a full two-layer fat-tree of k-port switches has " +
+                     "k^2/2 of them), more than ffsim builds (each costs memory for its routes); check the switch's " +
+                     "port count or the design's size");
+  }
   links_.push_back(Link{lower, upper, kind, bw, latency, optical});
   return static_cast<int>(links_.size()) - 1;
 }

@@ -93,6 +93,11 @@ struct FabricCounts {
 /// Build it with add_*/connect, then finalize(); routes are deterministic up/down (D-mod-k).
 class Fabric {
 public:
+  /// Bounds on what a design may generate (a ValueError beyond them, not an out-of-memory crash:
+  /// 20,000-port switches once asked a full fat-tree for 2e8 links). 2^22 links hold a full
+  /// two-layer fat-tree of 2,896-port switches; Fire-Flyer 2's two 800-port zones have 640,000.
+  static constexpr std::size_t kMaxLinks = std::size_t{1} << 22;
+  static constexpr std::size_t kMaxSwitches = std::size_t{1} << 20;
   int add_endpoint(Endpoint e);   ///< returns the endpoint index; all endpoints come before any switch
   int add_switch(Switch s);       ///< returns the switch index
   /// Packages switches (already added) into one chassis; a switch sits in one chassis at most.

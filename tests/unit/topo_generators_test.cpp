@@ -192,6 +192,18 @@ TEST_CASE("topo::two_layer: rejects odd radix, zero ports and more hosts than it
         "cluster needs 801");
 }
 
+TEST_CASE("topo::fabric: a design beyond the fabric bounds is a clear error, not an out-of-memory crash") {
+  // A full two-layer fat-tree of k-port switches has k leaves x k/2 spines = k^2/2 leaf-spine links:
+  // 2,896 ports give 4,193,408 <= 2^22, 2,898 give 4,199,202 > 2^22 (until 2026-12-01 20,000-port
+  // switches asked for 2e8 links and ended in std::bad_alloc, exit 1).
+  CHECK(Fabric::kMaxLinks == 4194304);
+  CHECK(make("two_layer", R"({"build": "full"})", 2896)->build(nodes(1)).counts().switches == 2896 + 1448);
+  CHECK(error_of([] { (void)make("two_layer", R"({"build": "full"})", 2898)->build(nodes(1)); }) ==
+        "the design needs more than 4,194,304 links (2,898-port sw2898 switches: a full two-layer fat-tree of k-port "
+        "switches has k^2/2 of them), more than ffsim builds (each costs memory for its routes); check the switch's "
+        "port count or the design's size");
+}
+
 TEST_CASE("topo::two_layer: routes are up/down, D-mod-k and deterministic") {
   for (int k : {4, 6, 8}) {
     CAPTURE(k);
