@@ -163,38 +163,53 @@ void collective_section(Context& ctx, const plan::ScenarioSpec& s) {
   }
 }
 
-// A training step of the scenario's workload or, for a scenario without one, of the workload of
-// train-vgg16-ddp.json beside it run on this scenario's cluster: step time and scaling on both
-// backends, with closed-form collective costs so that the main job stays quick; and, when there is
-// an alternative design, the same job on its cluster with NCCL (its own stack).
-void training_section(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s,
-                      const std::optional<plan::ScenarioSpec>& alt, const std::optional<Plans>& plans) {
-  std::optional<train::WorkloadSpec> wl = s.workload;
-  std::string from = s.file;
+// The job of the training step: the --workload scenario's, the scenario's own, or for a scenario
+// without one the workload of train-vgg16-ddp.json beside it. Read before anything is printed (a
+// bad file fails with nothing on stdout); `missing` says why there is none.
+struct Job {
+  std::optional<train::WorkloadSpec> workload;
+  std::string from;
+  std::string missing;
+};
+
+Job resolve_job(Context& ctx, const SummaryArgs& a, const plan::ScenarioSpec& s) {
+  Job j{s.workload, s.file, ""};
   if (!a.workload.empty()) {
     const plan::ScenarioSpec t = plan::load_scenario(a.workload, ctx.catalog());
     if (!t.workload)
       throw ConfigError(t.file, "", "--workload: this scenario has no \"workload\" section to run on " + s.name +
                                         "'s cluster; name one that has (scenarios/train-*.json)");
-    wl = t.workload;
-    from = t.file;
-  } else if (!wl) {
+    j.workload = t.workload;
+    j.from = t.file;
+  } else if (!j.workload) {
     const auto path = std::filesystem::path(a.scenario).parent_path() / "train-vgg16-ddp.json";
     if (!std::filesystem::exists(path)) {
-      std::cout << "\nTraining step: not shown (" << s.file << " has no \"workload\" section and there is no " << path.string()
-                << " beside it; name a scenario with one: --workload scenarios/train-vgg16-ddp.json)\n";
-      return;
+      j.missing = s.file + " has no \"workload\" section and there is no " + path.string() +
+                  " beside it; name a scenario with one: --workload scenarios/train-vgg16-ddp.json";
+      return j;
     }
     const plan::ScenarioSpec t = plan::load_scenario(path.string(), ctx.catalog());
     if (!t.workload) {
-      std::cout << "\nTraining step: not shown (neither " << s.file << " nor " << t.file
-                << " has a \"workload\" section; name a scenario with one: --workload FILE)\n";
-      return;
+      j.missing = "neither " + s.file + " nor " + t.file + " has a \"workload\" section; name a scenario with one: --workload FILE";
+      return j;
     }
-    wl = t.workload;
-    from = t.file;
+    j.workload = t.workload;
+    j.from = t.file;
   }
-  train::WorkloadSpec w = *wl;
+  return j;
+}
+
+// A training step of the job: step time and scaling on both backends, with closed-form collective
+// costs so that the main job stays quick; and, when there is an alternative design, the same job
+// on its cluster with NCCL (its own stack).
+void training_section(Context& ctx, const Job& job, const plan::ScenarioSpec& s,
+                      const std::optional<plan::ScenarioSpec>& alt, const std::optional<Plans>& plans) {
+  if (!job.workload) {
+    std::cout << "\nTraining step: not shown (" << job.missing << ")\n";
+    return;
+  }
+  const std::string& from = job.from;
+  train::WorkloadSpec w = *job.workload;
   std::vector<int> gpus;
   for (int g : w.gpus)
     if (g <= s.cluster.gpus()) gpus.push_back(g);
@@ -273,6 +288,7 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
     alt = plan::load_scenario(against, ctx.catalog());
   }
   if (!a.workload.empty()) check_is_scenario(a.workload, "--workload");
+  const Job job = resolve_job(ctx, a, s);
 
   std::cout << "Scenario " << s.name << " (" << s.file << ")\n";
   if (!s.description.empty()) std::cout << "  " << s.description << "\n";
@@ -290,7 +306,7 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
   else
     std::cout << "\nAllreduce across nodes: not shown (the cluster has " << (s.cluster.nodes > 1 ? "no NICs" : "one GPU node")
               << "; ffsim collective runs collectives inside a node)\n";
-  training_section(ctx, a, s, alt, plans);
+  training_section(ctx, job, s, alt, plans);
   return kOk;
 }
 

@@ -107,6 +107,9 @@ std::unique_ptr<Topology> make_multi_zone(const config::Reader& p, const hw::Swi
   int iz_switches = 0, iz_links = 0;
   if (auto iz = p.optional_child("inter_zone")) {
     iz_switches = static_cast<int>(iz->fact_integer("switches", 0, 1024));
+    if (iz_switches == 0 && zones > 1)
+      iz->fail_at("switches", "expected at least 1 inter-zone switch: without one the " + std::to_string(zones) +
+                                  " zones cannot reach each other (give the switches that join them, or \"zones\": 1)");
     iz_links = static_cast<int>(iz->fact_integer("links_per_zone", 1, 1 << 20));
     if (static_cast<long long>(iz_links) * zones > sw.ports)
       iz->fail_at("links_per_zone", std::to_string(iz_links) + " links into each of " + std::to_string(zones) +

@@ -2,7 +2,8 @@
 # Output files are written whole or not at all, and never over an input (an audit of 2026-12-01
 # found `collective --trace F` emptied F before checking anything, so a bad --gpus left F at 0 bytes
 # and `--trace <the scenario>` wiped the scenario; `calibrate M -o M` wrote the calibration over
-# the measurement M, and `calibrate M M` counted one run twice). Usage: outputs_test.sh FFSIM
+# the measurement M, and `calibrate M M` counted one run twice; `summary` printed before it read the
+# workload beside its scenario). Usage: outputs_test.sh FFSIM
 # (run from the source tree).
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
@@ -62,6 +63,12 @@ python3 -c "import json, sys; json.load(open(sys.argv[1]))['traceEvents']" "$tmp
 ls "$tmp" | grep -q "ffsim-tmp" && fail "a temporary file was left behind: $(ls "$tmp")"
 run 0 "" calibrate "$tmp/m.json" --node xeon_2c_vm -o "$tmp/c.json"
 [ -s "$tmp/c.json" ] || fail "calibrate did not write $tmp/c.json"
+
+# 6. summary reads every input before it prints (an audit of 2026-12-01: with a bad
+# train-vgg16-ddp.json beside the scenario it printed 3.9 KB, then exited 3).
+sed 's/"batch": {"value": 50/"batch": {"value": 0/' scenarios/train-vgg16-ddp.json > "$tmp/sc/train-vgg16-ddp.json"
+run 3 "train-vgg16-ddp.json:/workload/batch/value" summary "$tmp/sc/fire-flyer-2.json"
+[ -s "$tmp/out.txt" ] && fail "summary printed $(wc -c < "$tmp/out.txt") bytes before failing on the workload beside it"
 
 if [ "$fails" -gt 0 ]; then
   echo "$fails failure(s)"
