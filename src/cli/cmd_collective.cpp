@@ -141,6 +141,16 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
     throw UsageError("--engine: expected one of analytic, fluid, fluid-full, fluid-eager, simgrid; got \"" + a.engine + "\"" +
                      did_you_mean(a.engine, engines));
+  // Nothing silently ignored: --threads runs simulations side by side (fluid engines only), --full
+  // turns off a simulation's shortcuts (the closed form has none).
+  if (a.threads > 0 && (a.engine == "analytic" || a.engine == "simgrid"))
+    throw UsageError(std::string("--threads: runs the rows' simulations side by side on the fluid engines; ") +
+                     (a.engine == "analytic" ? "the closed form (--engine analytic) simulates nothing"
+                                             : "the SimGrid engine runs one simulation at a time") +
+                     ": drop --threads or add --engine fluid");
+  if (a.full && a.engine == "analytic")
+    throw UsageError("--full: simulates the whole schedule without the exact shortcuts; the closed form (--engine analytic) "
+                     "has none to turn off: drop --full or add --engine fluid (or simgrid)");
   if (!a.trace.empty()) {
     if (algos.size() != 1 || gpus.size() != 1 || sizes.size() != 1)
       throw UsageError("--trace: a trace shows one run; give one --algo, one --gpus count and one --size (got " +

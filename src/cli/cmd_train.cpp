@@ -86,6 +86,13 @@ int run_train(Context& ctx, const TrainArgs& a) {
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
+  if (a.threads > 0 && (a.engine != "analytic" || a.collectives != "simulate"))
+    throw UsageError("--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
+                     "and --collectives simulate (the default); " +
+                     (a.engine != "analytic" ? "the SimGrid engine runs one simulation at a time"
+                                             : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
+                                                                           : std::string("--collectives emit simulates them inside the step")) +
+                     ": drop --threads");
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
   std::optional<plan::ScenarioSpec> job;
