@@ -197,10 +197,11 @@ bool is_flag(const CLI::Option* o) { return o->get_items_expected_max() == 0; }
 
 // Checks CLI11 leaves to the commands, or words badly, made on the arguments before it parses
 // them: an unknown subcommand (with did-you-mean), an empty value ("--holdout ''", which would
-// read as unset or 0), an option given twice (the first value would be dropped).
+// read as unset or 0), an option given twice (the first value would be dropped), a flag given twice.
 void check_arguments(const CLI::App& app, const Context& ctx, int argc, char** argv) {
   const CLI::App* cur = &app;
   std::map<const CLI::Option*, std::vector<std::string>> seen;
+  std::map<const CLI::Option*, int> seen_flags;
   std::size_t positional = 0;
   auto expectation = [&](const CLI::Option* o) {
     const auto it = ctx.expected.find(o);
@@ -218,7 +219,11 @@ void check_arguments(const CLI::App& app, const Context& ctx, int argc, char** a
       const std::string name = t.substr(0, eq);
       const CLI::Option* o = cur->get_option_no_throw(name);
       if (!o && cur != &app) o = app.get_option_no_throw(name);  // global options may follow the subcommand
-      if (!o || is_flag(o)) continue;  // an unknown option: CLI11 names it
+      if (!o) continue;  // an unknown option: CLI11 names it
+      if (is_flag(o)) {
+        if (++seen_flags[o] == 2) throw UsageError(name + " is given twice; give it once");
+        continue;
+      }
       std::string v;
       if (eq != std::string::npos) v = t.substr(eq + 1);
       else if (i + 1 < argc) v = argv[++i];

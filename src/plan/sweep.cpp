@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan/sweep.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -109,7 +110,12 @@ Knob parse_knob(const std::string& text, const config::Document& doc) {
     const auto n = static_cast<std::size_t>(std::floor(span + 1e-9)) + 1;
     for (std::size_t i = 0; i < n; ++i) k.values.push_back(start + static_cast<double>(i) * step);
   } else {
-    for (const auto& v : split(spec, ',')) k.values.push_back(number(v, k.name));
+    for (const auto& v : split(spec, ',')) {
+      const double x = number(v, k.name);
+      if (std::find(k.values.begin(), k.values.end(), x) != k.values.end())
+        throw UsageError("--sweep " + k.name + ": " + v + " appears twice in \"" + spec + "\" (its rows would repeat); give each value once");
+      k.values.push_back(x);
+    }
     if (k.values.size() > kMaxValues)
       throw UsageError("--sweep " + k.name + ": more than " + fmt_int(static_cast<long long>(kMaxValues)) + " values");
   }

@@ -191,6 +191,8 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   const int per_node = static_cast<int>(cluster.node.gpus.size());
   for (const config::Reader& g : counts) {
     const int n = static_cast<int>(g.as_integer(1, 1 << 24));
+    if (std::find(w.gpus.begin(), w.gpus.end(), n) != w.gpus.end())
+      g.fail(std::to_string(n) + " GPUs appears twice in the list (its rows would repeat); give each count once");
     const std::string why = w.impl->check(w, n, cluster.gpus(), per_node);
     if (!why.empty()) g.fail(why);
     w.gpus.push_back(n);

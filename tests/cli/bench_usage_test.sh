@@ -39,5 +39,6 @@ expect '--budget: expected seconds above 0 and at most 3600, got "0"' --budget 0
 expect '--budget: expected seconds above 0 and at most 3600, got "nan"' --budget nan
 expect '--rounds: expected 1 to 100, got 0' --rounds 0
 expect '--rounds: expected a whole number, got "two"' --rounds two
+expect '--stages is given twice; give it once' --stages d2h --stages h2d
 [ "$fails" = 0 ] || exit 1
 echo ok

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -169,6 +170,7 @@ std::vector<int> parse_ints(const std::string& flag, const std::string& text, in
 Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 0; i < argc; ++i) o.command += (i == 0 ? "" : " ") + std::string(argv[i]);
+  std::set<std::string> given;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
@@ -176,6 +178,8 @@ Options parse_options(int argc, char** argv) {
       std::exit(0);
     }
     if (i + 1 >= argc) usage_error("missing value after " + flag);
+    if (!given.insert(flag).second)
+      usage_error(flag + " is given twice; give it once (a list is one comma-separated value)");
     const std::string value = argv[++i];
     try {
       if (flag == "--stages") {
