@@ -14,7 +14,9 @@ namespace ffsim::calib {
 using config::Reader;
 
 bool is_measurement(const Reader& root) {
-  return root.is_object() && root.has("schema");
+  // One that lost its "schema" still looks like a measurement (points of a machine, no "kind"):
+  // reading it as one says that "schema" is missing, where a scenario's reader would ask for "name".
+  return root.is_object() && (root.has("schema") || (!root.has("kind") && root.has("points") && root.has("machine")));
 }
 
 namespace {

@@ -47,6 +47,16 @@ CLI::Option* Context::expects(CLI::Option* o, std::string what) {
   return o;
 }
 
+CLI::Validator one_of(std::vector<std::string> choices) {
+  const std::string list = join(choices);
+  return CLI::Validator(
+      [choices, list](std::string& v) -> std::string {
+        if (std::find(choices.begin(), choices.end(), v) != choices.end()) return "";
+        return "expected one of " + list + "; got \"" + v + "\"" + did_you_mean(v, choices);
+      },
+      "one of " + list);
+}
+
 CLI::Validator int_in(long long lo, long long hi) {
   const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   return CLI::Validator(

@@ -484,7 +484,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--baseline", a->baseline, "The design the others are compared with (default: the last one)"),
               "the name of one of the designs");
   auto* precision = sub->add_option("--precision", a->precision, "GEMM precision that measures performance (default: tf32)")
-                        ->check(CLI::IsMember(hw::precisions()));
+                        ->check(one_of(hw::precisions()));
   ctx.expects(precision, "one of " + join(hw::precisions()));
   ctx.expects(sub->add_option("--sweep", a->sweep,
                               "Sweep one knob: NAME=START:STOP:STEP or NAME=V1,V2 (gpus, nodes, storage, or a path such as "

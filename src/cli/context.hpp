@@ -30,6 +30,10 @@ double size_option(const std::string& text, const std::string& option = "--size"
 /// [lo, hi], got "abc"" (CLI11 puts the option's name in front).
 CLI::Validator int_in(long long lo, long long hi);
 
+/// A CLI11 check that the value is one of `choices`: "expected one of a, b; got "x" (did you mean
+/// "y"?)" (CLI11 puts the option's name in front).
+CLI::Validator one_of(std::vector<std::string> choices);
+
 /// Checks, before any work, that `path` can take the output of `option`: not empty, not a folder,
 /// in a folder that exists, and not the same file as one of `inputs` (the files the command reads),
 /// which the output would destroy. A UsageError naming the option otherwise.

@@ -18,10 +18,13 @@ Document load_chain(const std::string& path, std::vector<std::string>& stack) {
   if (!r.is_object()) r.fail("expected a scenario object, got " + r.describe());
   if (!r.has("extends")) return doc;
   Reader ext = r.child("extends");
-  std::string base = ext.as_string();
+  const std::string given = ext.as_string();
+  std::string base = given;
   if (fs::path(base).extension() != ".json") base += ".json";
   const fs::path base_path = fs::path(path).parent_path() / base;
   std::error_code ec;
+  if (fs::is_directory(base_path, ec) || fs::is_directory(fs::path(path).parent_path() / given, ec))
+    ext.fail("expected a scenario file to extend, got a folder: " + (fs::path(path).parent_path() / given).string());
   if (!fs::is_regular_file(base_path, ec))
     ext.fail("scenario to extend not found: " + base_path.string());
   const std::string canon = fs::weakly_canonical(base_path).string();

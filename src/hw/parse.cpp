@@ -296,7 +296,14 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
 
   if (!n.gpus.empty() && !n.nics.empty())
     n.gpu_nic_p2p_bandwidth = r.fact_quantity<BytesPerSecond>("gpu_nic_p2p_bandwidth");
+  else if (r.has("gpu_nic_p2p_bandwidth"))  // a valid key, here without a use: say why, not "unknown key"
+    r.fail_at("gpu_nic_p2p_bandwidth", std::string("the node has no ") + (n.gpus.empty() ? "GPUs" : "NICs") +
+                                           ", so no GPU<->NIC peer-to-peer path: remove this fact" +
+                                           (n.gpus.empty() ? "" : " or give the node a NIC"));
   if (n.gpus.size() > 1) n.gpu_gpu_p2p_bandwidth = r.fact_quantity<BytesPerSecond>("gpu_gpu_p2p_bandwidth");
+  else if (r.has("gpu_gpu_p2p_bandwidth"))
+    r.fail_at("gpu_gpu_p2p_bandwidth", "the node has " + std::to_string(n.gpus.size()) +
+                                           " GPU(s), so no GPU<->GPU peer-to-peer path: remove this fact");
   n.pcie_latency = r.fact_quantity<Seconds>("pcie_latency");
   if (auto d = r.optional_child("drives")) {
     n.drives.count = int_fact(*d, "count", 0, 1024);
@@ -325,7 +332,14 @@ ClusterSpec parse_cluster(const Reader& r, const config::Catalog& cat) {
   c.node = node_ref(r, "node", cat);
   if (c.node.role != "gpu") node_r.fail("node model \"" + c.node.name + "\" has role \"" + c.node.role + "\", expected \"gpu\"");
   const bool has_nodes = r.has("nodes"), has_gpus = r.has("gpus");
-  if (has_nodes == has_gpus) r.fail("expected exactly one of \"nodes\" or \"gpus\"");
+  if (has_nodes && has_gpus) r.fail("expected exactly one of \"nodes\" or \"gpus\", got both");
+  if (!has_nodes && !has_gpus) {
+    // A misspelt key is the likely cause: name it ("nodez" -> did you mean "nodes"?).
+    for (const auto& k : r.keys())
+      if (const auto near = k == "node" || k == "storage" ? std::nullopt : suggest(k, {"nodes", "gpus"}))
+        r.fail("expected one of \"nodes\" or \"gpus\"; found unknown key \"" + k + "\" (did you mean \"" + *near + "\"?)");
+    r.fail("expected one of \"nodes\" or \"gpus\" (the cluster's size), found neither");
+  }
   const auto per_node = static_cast<std::int64_t>(c.node.gpus.size());
   if (has_nodes) {
     c.nodes = static_cast<int>(r.integer("nodes", 1, 10'000'000));
