@@ -338,6 +338,15 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
       fail(p + "/devices", "expected at least 1 device for a " + pt.stage + " point, got 0");
     if ((pt.stage == "pipeline" || pt.stage == "allreduce" || pt.stage == "internode") && pt.chunk_bytes <= 0)
       fail(p + "/chunk_bytes", "expected a positive chunk (pipeline) or slice (tree) size for a " + pt.stage + " point, got 0");
+    if (pt.chunk_bytes > 0 && pt.chunk_bytes < 4)
+      fail(p + "/chunk_bytes", "expected a chunk of at least one element (4 bytes; hfreduce-bench --chunks refuses less), got " +
+                                   fmt_g(pt.chunk_bytes) + " B");
+    // Each chunk of each device is a few operations of the simulated schedule, which holds 2^23.
+    if (pt.chunk_bytes > 0 && pt.bytes / pt.chunk_bytes * std::max(pt.devices, 1) > 1 << 20)
+      fail(p + "/chunk_bytes", "expected at most 2^20 chunks over the point's devices (the simulated schedule holds 2^23 "
+                                   "operations), got " + fmt_g(std::ceil(pt.bytes / pt.chunk_bytes)) + " chunks of " +
+                                   fmt_g(pt.chunk_bytes) + " B for " + fmt_g(pt.bytes) + " B on " +
+                                   std::to_string(std::max(pt.devices, 1)) + " device(s)");
   }
 }
 

@@ -59,7 +59,11 @@ double time_value(const Reader& s) {
 }
 
 void check_rate(const Reader& p, std::string_view key, double value, double bytes, double median) {
-  if (bytes <= 0) return;
+  if (bytes <= 0) {
+    if (value != 0)
+      p.fail_at(key, "inconsistent with the point's size: " + num(value) + " B/s for 0 bytes (expected 0)");
+    return;
+  }
   const double expect = bytes / median;
   if (std::fabs(value - expect) > 1e-4 * expect)
     p.fail_at(key, "inconsistent with the point's size and time: " + num(value) + " B/s, but " + num(bytes) + " B / " +
@@ -172,7 +176,13 @@ MeasurementFile parse_measurement(const config::Document& doc) {
   mach.finish();
   const auto pts = r.child("points", "an array of measured points").elements("points");
   if (pts.empty()) r.fail_at("points", "expected at least one measured point");
-  for (const Reader& p : pts) m.points.push_back(parse_point(p));
+  for (const Reader& p : pts) {
+    m.points.push_back(parse_point(p));
+    // One hfreduce-bench run has one MPI world: its points all ran on the same number of ranks.
+    if (m.points.back().ranks != m.points.front().ranks)
+      p.fail_at("ranks", "inconsistent: " + std::to_string(m.points.back().ranks) + " ranks, but the file's first point ran on " +
+                             std::to_string(m.points.front().ranks) + " (one run of hfreduce-bench has one MPI world size)");
+  }
   r.finish();
   return m;
 }

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/reader.hpp"
 
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -154,9 +155,18 @@ std::string pointer_escape(std::string_view key) {
 std::string Document::read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open file (check the path)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Read in blocks up to a bound: a device such as /dev/zero, or a file far larger than any input,
+  // is refused instead of filling the memory (an audit of 2026-12-01: `check /dev/zero` grew to 24 GB).
+  std::string text;
+  std::array<char, 1 << 16> buf{};
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes)
+      throw ConfigError(path, "", "larger than " + std::to_string(kMaxInputBytes >> 20) +
+                                      " MiB, far more than any scenario, model or measurement file (the largest committed "
+                                      "measurement is under 1 MB): is it the right file?");
+  }
+  return text;
 }
 
 Document Document::load(const std::string& path, bool require_sources) {

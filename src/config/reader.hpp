@@ -33,6 +33,8 @@ class Reader;
 /// A parsed JSON file. Copies share the same data.
 class Document {
 public:
+  /// The largest input file read (a bound, not a format limit: a device or a wrong file fails fast).
+  static constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
   /// Reads and parses `path`. Syntax errors, empty files and duplicate keys throw ConfigError.
   /// `require_sources`: every leaf read through Reader's fact accessors must be written as
   /// {"value": ..., "source": "..."} (models/); otherwise a bare value is also accepted (scenarios/).
