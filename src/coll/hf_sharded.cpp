@@ -356,6 +356,7 @@ public:
             for (int l = 0; l < L; ++l) inp.push_back(Place::dram(nd, q >= 0 ? q : G.gpu_socket[static_cast<std::size_t>(l)]));
             red = s.reduce(Place::cpu(nd, rq), inp, Place::dram(nd, G.sN), Bytes(pc.len), t_red);
           }
+          s.set_class(red, em.cls);
           em.dep(red, start);
           for (OpId c : copies) s.depend(red, c);
           reducer_last = red;
@@ -390,6 +391,7 @@ public:
                                                        ref(acc[static_cast<std::size_t>(v)], pc.off), Bytes(pc.len), t_ring)
                                  : s.reduce_accumulate(Place::cpu(nd, G.sN), {Place::dram(nd, G.sN)}, Place::dram(nd, G.sN),
                                                        Bytes(pc.len), t_ring);
+            s.set_class(add, em.cls);
             em.dep(add, start);
             em.dep(add, ready);
             em.dep(add, got);

@@ -312,6 +312,7 @@ public:
             std::vector<Place> in(list.size(), Place::dram(nd, q));
             red = s.reduce(Place::cpu(nd, q), in, Place::dram(nd, sN), Bytes(len), t_red);
           }
+          s.set_class(red, cls);
           dep(red, start);
           for (const auto& [l, d] : list) s.depend(red, d);
           reds.push_back(red);
@@ -392,6 +393,7 @@ public:
                 const OpId add = o.with_data
                                      ? s.reduce_accumulate(Place::cpu(nd, sN), in, ref(nb.result, r.off), Bytes(r.len), t_up)
                                      : s.reduce_accumulate(Place::cpu(nd, sN), inp, Place::dram(nd, sN), Bytes(r.len), t_up);
+                s.set_class(add, cls);
                 dep(add, ready);
                 dep(add, thread[uv]);
                 for (OpId x : got) s.depend(add, x);

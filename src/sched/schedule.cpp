@@ -173,6 +173,11 @@ OpId Schedule::reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Pl
   return id;
 }
 
+void Schedule::set_class(OpId id, TrafficClass cls) {
+  FFSIM_ASSERT(ops_.at(id).kind == OpKind::Reduce, "set_class applies to reduces (transfers take their class when made)");
+  ops_[id].cls = cls;
+}
+
 void Schedule::set_rate_cap(OpId id, double bps) {
   FFSIM_ASSERT(ops_.at(id).kind == OpKind::Transfer && bps > 0, "rate caps apply to transfers");
   ops_[id].rate_cap = bps;

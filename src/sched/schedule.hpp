@@ -113,6 +113,9 @@ public:
   OpId reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Place inout, Bytes bytes, std::uint32_t tag = 0);
   /// Caps a transfer's rate (bytes per second).
   void set_rate_cap(OpId id, double bytes_per_second);
+  /// The traffic class of a reduce's memory traffic (reduces start as Other): a class's lane weight
+  /// applies to all of its flows, so a collective's reduces share host memory as its copies do.
+  void set_class(OpId id, TrafficClass cls);
   /// CPU reduce: out = sum of inputs (elementwise, `bytes` each), on `cpu`'s cores.
   OpId reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag = 0);
   /// GPU reduce kernel: out = sum of inputs on `gpu`, taking `alone` seconds of the GPU.

@@ -315,11 +315,14 @@ TEST_CASE("coll::hfreduce: the closed form tracks the fluid simulation of the wh
   // counts of parts share the NIC; the receiver adds it) and one down (every part in flight, no
   // add). The simulation runs every chunk, GPU and node of the same schedule, so the two differ
   // only by what the pipeline formula leaves out (stage overlap inside a period, the last chunk's
-  // drain): measured within 0.8% on 2-64 nodes (2026-11-30), 1% here. The earlier fill (every hop
-  // at the full NIC share, adds on the way down too) was 1.9-4.9% slow from 4 nodes on and fails.
-  // With NVLink the period is the NIC's and the pair exchange adds stages: within 3.5%.
-  closed_form_tracks("hfreduce", "fire-flyer-2", 0.01);
-  closed_form_tracks("hfreduce_nvlink", "fire-flyer-2-nvlink", 0.035);
+  // drain, max-min sharing of the host memory between stages): measured 0.6-1.2% below the
+  // simulation on 2-8 nodes (2026-12-01, since every flow of a class carries its lane weight; 0.4-0.8%
+  // before, when a lone HFReduce's sends outweighed its copies 4:1), 1.5% here. The earlier fill
+  // (every hop at the full NIC share, adds on the way down too) was 1.9-4.9% slow from 4 nodes on
+  // and fails. With NVLink the period is the NIC's and the pair exchange adds stages: 2.0-3.8%
+  // below (2.3-3.4% before), 4.5% here.
+  closed_form_tracks("hfreduce", "fire-flyer-2", 0.015);
+  closed_form_tracks("hfreduce_nvlink", "fire-flyer-2-nvlink", 0.045);
 }
 
 TEST_CASE("coll: NCCL's rings on DGX-A100 nodes: one per NIC, the step shortcut exact, the NICs all used") {
