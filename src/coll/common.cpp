@@ -225,6 +225,7 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<
     if (std::isfinite(path.rate_cap) && bytes / path.rate_cap > b.time) {
       b.time = bytes / path.rate_cap;
       b.resource = eval::kLimitRateCap;
+      b.cap_what = path.cap_what;
     }
   }
   // Deterministic: ties go to the lowest resource id.
@@ -252,8 +253,14 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& l
 
 std::string bound_label(const platform::Platform& p, std::uint32_t r) {
   if (r == eval::kLimitNone) return "latency";
-  if (r == eval::kLimitRateCap) return "GPU peer-to-peer cap";
+  // (Until 2026-12-01 every cap was "GPU peer-to-peer cap", also the GPU<->NIC cap of a PCIe switch.)
+  if (r == eval::kLimitRateCap) return "peer-to-peer rate cap";
   return p.resource_label(r);
+}
+
+std::string bound_label(const platform::Platform& p, const Bound& b) {
+  if (b.resource == eval::kLimitRateCap && b.cap_what) return b.cap_what;
+  return bound_label(p, b.resource);
 }
 
 double host_memory_bytes(const platform::Platform& p, const std::vector<std::pair<std::uint32_t, double>>& path_bytes,

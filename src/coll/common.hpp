@@ -93,6 +93,7 @@ enum class Shards { None, Results, Contributions };
 struct Bound {
   double time = 0;
   std::uint32_t resource = eval::kLimitNone;  ///< or kLimitRateCap
+  const char* cap_what = nullptr;             ///< with kLimitRateCap: what sets the binding cap, when known
 };
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p,
                                      const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
@@ -100,6 +101,8 @@ struct Bound {
 /// their own rate caps (0: none).
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& load, double cap_time);
 [[nodiscard]] std::string bound_label(const platform::Platform& p, std::uint32_t resource);
+/// The same for a bound, naming the cap that binds where the bound knows it.
+[[nodiscard]] std::string bound_label(const platform::Platform& p, const Bound& b);
 /// Bytes the flows put through GPU node `node`'s host memory (every DRAM resource of the node on
 /// their paths, summed).
 [[nodiscard]] double host_memory_bytes(const platform::Platform& p,

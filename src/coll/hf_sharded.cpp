@@ -475,7 +475,7 @@ public:
     const double period = b.time / (N * pieces);
     est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + 2 * period +
                (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) / pieces + hop_lat : 0.0);
-    est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b.resource);
+    est.bottleneck = gdr > b.time ? "GDRCopy write rate" : bound_label(p, b);
     if (N == 1 && L > 1) {
       // One node: the sum is final piece by piece in the vector's order, so the last GPU's shard
       // starts up only after (L - 1) / L of the D2H and reduce stages, then takes its own write
@@ -645,7 +645,7 @@ public:
     const double chain = (lib.hfreduce.h2d == "gdrcopy" ? gdr : 0.0) + N * pieces * lib.hfreduce.chunk_overhead;
     est.time = std::max(b.time, chain) + b.time / (N * pieces) + hop_lat;
     est.bottleneck = chain > b.time ? (lib.hfreduce.h2d == "gdrcopy" ? "GDRCopy write rate (H2D chain)" : "H2D chain (software overhead)")
-                                    : bound_label(p, b.resource);
+                                    : bound_label(p, b);
     est.host_traffic_per_byte = host_memory_bytes(p, flows, nd) / S;
     est.note = std::to_string(N) + "-node ring, " + std::to_string(pieces) + " piece(s) per block";
     return est;

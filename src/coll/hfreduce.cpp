@@ -655,7 +655,7 @@ public:
     }
     Bound b = bottleneck_bound(p, flows);
     Estimate est;
-    std::string why = bound_label(p, b.resource);
+    std::string why = bound_label(p, b);
     double t_chunk = b.time;
     if (gdr_time > t_chunk) {
       t_chunk = gdr_time;

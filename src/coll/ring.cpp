@@ -195,7 +195,7 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
   if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], full / n);  // every ring's part of a step
   const int steps = (phases.reduce_scatter ? n - 1 : 0) + (phases.allgather ? n - 1 : 0);
   est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.ring_base_latency;
-  est.bottleneck = bound_label(p, b.resource);
+  est.bottleneck = bound_label(p, b);
   return est;
 }
 

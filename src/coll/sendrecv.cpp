@@ -40,7 +40,7 @@ public:
     const double hop = hop_type(p, g.ranks[0], g.ranks[1]) == HopType::Net ? lib.nccl.ring_hop_latency_net
                                                                             : lib.nccl.ring_hop_latency_pci;
     est.time = b.time + std::max(hop, p.path(pid).latency) + p.options().arbitration_latency;
-    est.bottleneck = bound_label(p, b.resource);
+    est.bottleneck = bound_label(p, b);
     return est;
   }
 };

@@ -406,11 +406,17 @@ void Platform::local_path(const Place& from, const Place& to, Path& p) const {
     // a PCIe switch a cap on the flow alone (each GPU-NIC pair of a DGX-style node has its own).
     const bool in_switch = common >= 0 && n.ports[static_cast<std::size_t>(common)].kind == "switch";
     const bool to_nic = to.kind == PlaceKind::Nic, from_nic = from.kind == PlaceKind::Nic;
+    auto cap = [&](double bps, const char* what) {
+      if (bps < p.rate_cap) {
+        p.rate_cap = bps;
+        p.cap_what = what;
+      }
+    };
     if ((to_nic || from_nic) && in_switch && n.gpu_nic_p2p_bandwidth.si() > 0)
-      p.rate_cap = std::min(p.rate_cap, n.gpu_nic_p2p_bandwidth.si());
+      cap(n.gpu_nic_p2p_bandwidth.si(), "GPU<->NIC peer-to-peer cap (inside a PCIe switch)");
     else if (to_nic && t.p2p_to_nic >= 0) R(t.p2p_to_nic);
     else if (from_nic && t.p2p_from_nic >= 0) R(t.p2p_from_nic);
-    else if (!to_nic && !from_nic && n.gpu_gpu_p2p_bandwidth.si() > 0) p.rate_cap = std::min(p.rate_cap, n.gpu_gpu_p2p_bandwidth.si());
+    else if (!to_nic && !from_nic && n.gpu_gpu_p2p_bandwidth.si() > 0) cap(n.gpu_gpu_p2p_bandwidth.si(), "GPU<->GPU peer-to-peer cap");
     p.latency += pcie;
     return;
   }

@@ -57,6 +57,7 @@ struct Path {
   std::vector<std::uint32_t> resources;
   double rate_cap = std::numeric_limits<double>::infinity();  ///< bytes per second
   double latency = 0;                                         ///< seconds
+  const char* cap_what = nullptr;  ///< what sets rate_cap, for labels ("GPU<->NIC peer-to-peer cap ...")
 };
 
 /// One flow of a lowered operation.
