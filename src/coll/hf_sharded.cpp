@@ -481,7 +481,7 @@ public:
       // starts up only after (L - 1) / L of the D2H and reduce stages, then takes its own write
       // time (GDRCopy's per-core rate, or its copy engine's path). Measured against the fluid
       // simulation (2026-12-01, 128 MiB): 2 GPUs 7.62 ms closed form against 9.90 simulated
-      // without this term, 9.75 with it.
+      // without this term, 9.96 with it (0.5% above).
       const double t_front = bottleneck_bound(p, front).time;
       const double t_up = gdr > 0 ? gdr : bottleneck_bound(p, {{p.path_id(Place::dram(nd, G.sN), G.gpu(g, 0, L - 1)), sh}}).time;
       const double last = (L - 1) * t_front / L + t_up + (pieces + std::ceil(pieces / static_cast<double>(L))) * lib.hfreduce.chunk_overhead;
