@@ -9,13 +9,19 @@ A fenced block that shows a command's output is marked by an HTML comment on the
 CMD runs under bash -o pipefail from the repository root with FFSIM set to the ffsim binary and TMP
 to a scratch directory; filters (sed, grep) in CMD select the excerpt the block shows. Lines are
 compared without trailing spaces. --check (the default) prints a diff per stale block and exits 1;
---update rewrites the blocks in place.
+--update rewrites the blocks in place. Without FILEs it reads README.md and every docs/**/*.md.
 
-Usage: scripts/readme-samples.py --ffsim build/ffsim [--update] README.md docs/hfreduce.md
+After a change to any output, regenerate every sample with one command (docs/layout.md):
+
+    scripts/readme-samples.py --ffsim build/ffsim --update
+
+Usage: scripts/readme-samples.py --ffsim build/ffsim [--update] [-j N] [FILE...]
 SPDX-License-Identifier: Apache-2.0
 """
 import argparse
+import concurrent.futures
 import difflib
+import glob
 import os
 import re
 import subprocess
@@ -47,20 +53,35 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ffsim", required=True)
     ap.add_argument("--update", action="store_true")
-    ap.add_argument("files", nargs="+")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="samples run side by side")
+    ap.add_argument("files", nargs="*", help="default: README.md and docs/**/*.md")
     a = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = a.files or ["README.md"] + sorted(os.path.relpath(p, root) for p in
+                                              glob.glob(os.path.join(root, "docs", "**", "*.md"), recursive=True))
     stale = checked = failed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, FFSIM=os.path.abspath(a.ffsim), TMP=tmp, LC_ALL="C")
-        for path in a.files:
-            full = os.path.join(root, path)
-            with open(full) as f:
+    with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        def run(index, cmd):
+            # Each sample has a scratch directory of its own, so that samples run side by side.
+            scratch = os.path.join(tmp, str(index))
+            os.mkdir(scratch)
+            env = dict(os.environ, FFSIM=os.path.abspath(a.ffsim), TMP=scratch, LC_ALL="C")
+            return subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=root, env=env, capture_output=True, text=True)
+        found = []
+        for path in files:
+            with open(os.path.join(root, path)) as f:
                 lines = f.read().split("\n")
+            found.append((path, lines, list(blocks(lines))))
+        results = {}
+        for path, _, bl in found:
+            for b in bl:
+                results[(path, b[0])] = pool.submit(run, len(results), b[2])
+        for path, lines, bl in found:
+            full = os.path.join(root, path)
             out_lines = list(lines)
             shift = 0
-            for mark, skip, cmd, first, end in list(blocks(lines)):
-                r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=root, env=env, capture_output=True, text=True)
+            for mark, skip, cmd, first, end in bl:
+                r = results[(path, mark)].result()
                 if r.returncode != 0:
                     print(f"{path}:{mark + 1}: the sample's command failed (exit {r.returncode}): {cmd}\n{r.stderr}")
                     failed += 1

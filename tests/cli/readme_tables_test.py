@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-# README's main table (the 184 MiB allreduce on Fire-Flyer 2) against what ffsim prints now: each
-# cell must be the current prediction at the digits printed. A model change that moves a figure
-# fails here until the README is updated with it (an audit on 2026-12-01 found 13 README figures
-# left behind by model changes; this one is the table a newcomer reads first).
+# The main results table (docs/results.md: the 184 MiB allreduce on Fire-Flyer 2) against what ffsim
+# prints now: each cell must be the current prediction at the digits printed. A model change that
+# moves a figure fails here until the table is updated with it (an audit on 2026-12-01 found 13
+# documented figures left behind by model changes).
 # Usage: readme_tables_test.py <repository root> <ffsim binary> [--fluid]
 #   without --fluid: the closed-form columns (instant); with it: the fluid engine's columns (whole
 #   schedules up to 1,440 GPUs, about 13 s on 2 cores).
@@ -14,7 +14,8 @@ import sys
 
 root, ffsim = sys.argv[1], sys.argv[2]
 fluid = "--fluid" in sys.argv[3:]
-readme = open(f"{root}/README.md", encoding="utf-8").read()
+DOC = "docs/results.md"
+readme = open(f"{root}/{DOC}", encoding="utf-8").read()
 start = readme.index("Predictions for the 184 MiB allreduce")
 header = "| GPUs | hfreduce closed form | hfreduce fluid | nccl closed form | nccl fluid | paper |"
 table = readme.index(header, start)
@@ -26,7 +27,7 @@ for line in readme[table:].splitlines()[2:]:
     rows.append((int(cells[0].replace(",", "")), cells[2], cells[4]) if fluid else
                 (int(cells[0].replace(",", "")), cells[1], cells[3]))
 if len(rows) < 2:
-    sys.exit(f"README: the table after '{header}' has {len(rows)} rows")
+    sys.exit(f"{DOC}: the table after '{header}' has {len(rows)} rows")
 
 gpus = ",".join(str(g) for g, _, _ in rows)
 engine = ["--engine", "fluid"] if fluid else []
@@ -43,10 +44,10 @@ for g, hf, nccl in rows:
             continue
         printed = f"{now[(algo, g)]:.{len(m.group(2))}f}"
         if printed != m.group(1):
-            failures.append(f"{g} GPUs, {algo} {'fluid' if fluid else 'closed form'}: README says {m.group(1)} GB/s, "
+            failures.append(f"{g} GPUs, {algo} {'fluid' if fluid else 'closed form'}: {DOC} says {m.group(1)} GB/s, "
                             f"ffsim prints {printed}")
 for f in failures:
     print("FAIL:", f)
-print(f"{2 * len(rows)} {'fluid' if fluid else 'closed-form'} cells of README's 184 MiB allreduce table checked, "
+print(f"{2 * len(rows)} {'fluid' if fluid else 'closed-form'} cells of {DOC}'s 184 MiB allreduce table checked, "
       f"{len(failures)} differ")
 sys.exit(1 if failures else 0)

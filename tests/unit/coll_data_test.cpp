@@ -199,7 +199,7 @@ TEST_CASE("coll::double_binary_tree: both trees span every rank, binary, acyclic
   }
 }
 
-// Why the simulated HFReduce and NCCL tree run every node (README, "Speed"): simulating one node
+// Why the simulated HFReduce and NCCL tree run every node (docs/engines.md, "The sharing model"): simulating one node
 // per class of interchangeable nodes and reusing it is exact only if the classes respect the
 // trees, i.e. members of a class have parents and children of the same classes in both trees. The
 // coarsest such partition is what colour refinement finds: start with one class, split by the
