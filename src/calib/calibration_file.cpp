@@ -47,7 +47,7 @@ void parse_fit(const Reader& f) {
   (void)f.string("name");
   (void)f.string("stages");
   (void)f.string("group");
-  (void)f.choice("regime", {"cache", "dram"});
+  (void)f.choice("regime", {"cache", "dram", "none"});  // none: a fit of a cluster's nccl-tests log
   (void)f.string("method");
   (void)number_at_least(f, "rms_relative_residual", 0);
   (void)number_at_least(f, "max_relative_residual", 0);
@@ -79,6 +79,33 @@ std::string unit_string(double si, bool bandwidth) {
   if (bandwidth) std::snprintf(buf, sizeof buf, "%.7gGB/s", si / 1e9);
   else std::snprintf(buf, sizeof buf, "%.7gus", si * 1e6);
   return buf;
+}
+
+std::pair<std::string, std::string> scope_of(Param p) {
+  // Machine: each is a fact of the machine the points ran on. None of today's parameters is a cost
+  // of the library alone (docs/calibration.md, "Scope: what transfers to other machines").
+  switch (p) {
+    case Param::DramBandwidth:
+      return {"machine", "the DRAM rate of the measured socket (on a VM, its share of the host's)"};
+    case Param::DeviceLink:
+      return {"machine", "the rate of the measured machine's device copies (on the host backend: one copy thread's memcpy on "
+                         "its cores)"};
+    case Param::DeviceLatency:
+      return {"machine", "the fixed time of a device copy on the measured machine (on the host backend: handing the copy to a "
+                         "stream's thread, the operating system's scheduling on its cores)"};
+    case Param::Duplex:
+      return {"machine", "the measured machine's cap on both copy directions at once"};
+    case Param::ReducePerCore:
+      return {"machine", "the per-core sum rate of the measured CPU (its SIMD width, clock and caches)"};
+    case Param::ChunkOverhead:
+      return {"machine", "hfreduce's time per chunk as the measured machine runs it: where the copy threads, the reducer and "
+                         "the ranks outnumber the cores (8-16 threads on 2 on the CI VMs) it is mostly the scheduler's hand-off "
+                         "between threads, not the library's own code, and a node with a core per stream does not pay it"};
+    case Param::NicBandwidth:
+    case Param::NicLatency:
+      return {"machine", "the measured transport between ranks (on the CI VMs: Open MPI's shared memory within one machine)"};
+  }
+  return {"machine", "a fact of the measured machine"};
 }
 
 std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, const std::string& file) {
@@ -118,7 +145,8 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
                                std::to_string(f->points.size()) + " " + f->stages + (f->points.size() == 1 ? " point (" : " points (") +
                                regime_name(f->regime) + " regime) of " + join(files) + "; relative RMS residual " + rms +
                                (status == "fitted" ? "" : "; " + status);
-    out.push_back(Override{kind, name, pointer, unit_string(at(v, p), is_bandwidth(p)), source, ""});
+    const auto [scope, why] = scope_of(p);
+    out.push_back(Override{kind, name, pointer, unit_string(at(v, p), is_bandwidth(p)), source, param_name(p), scope, why, ""});
   };
   for (std::size_t i = 0; i < n.sockets.size(); ++i)
     add(Param::DramBandwidth, hw::kNode, n.name, "/sockets/" + std::to_string(i) + "/dram_bandwidth");
@@ -202,6 +230,12 @@ CalibrationFile parse_calibration(const config::Document& doc) {
     check_value(o.child("value"));
     ov.value = o.string("value");
     ov.source = o.string("source");
+    ov.param = o.string("parameter");
+    ov.scope = o.choice("scope", {"library", "machine"});
+    ov.scope_reason = o.string("scope_reason");
+    if (ov.scope_reason.empty())
+      o.fail_at("scope_reason", "expected why the value has scope \"" + ov.scope + "\" (what makes it a fact of the measured " +
+                                    "machine, or a cost of the library that transfers to other machines), got an empty string");
     o.finish();
     c.overrides.push_back(ov);
   }

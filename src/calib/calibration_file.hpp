@@ -18,6 +18,10 @@ inline constexpr const char* kCalibration = "calibration";
 /// its new value (a unit string) and where the value came from.
 struct Override {
   std::string kind, name, pointer, value, source;
+  std::string param;  ///< the fitted parameter it carries (param_name: "dram_bandwidth", ...)
+  /// "machine" (a fact of the measured machine) or "library" (a software cost that transfers to
+  /// other machines): see calib/scope.hpp. `scope_reason` says why.
+  std::string scope, scope_reason;
   std::string at;  ///< JSON Pointer of this override in the calibration file (for messages)
 };
 
@@ -39,11 +43,16 @@ struct CalibrationFile {
 /// the fits ran with. Parameters no fit touched keep their published values.
 [[nodiscard]] std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, const std::string& file);
 
+/// The scope of a fitted parameter and why (see docs/calibration.md, "Scope"): every parameter
+/// calibration fits today is a fact of the measured machine.
+[[nodiscard]] std::pair<std::string, std::string> scope_of(Param p);
+
 /// Parses and checks a calibration document (every section, unknown keys rejected).
 [[nodiscard]] CalibrationFile parse_calibration(const config::Document& doc);
 [[nodiscard]] CalibrationFile load_calibration(const std::string& path);
 
-/// Overrides the facts in `cat` and checks that the node model (and the hfreduce library, when
+/// Overrides every fact of `c` in `cat`, whatever its scope (apply_scoped, calib/scope.hpp, applies
+/// only those that hold for a command's scenarios), and checks that the node model (and the hfreduce library, when
 /// overridden) still parse. Errors are ConfigErrors at the calibration file's overrides.
 void apply_calibration(config::Catalog& cat, const CalibrationFile& c);
 

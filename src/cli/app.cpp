@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "calib/calibration_file.hpp"
+#include "calib/scope.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -164,12 +165,41 @@ void write_output(const std::string& option, const std::string& path, const std:
   }
 }
 
+Context::Context() = default;
+Context::~Context() = default;
+
 const config::Catalog& Context::catalog() {
   if (!catalog_) {
     catalog_ = std::make_unique<config::Catalog>(published_catalog());
-    if (!calibration.empty()) calib::apply_calibration(*catalog_, calib::load_calibration(calibration));
+    if (!calibration.empty())
+      use_ = std::make_unique<calib::CalibrationUse>(
+          calib::apply_scoped(*catalog_, calib::load_calibration(calibration), scenario_nodes_, scenarios_given_));
   }
   return *catalog_;
+}
+
+void Context::use_scenarios(const std::vector<std::string>& paths) {
+  FFSIM_ASSERT(!catalog_, "use_scenarios after the catalog was built");
+  scenarios_given_ = true;
+  for (const auto& p : paths)
+    if (!p.empty()) scenario_nodes_.push_back(calib::scenario_node(p));
+}
+
+const calib::CalibrationUse* Context::calibration_use() {
+  if (calibration.empty()) return nullptr;
+  if (!use_) (void)catalog();
+  return use_.get();
+}
+
+void Context::calibration_not_applied(const std::string& why) {
+  if (calibration.empty()) return;
+  const calib::CalibrationFile cf = calib::load_calibration(calibration);
+  use_ = std::make_unique<calib::CalibrationUse>();
+  use_->file = cf.file;
+  use_->name = cf.name;
+  use_->node = cf.node;
+  use_->note = why;
+  for (const auto& o : cf.overrides) use_->values.push_back(calib::ScopedOverride{o, false, why});
 }
 
 std::vector<std::string> Context::kind_names() const { return kinds.names(); }

@@ -7,6 +7,10 @@
 
 #include "calib/calibrate.hpp"
 
+namespace ffsim::report {
+class JsonWriter;
+}
+
 namespace ffsim::cli {
 
 /// "working set <= 32 MiB (the CPU's last-level cache): cache regime; above: DRAM regime".
@@ -15,5 +19,15 @@ namespace ffsim::cli {
 [[nodiscard]] std::string calib_value(double si, bool bandwidth);
 /// One row per fit: regime, fit, group, points, fitted values, RMS and largest relative residual.
 void print_fits(std::ostream& os, const calib::Calibration& c);
+
+struct Context;
+/// What --calibration did for this command, in text: the file, the node model it was fitted to,
+/// the scenarios' node models, and every value applied or skipped with the reason. Nothing
+/// without --calibration. Every command that takes --calibration prints it.
+void print_calibration(std::ostream& os, Context& ctx);
+/// The same as the "calibration" member of a --json object (call after w.key("calibration")):
+/// {"file", "name", "node", "scenario_nodes", "applied": [...], "skipped": [...]}; each value has
+/// parameter, kind, name, pointer, value, scope, scope_reason and reason. null without --calibration.
+void write_calibration(report::JsonWriter& w, Context& ctx);
 
 }  // namespace ffsim::cli

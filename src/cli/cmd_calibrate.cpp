@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include "calib/calibration_file.hpp"
+#include "calib/nccl_tests.hpp"
+#include "calib/scope.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "cli/calib_report.hpp"
@@ -151,11 +153,151 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
     w.field("pointer", o.pointer);
     w.field("value", o.value);
     w.field("source", o.source);
+    w.field("parameter", o.param);
+    w.field("scope", o.scope);
+    w.field("scope_reason", o.scope_reason);
     w.end_object();
   }
   w.end_array();
   w.end_object();
   os << '\n';
+}
+
+// nccl-tests all_reduce_perf logs of a cluster: NCCL's ring fitted per log (calib/nccl_tests.hpp).
+int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& m) {
+  std::vector<calib::NcclTestsLog> logs;
+  const int gpus = static_cast<int>(m.node.gpus.size());
+  for (const auto& f : a.files) {
+    logs.push_back(calib::load_nccl_tests(f));
+    const auto& l = logs.back();
+    for (std::size_t h = 0; h < l.hosts.size(); ++h)
+      if (l.ranks_per_host[h] > gpus)
+        throw ConfigError(f, "", "host " + l.hosts[h] + " runs " + std::to_string(l.ranks_per_host[h]) + " ranks, but node model " +
+                                     m.node.name + " has " + std::to_string(gpus) + " GPUs: calibrate with the node model of that cluster");
+  }
+  if (a.name.empty()) a.name = m.node.name + "_nccl";
+  if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
+  std::vector<calib::NcclRingFit> fits;
+  for (const auto& l : logs) fits.push_back(calib::fit_nccl_ring(l));
+  auto group = [](const calib::NcclTestsLog& l) {
+    return std::to_string(l.ranks) + (l.ranks == 1 ? " rank on " : " ranks on ") + std::to_string(l.hosts.size()) +
+           (l.hosts.size() == 1 ? " node" : " nodes");
+  };
+  const std::string not_applied =
+      "recorded, not applied: the simulator derives NCCL's rates from the node and fabric models, and no fact of them is "
+      "this cluster-wide figure; compare it with ffsim collective --algo nccl_ring on a scenario of this cluster";
+  write_output("-o", a.out, [&](std::ostream& os) {
+    report::JsonWriter w(os);
+    w.begin_object();
+    w.field("kind", calib::kCalibration);
+    w.field("name", a.name);
+    w.field("description", "NCCL's ring allreduce on a cluster of node model " + m.node.name + ", fitted by ffsim calibrate to " +
+                               std::to_string(logs.size()) + " nccl-tests all_reduce_perf log" + (logs.size() == 1 ? "" : "s"));
+    w.field("node", m.node.name);
+    w.field("command", a.command);
+    w.field("ffsim_version", version());
+    w.key("measurements");
+    w.begin_array();
+    for (const auto& l : logs) {
+      w.begin_object();
+      w.field("file", l.file);
+      w.field("machine", join(l.hosts, "+"));
+      w.field("date", "");  // nccl-tests prints none
+      w.field("points", 2 * l.rows.size());
+      w.end_object();
+    }
+    w.end_array();
+    w.key("regimes");
+    w.begin_object();
+    w.key("last_level_cache");
+    w.null();
+    w.field("rule", "nccl-tests logs: no cache regime (the fit is of the whole cluster's allreduce)");
+    w.end_object();
+    w.key("left_out");
+    w.begin_array();
+    w.end_array();
+    w.key("predictions");
+    w.begin_array();
+    w.end_array();
+    w.key("fits");
+    w.begin_array();
+    for (std::size_t i = 0; i < logs.size(); ++i) {
+      const auto& l = logs[i];
+      const auto& f = fits[i];
+      w.begin_object();
+      w.field("name", "nccl ring allreduce");
+      w.field("stages", "allreduce");
+      w.field("group", group(l));
+      w.field("regime", "none");
+      w.field("method", "linear least squares of time = 2(n-1) x step latency + 2(n-1)/n x bytes / bus bandwidth (NCCL's ring; "
+                        "relative residuals), out-of-place and in-place times");
+      w.field("rms_relative_residual", f.rms);
+      w.field("max_relative_residual", f.max_abs);
+      w.key("values");
+      w.begin_array();
+      for (int k = 0; k < 2; ++k) {
+        const bool bw = k == 0;
+        const double v = bw ? f.bus_bandwidth : f.step_latency;
+        w.begin_object();
+        w.field("name", bw ? "nccl_bus_bandwidth" : "nccl_step_latency");
+        w.field("value", calib::unit_string(v, bw));
+        w.field("value_si", v);
+        w.field("status", (bw ? f.bandwidth_status : f.latency_status) + "; scope machine (this cluster); " + not_applied);
+        w.field("applied", false);
+        w.end_object();
+      }
+      w.end_array();
+      w.key("points");
+      w.begin_array();
+      for (const auto& r : l.rows)
+        for (int k = 0; k < 2; ++k) {
+          const double model = calib::nccl_ring_time(l.ranks, r.bytes, f.bus_bandwidth, f.step_latency);
+          w.begin_object();
+          w.field("file", l.file);
+          w.field("pointer", "line " + std::to_string(r.line) + (k == 0 ? " out-of-place" : " in-place"));
+          w.field("bytes", r.bytes);
+          w.field("measured_s", r.time_s[k]);
+          w.field("model_s", model);
+          w.field("residual", (model - r.time_s[k]) / r.time_s[k]);
+          w.end_object();
+        }
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.key("overrides");
+    w.begin_array();
+    w.end_array();
+    w.end_object();
+    os << '\n';
+  });
+  {  // the file must be what `ffsim check` accepts
+    config::Catalog copy = ctx.published_catalog();
+    calib::apply_calibration(copy, calib::load_calibration(a.out));
+  }
+  std::cout << "ffsim calibrate: node model " << m.node.name << ", " << logs.size() << " nccl-tests all_reduce_perf log"
+            << (logs.size() == 1 ? "" : "s") << " (NCCL's ring: time = 2(n-1) x step latency + 2(n-1)/n x bytes / bus bandwidth)\n\n";
+  report::Table t({"log", "ranks", "hosts", "device", "sizes", "bus bandwidth", "step latency", "RMS", "max", "log's avg busbw"});
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto& l = logs[i];
+    const auto& f = fits[i];
+    auto mark = [](const std::string& status) { return status == "fitted" ? std::string() : " (" + status.substr(0, status.find(':')) + ")"; };
+    t.add({l.file, std::to_string(l.ranks), std::to_string(l.hosts.size()) + " (" + join(l.hosts) + ")",
+           l.devices.empty() ? "-" : l.devices.front(),
+           std::to_string(l.rows.size()) + " (" + fmt_bytes(Bytes(l.rows.front().bytes)) + " to " + fmt_bytes(Bytes(l.rows.back().bytes)) + ")",
+           calib_value(f.bus_bandwidth, true) + mark(f.bandwidth_status), calib_value(f.step_latency, false) + mark(f.latency_status),
+           fmt_f(100 * f.rms, 1) + "%", fmt_f(100 * f.max_abs, 1) + "%",
+           l.avg_busbw_Bps > 0 ? calib_value(l.avg_busbw_Bps, true) : "-"});
+  }
+  t.print(std::cout, "  ");
+  std::cout << "\nWhat these points cannot pin:\n"
+               "  - which hop binds: the ring's bus bandwidth is its slowest link's (NVLink, PCIe or the NIC), one figure per\n"
+               "    rank and node count; intra- and inter-node rates come apart only with logs of one node and of several\n"
+               "  - NCCL's algorithm and protocol per size (ring or tree; LL, LL128 or Simple) are not in the log: the fit\n"
+               "    takes the ring with one latency per step, and small sizes, where NCCL switches, show in the residuals\n"
+               "  - the node model's facts: the values are recorded in " << a.out << " (scope machine: this cluster), no fact\n"
+               "    is overridden, and --calibration " << a.out << " changes nothing\n";
+  return kOk;
 }
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
@@ -179,6 +321,21 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     check_output_path("-o", a.out, inputs);
   }
   const calib::BenchModel m = calib::make_bench_model(cat, a.node);
+  {  // hfreduce-bench JSON or nccl-tests logs: one kind per calibration
+    std::size_t logs = 0;
+    for (const auto& f : a.files) logs += calib::is_nccl_tests_log(config::Document::read_file(f)) ? 1 : 0;
+    if (logs > 0 && logs < a.files.size())
+      throw UsageError("measured: " + std::to_string(logs) + " of the " + std::to_string(a.files.size()) +
+                       " files are nccl-tests logs and the others not: calibrate a cluster's nccl-tests logs and hfreduce-bench "
+                       "measurements separately");
+    if (logs > 0) {
+      const int rc = run_calibrate_nccl(ctx, a, m);
+      ctx.calibration_not_applied("calibrate fits from the node model's published values; a calibration file's values are "
+                                  "not applied");
+      print_calibration(std::cout, ctx);
+      return rc;
+    }
+  }
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) files.push_back(calib::load_measurement(f));
   const auto samples = calib::samples_of(m, files);
@@ -215,6 +372,9 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   t.print(std::cout, "  ");
   std::cout << "  " << overrides.size() << " facts overridden; `ffsim --calibration " << a.out
             << " models --sources` shows each with its fit\n";
+  ctx.calibration_not_applied("calibrate fits from the node model's published values; a calibration file's values are not "
+                              "applied");
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 

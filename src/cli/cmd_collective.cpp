@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
@@ -161,6 +162,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
     // The file is written once the run succeeded (a failed run leaves it as it was).
     check_output_path("--trace", a.trace, {a.scenario, ctx.calibration});
   }
+  ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
   const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
@@ -261,6 +263,10 @@ int run_collective(Context& ctx, const CollArgs& a) {
       w.field("host_traffic_per_node_S", r.host);
       w.field("bottleneck", r.bottleneck);
       w.field("wall_s", r.wall);
+      if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
+        w.key("calibration");
+        write_calibration(w, ctx);
+      }
       w.end_object();
     }
     w.end_array();
@@ -354,6 +360,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
                   << ", held below it by " << r.bottleneck << "\n";
       }
   }
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 

@@ -6,6 +6,7 @@
 
 #include "calib/calibration_file.hpp"
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -147,10 +148,9 @@ int run_models(Context& ctx, const std::string& only, bool sources) {
     t.print(std::cout, "  ");
   }
   if (!ctx.calibration.empty()) {
-    const auto c = calib::load_calibration(ctx.calibration);
-    std::cout << "\nWith --calibration " << ctx.calibration << ": " << c.overrides.size() << " facts of node model " << c.node
-              << " and the models it uses are the calibrated ones" << (sources ? " (their sources name the file)" : " (--sources lists them)")
-              << "\n";
+    std::cout << "\nWith --calibration " << ctx.calibration << ": the applied facts are the calibrated ones"
+              << (sources ? " (their sources name the file)" : " (--sources lists them)") << "\n";
+    print_calibration(std::cout, ctx);
   }
   if (sources) {
     section("Sources");

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -60,6 +61,7 @@ int run_net(Context& ctx, const NetArgs& a) {
   opt.clients = a.clients;
   const auto* entry = eval::engines().find(a.engine);
   if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
+  ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const std::string why = not_applicable(a.test, sc);
   if (!why.empty()) throw UsageError("net " + a.test + ": " + a.scenario + " " + why);
@@ -100,6 +102,10 @@ int run_net(Context& ctx, const NetArgs& a) {
     }
     w.end_array();
     w.field("note", r.note);
+    if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
+      w.key("calibration");
+      write_calibration(w, ctx);
+    }
     w.end_object();
     return kOk;
   }
@@ -118,6 +124,7 @@ int run_net(Context& ctx, const NetArgs& a) {
   }
   tab.print(std::cout, "  ");
   if (!r.note.empty()) std::cout << "  " << r.note << "\n";
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 

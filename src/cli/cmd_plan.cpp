@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "config/scenario_doc.hpp"
 #include "core/error.hpp"
@@ -71,7 +72,8 @@ plan::DesignPlan plan_or_fail(const plan::ScenarioSpec& s, const plan::PlanOptio
 
 // ---------------------------------------------------------------- side by side
 
-void write_design_json(report::JsonWriter& w, const plan::DesignPlan& d, const std::optional<plan::Relative>& rel) {
+void write_design_json(report::JsonWriter& w, const plan::DesignPlan& d, const std::optional<plan::Relative>& rel,
+                       Context* calibration = nullptr) {
   const auto& c = d.counts;
   w.begin_object();
   w.field("name", d.name);
@@ -194,6 +196,10 @@ void write_design_json(report::JsonWriter& w, const plan::DesignPlan& d, const s
     w.end_object();
   } else {
     w.null();
+  }
+  if (calibration && calibration->calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
+    w.key("calibration");
+    write_calibration(w, *calibration);
   }
   w.end_object();
 }
@@ -379,7 +385,7 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
         w.field("fits", row.fits);
         w.field("note", row.note);
         w.key("plan");
-        if (row.plan) write_design_json(w, *row.plan, std::nullopt);
+        if (row.plan) write_design_json(w, *row.plan, std::nullopt, &ctx);
         else w.null();
         w.end_object();
       }
@@ -394,6 +400,7 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
       for (const auto& row : t.data()) all->add(row);
     }
     all->print_csv(std::cout);
+    print_calibration(std::cerr, ctx);  // stdout is the CSV
     return kOk;
   }
   for (std::size_t i = 0; i < results.size(); ++i) {
@@ -402,6 +409,7 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
               << ": " << r.summary << "\n";
     sweep_table(r.knob.name, r.rows, false, r.name, Cells{false}).print(std::cout, "  ");
   }
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 
@@ -411,6 +419,7 @@ int run_plan(Context& ctx, const PlanArgs& a) {
   using Clock = std::chrono::steady_clock;
   plan::PlanOptions o;
   o.precision = a.precision;
+  ctx.use_scenarios(a.files);
   if (!a.sweep.empty()) {
     if (!a.baseline.empty())
       throw UsageError("--baseline: a sweep compares no designs (it plans one scenario per value); drop --baseline or --sweep");
@@ -447,12 +456,13 @@ int run_plan(Context& ctx, const PlanArgs& a) {
   if (a.json) {
     report::JsonWriter w(std::cout);
     w.begin_array();
-    for (std::size_t i = 0; i < ds.size(); ++i) write_design_json(w, ds[i], rel[i]);
+    for (std::size_t i = 0; i < ds.size(); ++i) write_design_json(w, ds[i], rel[i], &ctx);
     w.end_array();
   } else {
     const report::Table t = side_by_side(ds, rel, ds[b].name, Cells{a.csv});
     if (a.csv) {
       t.print_csv(std::cout);
+      print_calibration(std::cerr, ctx);  // stdout is the CSV
     } else {
       std::cout << "Capacity plan of " << ds.size() << " design" << (ds.size() == 1 ? "" : "s");
       if (ds.size() > 1) std::cout << "; ratios against " << ds[b].name;
@@ -460,6 +470,7 @@ int run_plan(Context& ctx, const PlanArgs& a) {
       for (const auto& d : ds) std::cout << "  " << d.name << ": " << d.summary << "\n";
       std::cout << "\n";
       t.print(std::cout, "  ");
+      print_calibration(std::cout, ctx);
     }
   }
   if (a.timing) {

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "coll/collective.hpp"
 #include "config/reader.hpp"
@@ -277,11 +278,12 @@ void training_section(Context& ctx, const Job& job, const plan::ScenarioSpec& s,
 
 int run_summary(Context& ctx, const SummaryArgs& a) {
   // Every input is read before anything is printed: a bad --against fails with nothing on stdout.
-  const plan::ScenarioSpec s = plan::load_scenario(a.scenario, ctx.catalog());
   std::string against = a.against;
   const auto dflt = std::filesystem::path(a.scenario).parent_path() / "dgx-a100-cluster.json";
   const bool is_default = std::filesystem::path(a.scenario).filename() == "dgx-a100-cluster.json";
   if (against.empty() && !is_default && std::filesystem::exists(dflt)) against = dflt.string();
+  ctx.use_scenarios({a.scenario, against});  // the clusters simulated (calib/scope.hpp)
+  const plan::ScenarioSpec s = plan::load_scenario(a.scenario, ctx.catalog());
   std::optional<plan::ScenarioSpec> alt;
   if (!against.empty()) {
     check_is_scenario(against, "--against");
@@ -307,6 +309,7 @@ int run_summary(Context& ctx, const SummaryArgs& a) {
     std::cout << "\nAllreduce across nodes: not shown (the cluster has " << (s.cluster.nodes > 1 ? "no NICs" : "one GPU node")
               << "; ffsim collective runs collectives inside a node)\n";
   training_section(ctx, job, s, alt, plans);
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 

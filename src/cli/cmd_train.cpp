@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "coll/collective.hpp"
 #include "core/error.hpp"
@@ -93,6 +94,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
                                              : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
                                                                            : std::string("--collectives emit simulates them inside the step")) +
                      ": drop --threads");
+  ctx.use_scenarios({a.scenario});  // the cluster simulated (--workload's cluster is not)
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
   std::optional<plan::ScenarioSpec> job;
@@ -228,6 +230,10 @@ int run_train(Context& ctx, const TrainArgs& a) {
       j.end_object();
     }
     j.end_array();
+    if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
+      j.key("calibration");
+      write_calibration(j, ctx);
+    }
     j.end_object();
     return kOk;
   }
@@ -257,6 +263,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   std::cout << "  breakdown on the busiest GPU: bubble = idle time with free communication; exposed comm = what "
                "communication adds on top\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << "\n";
+  print_calibration(std::cout, ctx);
   return kOk;
 }
 

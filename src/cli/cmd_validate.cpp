@@ -78,10 +78,13 @@ int run_validate(Context& ctx, ValidateArgs a) {
                      " after it); give it once");
   if (a.calibration.empty()) a.calibration = ctx.calibration;
   if (a.calibration.empty()) throw UsageError("validate needs --calibration <file> (written by ffsim calibrate)");
+  ctx.calibration = a.calibration;  // validate reads only the published catalog: this changes no model
   if (!(a.holdout >= 0 && a.holdout < 1)) throw UsageError("--holdout: expected a number in [0, 1), got " + fmt_g(a.holdout));
   if (a.engine != "both" && a.engine != "analytic" && a.engine != "simgrid")
     throw UsageError("--engine: expected analytic, simgrid or both, got \"" + a.engine + "\"");
   const calib::CalibrationFile cf = calib::load_calibration(a.calibration);
+  ctx.calibration_not_applied("validate refits every value on the training points; the file names the node model and the "
+                              "machines it was fitted to");
   const config::Catalog& cat = ctx.published_catalog();
   {
     config::Catalog copy = cat;  // the calibration must still apply to the catalog it calibrates
@@ -172,7 +175,8 @@ int run_validate(Context& ctx, ValidateArgs a) {
   if (a.json) {
     report::JsonWriter w(std::cout);
     w.begin_object();
-    w.field("calibration", a.calibration);
+    w.key("calibration");
+    write_calibration(w, ctx);
     w.field("node", m.node.name);
     w.field("holdout", a.holdout);
     w.field("evaluated", evaluated);
@@ -246,8 +250,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
   for (const Row& r : rows) n_eval += r.held ? 1 : 0;
   std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
             << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
-  std::cout << "  regimes: " << calib_regime_rule(m) << "\n\n";
-  std::cout << "Refit on the training points:\n";
+  std::cout << "  regimes: " << calib_regime_rule(m) << "\n";
+  print_calibration(std::cout, ctx);
+  std::cout << "\nRefit on the training points:\n";
   print_fits(std::cout, c);
   std::cout << "\n" << (a.holdout > 0 ? "Held-out points" : "Every point") << " (error = (predicted - measured) / measured):\n";
   report::Table t({"stage", "configuration", "size", "regime", "measured", "analytic", "error", "simgrid", "error"});

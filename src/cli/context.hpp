@@ -11,6 +11,10 @@
 #include "config/catalog.hpp"
 #include "core/registry.hpp"
 
+namespace ffsim::calib {
+struct CalibrationUse;
+}
+
 namespace CLI {
 class App;
 class Option;
@@ -58,14 +62,32 @@ struct Context {
   /// Records what `o` expects and returns it (for chaining in setup functions).
   CLI::Option* expects(CLI::Option* o, std::string what);
 
-  /// The catalog, loaded on first use, with the --calibration file's overrides applied.
+  /// The catalog, loaded on first use, with the --calibration file's overrides that hold for the
+  /// command's scenarios applied (use_scenarios; calib/scope.hpp).
   const config::Catalog& catalog();
+  /// Names the scenario files the command simulates; call it before the first catalog(). A
+  /// calibration's machine-scoped values hold only where a scenario runs on its node model (or one
+  /// that extends it); without this call the command runs no scenario (`ffsim models`).
+  void use_scenarios(const std::vector<std::string>& paths);
+  /// What --calibration did: every value applied or skipped, with the reason (nullptr without
+  /// --calibration). Builds the catalog when it is not built yet.
+  const calib::CalibrationUse* calibration_use();
+  /// For a command that reads the --calibration file but applies none of its values (validate,
+  /// calibrate): records every value as skipped, for `why`.
+  void calibration_not_applied(const std::string& why);
+  Context();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
   /// The catalog as published in the models folder (no calibration applied).
   const config::Catalog& published_catalog();
   [[nodiscard]] std::vector<std::string> kind_names() const;
 
 private:
   std::unique_ptr<config::Catalog> catalog_, published_;
+  std::vector<std::string> scenario_nodes_;
+  bool scenarios_given_ = false;
+  std::unique_ptr<calib::CalibrationUse> use_;
 };
 
 /// Registers every kind of catalog entry the layers define.

@@ -525,9 +525,11 @@ TEST_CASE("calib: a calibration file overrides catalog facts, and says where the
     "measurements": [{"file": "m.json", "machine": "vm", "date": "d", "points": 1}],
     "regimes": {"last_level_cache": "32MiB", "rule": "r"}, "left_out": [], "predictions": [], "fits": [],
     "overrides": [{"kind": "node", "name": "epyc_zen5_2c_vm", "pointer": "/sockets/0/dram_bandwidth",
-                   "value": "33GB/s", "source": "t.json: fitted"},
+                   "value": "33GB/s", "source": "t.json: fitted", "parameter": "dram_bandwidth", "scope": "machine",
+                   "scope_reason": "the measured socket's DRAM"},
                   {"kind": "cpu", "name": "epyc_zen5_2c_vm", "pointer": "/reduce_bandwidth_per_core",
-                   "value": "20GB/s", "source": "t.json: fitted too"}]})";
+                   "value": "20GB/s", "source": "t.json: fitted too", "parameter": "reduce_bandwidth_per_core",
+                   "scope": "machine", "scope_reason": "the measured CPU"}]})";
   const CalibrationFile c = parse_calibration(config::Document::parse(text, "t.json", false));
   CHECK(c.node == "epyc_zen5_2c_vm");
   CHECK(c.machines == std::vector<std::string>{"vm"});
