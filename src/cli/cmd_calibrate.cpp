@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +13,7 @@
 #include "calib/calibration_file.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "cli/calib_report.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -31,6 +33,7 @@ struct CalibrateArgs {
   std::string out;
   std::string name;
   std::string command;
+  bool json = false;
 };
 
 void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::BenchModel& m,
@@ -192,10 +195,43 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);
-  write_output("-o", a.out, [&](std::ostream& os) { write_calibration(os, a, m, files, samples, c, overrides); });
-  // The file must be what `ffsim check` accepts and what --calibration applies.
+  // The file must be what `ffsim check` accepts and what --calibration applies: checked on the
+  // text before it is written (-o may be a device or a pipe, which cannot be read back).
+  std::ostringstream text;
+  write_calibration(text, a, m, files, samples, c, overrides);
   config::Catalog copy = cat;
-  calib::apply_calibration(copy, calib::load_calibration(a.out));
+  calib::apply_calibration(copy, calib::parse_calibration(config::Document::parse(text.str(), a.out, false)));
+  write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    begin_json(w, "calibrate");
+    w.field("out", a.out);
+    w.field("name", a.name);
+    w.field("node", m.node.name);
+    w.field("files", files.size());
+    w.field("points_fitted", usable.size());
+    w.field("outliers", outliers);
+    w.field("regime_rule", calib_regime_rule(m));
+    w.key("parameters");
+    std::vector<Record> params;
+    const calib::ParamSet pub = calib::published(m), fit = calib::node_params(c);
+    for (int j = 0; j < calib::kParams; ++j) {
+      const auto p = static_cast<calib::Param>(j);
+      auto num = [](double v) { return std::isnan(v) ? Cell(nullptr) : Cell(v); };
+      params.push_back({{"parameter", std::string(calib::param_name(p))},
+                        {"unit", std::string(calib::is_bandwidth(p) ? "B/s" : "s")},
+                        {"published", num(calib::at(pub, p))},
+                        {"calibrated", num(calib::at(fit, p))}});
+    }
+    write_records_json(w, params);
+    w.key("overrides");
+    std::vector<Record> ov;
+    for (const auto& o : overrides)
+      ov.push_back({{"kind", o.kind}, {"name", o.name}, {"pointer", o.pointer}, {"value", o.value}});
+    write_records_json(w, ov);
+    w.end_object();
+    return kOk;
+  }
 
   std::cout << "ffsim calibrate: node model " << m.node.name << ", " << usable.size() << " points of " << files.size()
             << " file" << (files.size() == 1 ? "" : "s") << " fitted (" << outliers
@@ -223,7 +259,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
 void setup_calibrate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON)");
   auto a = std::make_shared<CalibrateArgs>();
-  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(input_file()),
               "a measurement file");
   ctx.expects(sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required(),
               "a node model name");
@@ -231,6 +267,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
               "a file name");
   ctx.expects(sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)"),
               "a snake_case name ([a-z][a-z0-9_]*)");
+  sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";
     for (const auto& f : a->files) a->command += " " + f;
