@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of ffsim's JSON output, shaped like the paper's figures (arXiv 2408.14158).
+"""Plots of ffsim's JSON (or CSV) output, shaped like the paper's figures (arXiv 2408.14158).
 
   scripts/plot.py collective FILE.json... -o allreduce.png   algbw against GPUs, one line per
       algorithm (and engine, cross-zone) of `ffsim collective ... --json`; with --envelope, the
@@ -11,6 +11,7 @@
   scripts/plot.py plan FILE.json... -o plan.png              switches, cost and power per GPU
       against the swept knob, one line per design, of `ffsim plan A.json B.json --sweep K=... --json`
 
+Collective and train figures also read `--csv` files (a .csv name, or text that is not JSON).
 Input files are read and checked before matplotlib is imported, so bad input is reported the same
 way whether or not it is installed. Exit codes as ffsim's: 0 ok, 2 usage (or matplotlib missing),
 3 bad input.
@@ -32,16 +33,78 @@ class BadInput(Exception):
     pass
 
 
+def read_csv(path, text):
+    """Rows of an ffsim --csv file as dicts: numbers as numbers, true/false as flags, empty as None."""
+    import csv
+    import io
+
+    def cell(v):
+        if v == "":
+            return None
+        if v in ("true", "false"):
+            return v == "true"
+        try:
+            return int(v)
+        except ValueError:
+            pass
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise BadInput(f"{path}: an empty CSV file: no rows to plot")
+    return [{k: cell(v) for k, v in r.items()} for r in reader]
+
+
+def si_rows(rows):
+    """Rows of schema version 1 (SI units: algbw_Bps) also get the GB/s keys this script plots."""
+    for r in rows:
+        if isinstance(r, dict):
+            for key in ("algbw", "busbw"):
+                v = r.get(f"{key}_Bps")
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and f"{key}_GBps" not in r:
+                    r[f"{key}_GBps"] = v / 1e9
+    return rows
+
+
 def load(path, kind):
-    """Reads one ffsim --json file; returns the list of row dicts (checked)."""
+    """Reads one ffsim --json or --csv file; returns (document, list of row dicts), checked.
+
+    JSON: a document of schema "ffsim.<kind>/1" (an object with "rows"), or the arrays ffsim wrote
+    before schema versions (collective rows, plan sweep rows; algbw in GB/s). CSV (a .csv file, or
+    text that is not JSON): `ffsim collective|train ... --csv`, one row per line.
+    """
     try:
         with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+            text = f.read()
     except OSError as e:
         raise BadInput(f"{path}: cannot read: {e.strerror}")
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path}: line {e.lineno}: not JSON ({e.msg}); expected the output of "
-                       f"`ffsim {kind} ... --json`")
+    first_line = text.lstrip().split("\n", 1)[0]
+    is_csv = path.endswith(".csv") or (text.lstrip()[:1] not in ("{", "[") and "," in first_line and "gpus" in first_line)
+    if is_csv:
+        if kind == "plan":
+            raise BadInput(f"{path}: plan figures read the JSON of `ffsim plan ... --sweep ... --json`, not CSV")
+        doc = read_csv(path, text)
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise BadInput(f"{path}: line {e.lineno}: not JSON ({e.msg}); expected the output of "
+                           f"`ffsim {kind} ... --json` (or --csv)")
+    if isinstance(doc, dict) and "schema_version" in doc:
+        schema = doc["schema_version"]
+        if not isinstance(schema, str) or not schema.startswith(f"ffsim.{kind}/"):
+            raise BadInput(f"{path}/schema_version: expected \"ffsim.{kind}/1\" (`ffsim {kind} ... --json`), "
+                           f"found {json.dumps(schema)}")
+        if schema != f"ffsim.{kind}/1":
+            raise BadInput(f"{path}/schema_version: {schema} is newer than this script reads (ffsim.{kind}/1)")
+        if not isinstance(doc.get("rows"), list):
+            raise BadInput(f"{path}: expected \"rows\" in the {schema} document")
+        rows = si_rows(doc["rows"])
+        if kind != "train":
+            doc = rows  # collective and plan: the rows are the document
     if kind == "plan":
         if not isinstance(doc, list) or not doc:
             raise BadInput(f"{path}: expected a JSON array of sweep rows (`ffsim plan ... --sweep ... --json`), "
@@ -57,8 +120,12 @@ def load(path, kind):
         if not isinstance(rows, list):
             raise BadInput(f"{path}: expected a JSON array of rows (`ffsim collective ... --json`), "
                            f"found {type(doc).__name__}")
+        si_rows(rows)
         need = {"algo": str, "gpus": int, "algbw_GBps": (int, float)}
     else:
+        if is_csv:  # CSV rows: the run's fields are on every row
+            first = doc[0] if doc and isinstance(doc[0], dict) else {}
+            doc = {"scenario": first.get("scenario"), "backend": first.get("backend"), "rows": doc}
         if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
             raise BadInput(f"{path}: expected an object with \"rows\" (`ffsim train ... --json`)")
         rows, where = doc["rows"], "/rows"
@@ -292,7 +359,7 @@ def main(argv):
                    help="a published efficiency, drawn as a marker (repeatable)")
     pl = sub.add_parser("plan", help="switches, cost and power per GPU against a sweep (ffsim plan --sweep --json)")
     for p in (c, t, pl):
-        p.add_argument("files", nargs="+", metavar="FILE.json")
+        p.add_argument("files", nargs="+", metavar="FILE.json|FILE.csv")
         p.add_argument("-o", "--output", required=True, metavar="OUT.png")
         p.add_argument("--title")
     a = ap.parse_args(argv)

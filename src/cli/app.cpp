@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -13,13 +13,14 @@
 #include <iostream>
 #include <map>
 
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 
 #include "calib/calibration_file.hpp"
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
@@ -32,14 +33,83 @@
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
 
-#ifndef FFSIM_DEFAULT_MODELS_DIR
-#define FFSIM_DEFAULT_MODELS_DIR "models"
+#ifndef FFSIM_INSTALL_MODELS_DIR
+#define FFSIM_INSTALL_MODELS_DIR "share/ffsim/models"
+#endif
+#ifndef FFSIM_BINDIR
+#define FFSIM_BINDIR "bin"
 #endif
 
 namespace ffsim::cli {
 
+namespace {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> r;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == sep) {
+      if (i > start) r.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return r;
+}
+
+// The models folder relative to the running binary (docs/install.md): in a build tree, the folder
+// named by the marker file ffsim-models.path beside it (relative to the binary's folder); in an
+// installation, <prefix>/share/ffsim/models for <prefix>/bin/ffsim. Sets `origin`; empty if neither.
+std::string models_beside_binary(std::string& origin) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  const fs::path bin = exe.parent_path();
+  if (std::ifstream marker(bin / "ffsim-models.path"); marker) {
+    std::string rel;
+    std::getline(marker, rel);
+    const fs::path dir = (bin / rel).lexically_normal();
+    if (!rel.empty() && fs::is_directory(dir, ec)) {
+      origin = "the source tree of this build (named by " + (bin / "ffsim-models.path").string() + ")";
+      return dir.string();
+    }
+  }
+  fs::path prefix = bin;
+  if (fs::path(FFSIM_BINDIR).is_relative())
+    for (const auto& part : fs::path(FFSIM_BINDIR))
+      if (part != ".") prefix = prefix.parent_path();
+  const fs::path dir = fs::path(FFSIM_INSTALL_MODELS_DIR).is_absolute() ? fs::path(FFSIM_INSTALL_MODELS_DIR)
+                                                                        : (prefix / FFSIM_INSTALL_MODELS_DIR).lexically_normal();
+  if (!fs::is_directory(dir, ec)) return "";
+  origin = "the installation of " + exe.string();
+  return dir.string();
+}
+
+}  // namespace
+
+const std::vector<std::string>& Context::models_folders() {
+  if (!models_folders_.empty()) return models_folders_;
+  for (const auto& v : models_option)
+    for (auto& d : split(v, ',')) models_folders_.push_back(std::move(d));
+  if (!models_folders_.empty()) {
+    models_origin_ = "--models";
+    return models_folders_;
+  }
+  const char* env = std::getenv("FFSIM_MODELS");
+  if (env && *env) {
+    models_folders_ = split(env, ':');
+    models_origin_ = "$FFSIM_MODELS";
+    if (!models_folders_.empty()) return models_folders_;
+  }
+  const std::string beside = models_beside_binary(models_origin_);
+  if (beside.empty())
+    throw ConfigError("models", "", std::string("no models folder: none beside the binary (a build tree's ffsim-models.path, or ") +
+                                        FFSIM_INSTALL_MODELS_DIR + " in its installation); give --models DIR or set FFSIM_MODELS");
+  models_folders_ = {beside};
+  return models_folders_;
+}
+
 const config::Catalog& Context::published_catalog() {
-  if (!published_) published_ = std::make_unique<config::Catalog>(config::Catalog::load(models_dir, kind_names()));
+  if (!published_) published_ = std::make_unique<config::Catalog>(config::Catalog::load(models_folders(), kind_names()));
   return *published_;
 }
 
@@ -56,6 +126,26 @@ CLI::Validator one_of(std::vector<std::string> choices) {
         return "expected one of " + list + "; got \"" + v + "\"" + did_you_mean(v, choices);
       },
       "one of " + list);
+}
+
+CLI::Validator input_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) {
+          if (errno == ENOENT || errno == ENOTDIR) return "File does not exist: " + path;
+          return "cannot read " + path + ": " + std::strerror(errno);
+        }
+        if (S_ISREG(st.st_mode)) return "";
+        if (S_ISDIR(st.st_mode)) return "File is actually a directory: " + path;
+        const char* what = S_ISFIFO(st.st_mode)  ? "a named pipe (FIFO)"
+                           : S_ISCHR(st.st_mode) ? "a character device"
+                           : S_ISBLK(st.st_mode) ? "a block device"
+                                                 : "a socket";
+        return path + " is " + what + ", not a regular file: ffsim reads only regular files (a pipe or device could " +
+               "block or never end); save it to a file first";
+      },
+      "FILE");
 }
 
 CLI::Validator int_in(long long lo, long long hi) {
@@ -111,58 +201,6 @@ double size_option(const std::string& text, const std::string& option) {
   if (bytes != std::floor(bytes))
     throw UsageError(option + ": " + text + " is not a whole number of bytes (" + fmt_f(bytes, 3) + " B)");
   return bytes;
-}
-
-void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
-  namespace fs = std::filesystem;
-  if (path.empty()) throw UsageError(option + ": expected a file name, got an empty value");
-  std::error_code ec;
-  const fs::path out(path);
-  if (fs::is_directory(out, ec)) throw UsageError(option + ": " + path + " is a folder; give a file name");
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir, ec))
-    throw UsageError(option + ": cannot write " + path + ": the folder " + dir.string() + " does not exist");
-  if (!fs::exists(out, ec)) return;
-  for (const auto& in : inputs) {
-    std::error_code e2;
-    if (!in.empty() && fs::equivalent(out, fs::path(in), e2))
-      throw UsageError(option + ": " + path + " is also an input of this command" +
-                       (in == path ? std::string() : " (the same file as " + in + ")") +
-                       "; writing it would destroy that input: give another file name");
-  }
-}
-
-void write_output(const std::string& option, const std::string& path, const std::function<void(std::ostream&)>& write) {
-  namespace fs = std::filesystem;
-  const fs::path out(path);
-  fs::path tmp = out;
-  tmp += ".ffsim-tmp-" + std::to_string(::getpid());
-  {
-    std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
-    if (!os) throw UsageError(option + ": cannot write " + path + ": " + std::strerror(errno));
-    try {
-      write(os);
-    } catch (...) {
-      os.close();
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw;
-    }
-    os.close();
-    if (!os) {
-      const std::string why = std::strerror(errno);
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw UsageError(option + ": cannot write " + path + ": " + why);
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, out, ec);
-  if (ec) {
-    std::error_code e2;
-    fs::remove(tmp, e2);
-    throw UsageError(option + ": cannot write " + path + ": " + ec.message());
-  }
 }
 
 Context::Context() = default;
@@ -271,7 +309,7 @@ void check_arguments(const CLI::App& app, const Context& ctx, int argc, char** a
       if (v.empty()) throw UsageError(name + ": expected " + expectation(o) + ", got an empty value");
       auto& vs = seen[o];
       vs.push_back(v);
-      if (vs.size() == 2 && o->get_items_expected_max() == 1)
+      if (vs.size() == 2 && o->get_items_expected_max() == 1 && o->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
         throw UsageError(name + " is given twice (" + vs[0] + " and " + vs[1] + "); give it once" +
                          (expectation(o).find("list") == std::string::npos
                               ? ""
@@ -299,7 +337,9 @@ void check_arguments(const CLI::App& app, const Context& ctx, int argc, char** a
 
 }  // namespace
 
-int run(int argc, char** argv) {
+namespace {
+
+int run_command(int argc, char** argv) {
   Context ctx;
   register_kinds(ctx);
   sim::register_simgrid_engine(eval::engines());
@@ -314,17 +354,19 @@ int run(int argc, char** argv) {
     }
     return "ffsim: " + msg + "\nRun with --help for more information.\n";
   });
-  app.set_version_flag("--version", std::string("ffsim ") + version());
+  app.set_version_flag("--version", std::string("ffsim ") + version() + " (commit " + git_commit() + ")");
   app.require_subcommand(1);
   app.fallthrough();  // global options (--models, --calibration) may also follow the subcommand
-  const char* env = std::getenv("FFSIM_MODELS");
-  ctx.models_dir = env && *env ? env : FFSIM_DEFAULT_MODELS_DIR;
-  ctx.expects(app.add_option("--models", ctx.models_dir,
-                              "Folder of the hardware catalog (default: $FFSIM_MODELS or the source tree's models/)"),
-              "a folder");
+  ctx.expects(app.add_option("--models", ctx.models_option,
+                             "Folders of the hardware catalog, repeatable or comma-separated; later ones override earlier "
+                             "ones by model name (default: $FFSIM_MODELS, colon-separated, else the catalog beside the "
+                             "binary: the source tree's models/ in a build, share/ffsim/models installed)")
+                  ->expected(1)
+                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
+              "a folder (or a comma-separated list of folders)");
   ctx.expects(app.add_option("--calibration", ctx.calibration,
                              "Calibration file (ffsim calibrate): run with its fitted values instead of the published ones")
-                  ->check(CLI::ExistingFile),
+                  ->check(input_file()),
               "a calibration file");
 
   setup_models(app, ctx);
@@ -367,6 +409,15 @@ int run(int argc, char** argv) {
     std::cerr << "ffsim: " << e.what() << "\n(this is a bug in ffsim; please report it with the command line)\n";
     return kInternal;
   }
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  // Every command's stdout, --help and --version included, is flushed and checked here, once.
+  StdoutGuard out;
+  const int rc = run_command(argc, argv);
+  return out.finish(rc);
 }
 
 }  // namespace ffsim::cli

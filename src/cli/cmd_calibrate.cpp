@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include "calib/scope.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "cli/calib_report.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -33,6 +35,7 @@ struct CalibrateArgs {
   std::string out;
   std::string name;
   std::string command;
+  bool json = false;
 };
 
 void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::BenchModel& m,
@@ -186,7 +189,11 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
   const std::string not_applied =
       "recorded, not applied: the simulator derives NCCL's rates from the node and fabric models, and no fact of them is "
       "this cluster-wide figure; compare it with ffsim collective --algo nccl_ring on a scenario of this cluster";
-  write_output("-o", a.out, [&](std::ostream& os) {
+  // Written to a string first: the file must be what `ffsim check` accepts, checked on the text
+  // before it is written (-o may be a device or a pipe, which cannot be read back).
+  std::ostringstream text;
+  {
+    std::ostream& os = text;
     report::JsonWriter w(os);
     w.begin_object();
     w.field("kind", calib::kCalibration);
@@ -270,11 +277,12 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
     w.end_array();
     w.end_object();
     os << '\n';
-  });
-  {  // the file must be what `ffsim check` accepts
-    config::Catalog copy = ctx.published_catalog();
-    calib::apply_calibration(copy, calib::load_calibration(a.out));
   }
+  {
+    config::Catalog copy = ctx.published_catalog();
+    calib::apply_calibration(copy, calib::parse_calibration(config::Document::parse(text.str(), a.out, false)));
+  }
+  write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
   std::cout << "ffsim calibrate: node model " << m.node.name << ", " << logs.size() << " nccl-tests all_reduce_perf log"
             << (logs.size() == 1 ? "" : "s") << " (NCCL's ring: time = 2(n-1) x step latency + 2(n-1)/n x bytes / bus bandwidth)\n\n";
   report::Table t({"log", "ranks", "hosts", "device", "sizes", "bus bandwidth", "step latency", "RMS", "max", "log's avg busbw"});
@@ -349,10 +357,43 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);
-  write_output("-o", a.out, [&](std::ostream& os) { write_calibration(os, a, m, files, samples, c, overrides); });
-  // The file must be what `ffsim check` accepts and what --calibration applies.
+  // The file must be what `ffsim check` accepts and what --calibration applies: checked on the
+  // text before it is written (-o may be a device or a pipe, which cannot be read back).
+  std::ostringstream text;
+  write_calibration(text, a, m, files, samples, c, overrides);
   config::Catalog copy = cat;
-  calib::apply_calibration(copy, calib::load_calibration(a.out));
+  calib::apply_calibration(copy, calib::parse_calibration(config::Document::parse(text.str(), a.out, false)));
+  write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    begin_json(w, "calibrate");
+    w.field("out", a.out);
+    w.field("name", a.name);
+    w.field("node", m.node.name);
+    w.field("files", files.size());
+    w.field("points_fitted", usable.size());
+    w.field("outliers", outliers);
+    w.field("regime_rule", calib_regime_rule(m));
+    w.key("parameters");
+    std::vector<Record> params;
+    const calib::ParamSet pub = calib::published(m), fit = calib::node_params(c);
+    for (int j = 0; j < calib::kParams; ++j) {
+      const auto p = static_cast<calib::Param>(j);
+      auto num = [](double v) { return std::isnan(v) ? Cell(nullptr) : Cell(v); };
+      params.push_back({{"parameter", std::string(calib::param_name(p))},
+                        {"unit", std::string(calib::is_bandwidth(p) ? "B/s" : "s")},
+                        {"published", num(calib::at(pub, p))},
+                        {"calibrated", num(calib::at(fit, p))}});
+    }
+    write_records_json(w, params);
+    w.key("overrides");
+    std::vector<Record> ov;
+    for (const auto& o : overrides)
+      ov.push_back({{"kind", o.kind}, {"name", o.name}, {"pointer", o.pointer}, {"value", o.value}});
+    write_records_json(w, ov);
+    w.end_object();
+    return kOk;
+  }
 
   std::cout << "ffsim calibrate: node model " << m.node.name << ", " << usable.size() << " points of " << files.size()
             << " file" << (files.size() == 1 ? "" : "s") << " fitted (" << outliers
@@ -383,7 +424,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
 void setup_calibrate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON)");
   auto a = std::make_shared<CalibrateArgs>();
-  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(input_file()),
               "a measurement file");
   ctx.expects(sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required(),
               "a node model name");
@@ -391,6 +432,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
               "a file name");
   ctx.expects(sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)"),
               "a snake_case name ([a-z][a-z0-9_]*)");
+  sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";
     for (const auto& f : a->files) a->command += " " + f;

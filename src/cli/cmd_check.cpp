@@ -7,9 +7,11 @@
 
 #include "cli/app.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "core/error.hpp"
 #include "calib/measurement.hpp"
 #include "plan/scenario.hpp"
+#include "report/json_writer.hpp"
 
 namespace ffsim::cli {
 
@@ -22,7 +24,7 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::equivalent(a, b, ec);
 }
 
-int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
+int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, bool json) {
   // Sort the arguments into catalog entries (they carry "kind") and scenarios.
   std::vector<std::string> models, scenarios, measurements;
   for (const auto& f : files) {
@@ -32,8 +34,10 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
     else (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
   }
   int failures = 0;
-  auto report = [&](const std::string& what) {
-    if (!quiet) std::cout << "ok  " << what << '\n';
+  std::vector<Record> checked;  // --json: one per file, in the order checked
+  auto ok = [&](const std::string& file, const std::string& kind, const std::string& name, const std::string& what) {
+    checked.push_back({{"file", file}, {"valid", true}, {"kind", kind}, {"name", name}, {"summary", what}});
+    if (!quiet && !json) std::cout << "ok  " << file << "  (" << what << ")\n";
   };
 
   // Files outside the models folder join a copy of the catalog, so that they can reference
@@ -54,17 +58,27 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet) {
     for (std::size_t i = 0; i < models.size(); ++i) {
       const auto& [kind, name] = targets[i];
       ctx.kinds.get(kind).factory(*cat.find(kind, name), cat);
-      report(models[i] + "  (" + kind + " " + name + ")");
+      ok(models[i], kind, name, kind + " " + name);
     }
   }
   for (const auto& f : measurements) {
     const calib::MeasurementFile m = calib::load_measurement(f);
-    report(f + "  (measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date + ")");
+    ok(f, "measurement", m.machine.name,
+           "measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date);
   }
   for (const auto& f : scenarios) {
     const plan::ScenarioSpec s = plan::load_scenario(f, cat);
-    report(f + "  (scenario " + s.name + ": " + std::to_string(s.cluster.nodes) + " nodes of " + s.cluster.node.name +
-           ", " + std::to_string(s.cluster.gpus()) + " GPUs)");
+    ok(f, "scenario", s.name,
+           "scenario " + s.name + ": " + std::to_string(s.cluster.nodes) + " nodes of " + s.cluster.node.name + ", " +
+               std::to_string(s.cluster.gpus()) + " GPUs");
+  }
+  // Only valid files reach here: the first invalid one is exit 3 with its message on stderr.
+  if (json) {
+    report::JsonWriter w(std::cout);
+    begin_json(w, "check");
+    w.key("files");
+    write_records_json(w, checked);
+    w.end_object();
   }
   return failures ? kConfig : kOk;
 }
@@ -75,10 +89,14 @@ void setup_check(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("check", "Validate scenarios and catalog models without simulating");
   auto files = std::make_shared<std::vector<std::string>>();
   auto quiet = std::make_shared<bool>(false);
-  ctx.expects(sub->add_option("files", *files, "Scenario or model JSON files")->required()->check(CLI::ExistingFile),
+  auto json = std::make_shared<bool>(false);
+  ctx.expects(sub->add_option("files", *files, "Scenario or model JSON files")->required()->check(input_file()),
               "a scenario or model file");
-  sub->add_flag("-q,--quiet", *quiet, "Print nothing when everything is valid");
-  sub->callback([&ctx, files, quiet] { ctx.action = [&ctx, files, quiet] { return run_check(ctx, *files, *quiet); }; });
+  auto* q = sub->add_flag("-q,--quiet", *quiet, "Print nothing when everything is valid");
+  q->excludes(sub->add_flag("--json", *json, "Machine-readable output: the files checked, each with its kind and name"));
+  sub->callback([&ctx, files, quiet, json] {
+    ctx.action = [&ctx, files, quiet, json] { return run_check(ctx, *files, *quiet, *json); };
+  });
 }
 
 }  // namespace ffsim::cli

@@ -13,6 +13,7 @@
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
 #include "core/error.hpp"
@@ -37,6 +38,7 @@ struct CollArgs {
   std::string engine = "analytic";
   bool cross_zone = false;
   bool json = false;
+  bool csv = false;
   bool explain = false;
   bool full = false;
   std::string trace;
@@ -112,9 +114,9 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
 }
 
 int run_collective(Context& ctx, const CollArgs& a) {
-  if (a.explain && a.json)
+  if (a.explain && (a.json || a.csv))
     throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
-                     "--json (drop one)");
+                     "--json or --csv (drop one)");
   const auto algos = split_list(a.algos, "--algo");
   for (const auto& x : algos)
     if (!coll::algorithms().find(x)) throw UsageError("--algo: " + coll::algorithms().unknown_message(x));
@@ -246,30 +248,35 @@ int run_collective(Context& ctx, const CollArgs& a) {
                                                          " GPUs on " + sc.name + " (" + a.engine + " engine)");
     write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
   }
-  if (a.json) {
-    report::JsonWriter w(std::cout);
-    w.begin_array();
-    for (const auto& r : rows) {
-      w.begin_object();
-      w.field("scenario", sc.name);
-      w.field("algo", r.algo);
-      w.field("gpus", r.gpus);
-      w.field("bytes", r.bytes);
-      w.field("engine", a.engine);
-      w.field("cross_zone", a.cross_zone);
-      w.field("time_s", r.time);
-      w.field("algbw_GBps", r.algbw / 1e9);
-      w.field("busbw_GBps", r.busbw / 1e9);
-      w.field("host_traffic_per_node_S", r.host);
-      w.field("bottleneck", r.bottleneck);
-      w.field("wall_s", r.wall);
-      if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
-        w.key("calibration");
-        write_calibration(w, ctx);
-      }
-      w.end_object();
+  if (a.json || a.csv) {
+    // One record per row, in SI base units: the JSON rows and the CSV columns are the same.
+    std::vector<Record> recs;
+    for (const auto& r : rows)
+      recs.push_back({{"scenario", sc.name},
+                      {"algo", r.algo},
+                      {"gpus", static_cast<long long>(r.gpus)},
+                      {"bytes", r.bytes},
+                      {"engine", a.engine},
+                      {"cross_zone", a.cross_zone},
+                      {"time_s", r.time},
+                      {"algbw_Bps", r.algbw},
+                      {"busbw_Bps", r.busbw},
+                      {"host_traffic_per_node_S", r.host},
+                      {"bottleneck", r.bottleneck},
+                      {"wall_s", r.wall}});
+    if (a.csv) {
+      write_records_csv(std::cout, recs);
+      return kOk;
     }
-    w.end_array();
+    report::JsonWriter w(std::cout);
+    begin_json(w, "collective");
+    w.key("rows");
+    write_records_json(w, recs);
+    if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
+      w.key("calibration");
+      write_calibration(w, ctx);
+    }
+    w.end_object();
     return kOk;
   }
   // The operations the rows run (allreduce, reduce-scatter, ...), in the order of --algo.
@@ -369,7 +376,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
 void setup_collective(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("collective", "Allreduce algorithms on the simulated cluster: time, algbw, busbw, bound");
   auto a = std::make_shared<CollArgs>();
-  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(input_file()),
               "a scenario file");
   ctx.expects(sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names())),
               "a comma-separated list of algorithms (" + join(coll::algorithms().names()) + ")");
@@ -382,7 +389,8 @@ void setup_collective(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid"),
               "analytic, fluid, fluid-full, fluid-eager or simgrid");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
-  sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
+  auto* json = sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
+  json->excludes(sub->add_flag("--csv", a->csv, "CSV of the same rows, SI units (not with --explain)"));
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling (not with --json)");
   sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
   ctx.expects(sub->add_option("--threads", a->threads,

@@ -8,6 +8,7 @@
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
@@ -28,6 +29,7 @@ struct NetArgs {
   int senders = 64;
   int clients = 0;
   bool json = false;
+  bool csv = false;
   bool size_given = false, senders_given = false, clients_given = false;  ///< on the command line
 };
 
@@ -76,31 +78,28 @@ int run_net(Context& ctx, const NetArgs& a) {
   }
   auto engine = entry->factory();
   const plan::NetReport r = plan::run_net_test(a.test, sc, *engine, a.engine, opt);
+  // One record per case, in SI base units: the JSON rows and the CSV columns are the same.
+  std::vector<Record> recs;
+  for (const auto& row : r.rows)
+    recs.push_back({{"case", row.name},
+                    {"bytes", row.bytes},
+                    {"time_s", row.seconds},
+                    {"rate_Bps", row.rate},
+                    {"bound_Bps", row.bound > 0 ? Cell(row.bound) : Cell(nullptr)},  // none: the table's "-"
+                    {"bound", row.bound_name},
+                    {"limiter", row.limiter}});
+  if (a.csv) {
+    write_records_csv(std::cout, recs);
+    return kOk;
+  }
   if (a.json) {
     report::JsonWriter w(std::cout);
-    w.begin_object();
+    begin_json(w, "net");
     w.field("scenario", sc.name);
     w.field("test", r.test);
     w.field("engine", r.engine);
     w.key("rows");
-    w.begin_array();
-    for (const auto& row : r.rows) {
-      w.begin_object();
-      w.field("case", row.name);
-      w.field("bytes", row.bytes);
-      w.field("time_s", row.seconds);
-      w.field("rate_GBps", row.rate / 1e9);
-      if (row.bound > 0) {
-        w.field("bound_GBps", row.bound / 1e9);
-      } else {  // no bound for this case (the table prints "-")
-        w.key("bound_GBps");
-        w.null();
-      }
-      w.field("bound", row.bound_name);
-      w.field("limiter", row.limiter);
-      w.end_object();
-    }
-    w.end_array();
+    write_records_json(w, recs);
     w.field("note", r.note);
     if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
       w.key("calibration");
@@ -133,7 +132,7 @@ int run_net(Context& ctx, const NetArgs& a) {
 void setup_net(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("net", "Microbenchmarks of the simulated machine: " + join(plan::net_tests()));
   auto a = std::make_shared<NetArgs>();
-  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(input_file()),
               "a scenario file");
   ctx.expects(sub->add_option("test", a->test, "One of: " + join(plan::net_tests()))->required(),
               "one of " + join(plan::net_tests()));
@@ -150,7 +149,8 @@ void setup_net(CLI::App& app, Context& ctx) {
   auto* clients = ctx.expects(sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")
                                   ->check(int_in(1, 1 << 24)),
                               "an integer in [1, 16777216]");
-  sub->add_flag("--json", a->json, "Machine-readable output");
+  auto* json = sub->add_flag("--json", a->json, "Machine-readable output");
+  json->excludes(sub->add_flag("--csv", a->csv, "CSV of the rows (one per case), SI units"));
   sub->callback([&ctx, a, size, senders, clients] {
     a->size_given = size->count() > 0;
     a->senders_given = senders->count() > 0;

@@ -10,6 +10,7 @@
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "config/scenario_doc.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -172,9 +173,9 @@ void write_design_json(report::JsonWriter& w, const plan::DesignPlan& d, const s
   w.end_object();
   opt_watts("node_power_w", d.node_power);
   w.field("precision", d.precision);
-  w.field("gemm_per_gpu_tflops", tidy(d.gemm_per_gpu.si() / kTera));
+  w.field("gemm_per_gpu_flops", tidy(d.gemm_per_gpu.si()));
   w.field("gemm_basis", d.gemm_measured ? "measured" : "peak");
-  w.field("perf_tflops", tidy(d.performance().si() / kTera));
+  w.field("perf_flops", tidy(d.performance().si()));
   opt_field("cost_performance", d.cost_performance());
   opt_field("node_cost_performance", d.node_cost_performance());
   opt_field("energy_performance", d.energy_performance());
@@ -374,6 +375,8 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
   }
   if (a.json) {
     report::JsonWriter w(std::cout);
+    begin_json(w, "plan");
+    w.key("rows");
     w.begin_array();
     for (const auto& r : results)
       for (const auto& row : r.rows) {
@@ -390,6 +393,7 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
         w.end_object();
       }
     w.end_array();
+    w.end_object();
     return kOk;
   }
   if (a.csv) {
@@ -455,9 +459,12 @@ int run_plan(Context& ctx, const PlanArgs& a) {
 
   if (a.json) {
     report::JsonWriter w(std::cout);
+    begin_json(w, "plan");
+    w.key("designs");
     w.begin_array();
     for (std::size_t i = 0; i < ds.size(); ++i) write_design_json(w, ds[i], rel[i], &ctx);
     w.end_array();
+    w.end_object();
   } else {
     const report::Table t = side_by_side(ds, rel, ds[b].name, Cells{a.csv});
     if (a.csv) {
@@ -487,7 +494,7 @@ void setup_plan(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "plan", "Capacity plan: switches, cables, optics, cost, power and cost-performance of designs side by side");
   auto a = std::make_shared<PlanArgs>();
-  ctx.expects(sub->add_option("scenarios", a->files, "Scenario JSON files (one column each)")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("scenarios", a->files, "Scenario JSON files (one column each)")->required()->check(input_file()),
               "a scenario file");
   auto* json = sub->add_flag("--json", a->json, "JSON: an array with one object per design (or per sweep value)");
   auto* csv = sub->add_flag("--csv", a->csv, "CSV of the same table");

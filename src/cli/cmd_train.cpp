@@ -15,6 +15,7 @@
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "coll/collective.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -40,6 +41,7 @@ struct TrainArgs {
   std::string trace;
   int trace_gpus = 0;
   bool json = false;
+  bool csv = false;
   bool full = false;
   bool timing = false;
   int threads = 0;  ///< 0: the machine's hardware threads
@@ -186,9 +188,42 @@ int run_train(Context& ctx, const TrainArgs& a) {
     algs.push_back(std::string(train::role_name(r)) + " " + w.algorithm(r).algorithm);
   const std::string scaling = w.scaling == "weak" ? "weak scaling, " + std::to_string(w.batch) + " samples per data-parallel rank"
                                                   : "strong scaling, " + std::to_string(w.batch) + " samples per step";
+  // One record per GPU count, in SI base units: the JSON rows and the CSV columns are the same
+  // (the CSV adds the run's scenario and backend to each row).
+  std::vector<Record> recs;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    Record rec{{"gpus", static_cast<long long>(r.gpus)},
+               {"layout", r.layout},
+               {"step_s", r.step_s},
+               {"efficiency", r.efficiency},
+               {"compute_s", r.compute_s},
+               {"exposed_comm_s", r.exposed_comm_s},
+               {"bubble_s", r.bubble_s},
+               {"samples_per_s", r.samples_per_s},
+               {"tokens_per_s", r.tokens_per_s},
+               {"model_flops", r.model_flops},
+               {"flops_per_gpu", r.tflops_per_gpu * 1e12},
+               {"mfu", r.mfu},
+               {"of_gemm", r.of_gemm},
+               {"memory_bytes", r.memory_bytes},
+               {"fits", r.fits},
+               {"ops", static_cast<long long>(r.ops)},
+               {"simulated_gpus", static_cast<long long>(r.simulated_gpus)}};
+    if (a.timing) rec.emplace_back("wall_s", wall[i]);
+    if (a.csv) {
+      rec.insert(rec.begin(), Record::value_type("backend", w.backend));
+      rec.insert(rec.begin(), Record::value_type("scenario", sc.name));
+    }
+    recs.push_back(std::move(rec));
+  }
+  if (a.csv) {
+    write_records_csv(std::cout, recs);
+    return kOk;
+  }
   if (a.json) {
     report::JsonWriter j(std::cout);
-    j.begin_object();
+    begin_json(j, "train");
     j.field("scenario", sc.name);
     j.field("workload_from", job_from);
     j.field("model", w.model.name);
@@ -201,35 +236,11 @@ int run_train(Context& ctx, const TrainArgs& a) {
     j.field("backend", w.backend);
     j.field("engine", a.engine);
     j.field("collectives", a.collectives);
-    j.field("gpu_peak_tflops", rates.peak.si() / 1e12);
-    j.field("gpu_gemm_tflops", rates.gemm.si() / 1e12);
+    j.field("gpu_peak_flops", rates.peak.si());
+    j.field("gpu_gemm_flops", rates.gemm.si());
     j.field("gpu_gemm_measured", rates.gemm_measured);
     j.key("rows");
-    j.begin_array();
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto& r = rows[i];
-      j.begin_object();
-      j.field("gpus", r.gpus);
-      j.field("layout", r.layout);
-      j.field("step_s", r.step_s);
-      j.field("efficiency", r.efficiency);
-      j.field("compute_s", r.compute_s);
-      j.field("exposed_comm_s", r.exposed_comm_s);
-      j.field("bubble_s", r.bubble_s);
-      j.field("samples_per_s", r.samples_per_s);
-      j.field("tokens_per_s", r.tokens_per_s);
-      j.field("model_flops", r.model_flops);
-      j.field("tflops_per_gpu", r.tflops_per_gpu);
-      j.field("mfu", r.mfu);
-      j.field("of_gemm", r.of_gemm);
-      j.field("memory_bytes", r.memory_bytes);
-      j.field("fits", r.fits);
-      j.field("ops", r.ops);
-      j.field("simulated_gpus", r.simulated_gpus);
-      if (a.timing) j.field("wall_s", wall[i]);
-      j.end_object();
-    }
-    j.end_array();
+    write_records_json(j, recs);
     if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
       j.key("calibration");
       write_calibration(j, ctx);
@@ -275,12 +286,12 @@ void setup_train(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("scenario", a->scenario,
                               "Scenario JSON file: the cluster, and the \"workload\" unless --workload names one")
                   ->required()
-                  ->check(CLI::ExistingFile),
+                  ->check(input_file()),
               "a scenario file");
   ctx.expects(sub->add_option("--workload", a->workload,
                               "Run the \"workload\" of this scenario (e.g. scenarios/train-vgg16-ddp.json) on the first "
                               "scenario's cluster instead of its own")
-                  ->check(CLI::ExistingFile),
+                  ->check(input_file()),
               "a scenario file with a \"workload\" section");
   ctx.expects(sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the workload's)"),
               "a comma-separated list of positive GPU counts");
@@ -304,7 +315,8 @@ void setup_train(CLI::App& app, Context& ctx) {
               "an integer in [1, 16777216]");
   sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
   sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
-  sub->add_flag("--json", a->json, "Machine-readable output");
+  auto* json = sub->add_flag("--json", a->json, "Machine-readable output");
+  json->excludes(sub->add_flag("--csv", a->csv, "CSV of the rows (one per GPU count), SI units"));
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_train(ctx, *a); }; });
 }
 

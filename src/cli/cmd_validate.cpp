@@ -16,6 +16,7 @@
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "report/json_writer.hpp"
@@ -174,7 +175,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
 
   if (a.json) {
     report::JsonWriter w(std::cout);
-    w.begin_object();
+    begin_json(w, "validate");
     w.key("calibration");
     write_calibration(w, ctx);
     w.field("node", m.node.name);
@@ -311,10 +312,10 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "validate", "Refit a calibration on training points and re-simulate the held-out measured runs (error per stage)");
   auto a = std::make_shared<ValidateArgs>();
-  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(CLI::ExistingFile),
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(input_file()),
               "a measurement file");
   ctx.expects(sub->add_option("--calibration", a->calibration, "Calibration file (ffsim calibrate); default: the global --calibration")
-                  ->check(CLI::ExistingFile),
+                  ->check(input_file()),
               "a calibration file");
   const CLI::Validator holdout(
       [](std::string& v) -> std::string {

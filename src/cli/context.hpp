@@ -38,18 +38,34 @@ CLI::Validator int_in(long long lo, long long hi);
 /// "y"?)" (CLI11 puts the option's name in front).
 CLI::Validator one_of(std::vector<std::string> choices);
 
-/// Checks, before any work, that `path` can take the output of `option`: not empty, not a folder,
-/// in a folder that exists, and not the same file as one of `inputs` (the files the command reads),
-/// which the output would destroy. A UsageError naming the option otherwise.
+/// A CLI11 check that the value names an existing regular file: a folder, a named pipe (which
+/// would block until a writer appears) or a device is refused with what it is (exit 2).
+CLI::Validator input_file();
+
+/// Checks, before any work, that `path` can take the output of `option` by the rules of
+/// docs/outputs.md ("Writing files"): not empty, not a folder, a block device, a socket, a
+/// dangling symbolic link or a FIFO no process reads, in a folder that exists, and not the same
+/// file as one of `inputs` (the files the command reads), which the output would destroy. A
+/// UsageError naming the option otherwise.
 void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs);
 
-/// Writes the output of `option` whole or not at all: `write` fills a temporary file beside `path`
-/// that then replaces it, so an error leaves whatever was at `path` as it was. A UsageError with
-/// the system's reason when the file cannot be written.
+/// Writes the output of `option` whole or not at all. Absent or a regular file (also through
+/// symbolic links, which stay): `write` fills a temporary file beside it, flushed to disk, that
+/// then replaces it (with its permissions), so an error leaves whatever was there as it was. A
+/// character device (/dev/null), a FIFO with a reader, /dev/stdout, /dev/stderr and /dev/fd/N are
+/// written in place, never replaced. A UsageError with the system's reason ("No space left on
+/// device") when it cannot be written whole.
 void write_output(const std::string& option, const std::string& path, const std::function<void(std::ostream&)>& write);
 
 struct Context {
-  std::string models_dir;  ///< --models, else $FFSIM_MODELS, else the source tree's models/
+  /// --models (repeatable, or a comma-separated list), in order: later folders override earlier
+  /// ones by model name. Empty: $FFSIM_MODELS (colon-separated), else the folder found relative to
+  /// the binary (models_folders()).
+  std::vector<std::string> models_option;
+  /// The models folders the catalog is read from, in order, and where they came from ("--models",
+  /// "$FFSIM_MODELS", "beside the binary: ..."); a ConfigError when none is found.
+  const std::vector<std::string>& models_folders();
+  [[nodiscard]] const std::string& models_origin() const { return models_origin_; }
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
   std::string calibration;
   /// Kinds of catalog entries and how to validate them (filled by register_kinds()).
@@ -88,6 +104,8 @@ private:
   std::vector<std::string> scenario_nodes_;
   bool scenarios_given_ = false;
   std::unique_ptr<calib::CalibrationUse> use_;
+  std::vector<std::string> models_folders_;
+  std::string models_origin_;
 };
 
 /// Registers every kind of catalog entry the layers define.

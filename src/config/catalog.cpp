@@ -19,15 +19,25 @@ bool is_snake_case(const std::string& name) {
 }
 
 Catalog Catalog::load(const std::string& dir, const std::vector<std::string>& kinds) {
+  return load(std::vector<std::string>{dir}, kinds);
+}
+
+Catalog Catalog::load(const std::vector<std::string>& dirs, const std::vector<std::string>& kinds) {
   Catalog c;
-  c.dir_ = dir;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw ConfigError(dir, "", "models directory not found (use --models DIR)");
-  std::vector<std::string> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) c.add_file(f, kinds);
+  c.dir_ = join(dirs);
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw ConfigError(dir, "", "models directory not found (use --models DIR)");
+    // Every .json file that is not a folder: a FIFO or a device among them is refused by the
+    // reader (Document::read_file), not skipped.
+    std::vector<std::string> files;
+    for (const auto& e : fs::recursive_directory_iterator(dir))
+      if (!e.is_directory() && e.path().extension() == ".json") files.push_back(e.path().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) c.add_file(f, kinds);
+    ++c.folder_;
+  }
+  c.folder_ = 0;  // a file added later (ffsim check) must not replace a catalog entry: a duplicate
   c.resolve();
   return c;
 }
@@ -53,10 +63,14 @@ void Catalog::add_file(const std::string& path, const std::vector<std::string>& 
   const std::string name = nr.as_string();
   if (!is_snake_case(name)) nr.fail("expected a snake_case name ([a-z][a-z0-9_]*), got \"" + name + "\"");
   const auto key = std::make_pair(kind, name);
-  if (auto it = raw_.find(key); it != raw_.end())
+  std::string overrides;
+  if (auto it = raw_.find(key); it != raw_.end() && it->second.folder < folder_) {
+    overrides = it->second.file;  // a later models folder replaces the entry by name
+    raw_.erase(it);
+  } else if (it != raw_.end())
     nr.fail("duplicate " + kind + " name \"" + name + "\" (also defined in " + it->second.file + "); names are unique " +
             "across the catalog: rename one" + (kind == "calibration" ? std::string(" (ffsim calibrate --name NAME)") : std::string()));
-  Raw raw{kind, name, r.string_or("description", ""), path, r.string_or("extends", ""), doc};
+  Raw raw{kind, name, r.string_or("description", ""), path, r.string_or("extends", ""), doc, folder_, overrides};
   raw_.emplace(key, std::move(raw));
 }
 
@@ -88,7 +102,7 @@ void Catalog::resolve() {
     }
     Document merged = chain.back()->document;
     for (auto it = chain.rbegin() + 1; it != chain.rend(); ++it) merged = (*it)->document.merged_over(merged);
-    entries_.emplace(key, CatalogEntry{raw.kind, raw.name, raw.description, raw.file, merged});
+    entries_.emplace(key, CatalogEntry{raw.kind, raw.name, raw.description, raw.file, merged, raw.overrides});
   }
 }
 

@@ -18,6 +18,9 @@ struct CatalogEntry {
   std::string description;
   std::string file;
   Document document;  ///< with any "extends" chain already merged in
+  /// The file of the entry of the same kind and name in an earlier models folder that this one
+  /// replaces (Catalog::load of several folders), or empty.
+  std::string overrides;
 };
 
 class Catalog {
@@ -26,6 +29,9 @@ public:
   /// "kind" listed in `kinds` (files of other kinds, such as measurements, are skipped by the
   /// catalog and validated by their own commands). Errors name the file and JSON pointer.
   static Catalog load(const std::string& dir, const std::vector<std::string>& kinds);
+  /// The same over several folders, in order: an entry of a later folder replaces the entry of the
+  /// same kind and name of an earlier one (within one folder a name stays unique).
+  static Catalog load(const std::vector<std::string>& dirs, const std::vector<std::string>& kinds);
 
   /// Adds one file. Throws ConfigError on a duplicate (kind, name), a bad name or kind.
   void add_file(const std::string& path, const std::vector<std::string>& kinds);
@@ -45,16 +51,20 @@ public:
   [[nodiscard]] const CatalogEntry& resolve_ref(const std::string& kind, const Reader& ref) const;
   [[nodiscard]] std::vector<const CatalogEntry*> of_kind(const std::string& kind) const;
   [[nodiscard]] std::vector<std::string> names(const std::string& kind) const;
+  /// The models folder, or the folders loaded, comma-separated.
   [[nodiscard]] const std::string& dir() const { return dir_; }
 
 private:
   struct Raw {
     std::string kind, name, description, file, extends;
     Document document;
+    std::size_t folder = 0;  ///< which folder of load() it came from
+    std::string overrides;
   };
   [[nodiscard]] std::vector<std::string> names_of_raw(const std::string& kind) const;
 
   std::string dir_;
+  std::size_t folder_ = 0;  ///< the folder load() is reading
   std::map<std::pair<std::string, std::string>, Raw> raw_;
   std::map<std::pair<std::string, std::string>, CatalogEntry> entries_;
 };

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include "core/error.hpp"
 #include "core/spell.hpp"
 
@@ -153,6 +155,16 @@ std::string pointer_escape(std::string_view key) {
 // ---------------------------------------------------------------- Document
 
 std::string Document::read_file(const std::string& path) {
+  // Only regular files: opening a named pipe blocks until a writer appears (an audit of
+  // 2026-12-01: `check FIFO` hung), and a device never ends.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw ConfigError(path, "", std::string("not a regular file (") +
+                                    (S_ISDIR(st.st_mode)    ? "a folder"
+                                     : S_ISFIFO(st.st_mode) ? "a named pipe"
+                                     : S_ISCHR(st.st_mode)  ? "a character device"
+                                                            : "a device or socket") +
+                                    "): ffsim reads only regular files; save it to a file first");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, "", "cannot open file (check the path)");
   // Read in blocks up to a bound: a device such as /dev/zero, or a file far larger than any input,

@@ -61,6 +61,15 @@ if [ "$what" = bad ]; then
   bad plan noplan.json "noplan.json/0/plan: expected the plan of a design that fits"
   bad plan nofit.json "no design fits at any swept value"
   bad plan train.json "expected a JSON array of sweep rows"
+  # Schema versions: another command's document, or a newer version, is refused by name.
+  echo '{"schema_version": "ffsim.train/1", "rows": []}' > "$tmp/other.json"
+  echo '{"schema_version": "ffsim.collective/2", "rows": []}' > "$tmp/newer.json"
+  bad collective other.json "other.json/schema_version: expected \"ffsim.collective/1\""
+  bad collective newer.json "newer.json/schema_version: ffsim.collective/2 is newer than this script reads"
+  printf 'gpus,x\n1,2\n' > "$tmp/gpus.csv"
+  bad plan gpus.csv "plan figures read the JSON"
+  printf 'algo,gpus,bytes,algbw_Bps\nhfreduce,0,1,8e9\n' > "$tmp/zero.csv"
+  bad collective zero.csv "zero.csv/0/gpus: expected a positive GPU count, found 0"
   expect 2 "required" -- "$PY" scripts/plot.py train "$tmp/train.json"
   [ -e "$tmp/x.png" ] && { echo "FAIL: a figure was written from bad input"; fail=1; }
 else
@@ -73,7 +82,12 @@ else
   "$PY" scripts/plot.py train "$tmp/t.json" --claim 32:95 -o "$tmp/t.png" || fail=1
   "$FF" plan scenarios/fire-flyer-2.json scenarios/dgx-a100-cluster.json --sweep gpus=1024,2048 --json > "$tmp/p.json" || fail=1
   "$PY" scripts/plot.py plan "$tmp/p.json" -o "$tmp/p.png" || fail=1
-  for f in c s t p; do
+  # The same figures from --csv (SI units, as the JSON).
+  "$FF" collective scenarios/fire-flyer-2.json --algo hfreduce,nccl --gpus 16,32 --csv > "$tmp/c.csv" || fail=1
+  "$FF" train scenarios/train-gpt2-fsdp.json --gpus 16,32 --collectives estimate --csv > "$tmp/t.csv" || fail=1
+  "$PY" scripts/plot.py collective "$tmp/c.csv" -o "$tmp/cc.png" || fail=1
+  "$PY" scripts/plot.py train "$tmp/t.csv" -o "$tmp/tc.png" || fail=1
+  for f in c s t p cc tc; do
     # a PNG: its 8-byte signature, and more than a few hundred bytes of picture
     if [ "$(head -c 8 "$tmp/$f.png" 2> /dev/null | od -An -tx1 | tr -d ' \n')" != 89504e470d0a1a0a ] ||
        [ "$(stat -c %s "$tmp/$f.png")" -lt 5000 ]; then

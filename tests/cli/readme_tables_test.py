@@ -33,7 +33,8 @@ gpus = ",".join(str(g) for g, _, _ in rows)
 engine = ["--engine", "fluid"] if fluid else []
 out = subprocess.run([ffsim, "collective", "scenarios/fire-flyer-2.json", "--algo", "hfreduce,nccl", "--gpus", gpus,
                       "--json"] + engine, cwd=root, capture_output=True, text=True, check=True).stdout
-now = {(r["algo"], r["gpus"]): r["algbw_GBps"] for r in json.loads(out)}
+# schema ffsim.collective/1: {"rows": [...]}, algbw in B/s (SI)
+now = {(r["algo"], r["gpus"]): r["algbw_Bps"] / 1e9 for r in json.loads(out)["rows"]}
 
 failures = []
 for g, hf, nccl in rows:
