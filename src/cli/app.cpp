@@ -306,6 +306,7 @@ int run(int argc, char** argv) {
   setup_calibrate(app, ctx);
   setup_validate(app, ctx);
   setup_train(app, ctx);
+  setup_schema(app, ctx);
 
   try {
     check_arguments(app, ctx, argc, argv);
