@@ -378,6 +378,7 @@ int run_command(int argc, char** argv) {
   setup_calibrate(app, ctx);
   setup_validate(app, ctx);
   setup_train(app, ctx);
+  setup_schema(app, ctx);
 
   try {
     check_arguments(app, ctx, argc, argv);

@@ -121,5 +121,6 @@ void setup_plan(CLI::App& app, Context& ctx);
 void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_validate(CLI::App& app, Context& ctx);
 void setup_train(CLI::App& app, Context& ctx);
+void setup_schema(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

@@ -70,6 +70,7 @@ void Catalog::add_file(const std::string& path, const std::vector<std::string>& 
   } else if (it != raw_.end())
     nr.fail("duplicate " + kind + " name \"" + name + "\" (also defined in " + it->second.file + "); names are unique " +
             "across the catalog: rename one" + (kind == "calibration" ? std::string(" (ffsim calibrate --name NAME)") : std::string()));
+  doc.set_schema_root(kind);
   Raw raw{kind, name, r.string_or("description", ""), path, r.string_or("extends", ""), doc, folder_, overrides};
   raw_.emplace(key, std::move(raw));
 }
@@ -130,11 +131,71 @@ const CatalogEntry* Catalog::find(const std::string& kind, const std::string& na
 }
 
 const CatalogEntry& Catalog::resolve_ref(const std::string& kind, const Reader& ref) const {
+  ref.record_reference(kind);
   const std::string name = ref.as_string();
   if (const CatalogEntry* e = find(kind, name)) return *e;
   const auto valid = names(kind);
   ref.fail("unknown " + kind + " model \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " +
            (valid.empty() ? std::string("(none in ") + dir_ + ")" : join(valid)));
+}
+
+CatalogEntry Catalog::model_ref(const std::string& kind, const Reader& ref, const std::string& what) const {
+  const std::string label = what.empty() ? kind + " model" : what;
+  if (ref.is_string()) {
+    const std::string name = ref.as_string();
+    if (name.empty())
+      ref.fail("expected the name of a " + label + " (or an inline model object), got an empty string; valid: " +
+               join(names(kind)));
+    if (!what.empty() && !find(kind, name)) {
+      const auto valid = names(kind);
+      ref.fail("unknown " + label + " \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " + join(valid));
+    }
+    return resolve_ref(kind, ref);
+  }
+  if (!ref.is_object())
+    ref.fail("expected the name of a " + label + " or an inline " + kind + " object ({\"extends\": \"<name>\", ...}), got " +
+             ref.describe());
+  ref.record_reference(kind);
+  Document doc = Document::inline_at(ref);
+  doc.set_schema_root(kind);
+  const Reader r = doc.root();
+  if (r.has("kind")) {
+    const Reader k = r.child("kind");
+    if (k.as_string() != kind) k.fail("expected \"" + kind + "\" (the kind of model named here), got " + k.describe());
+  }
+  CatalogEntry e{kind, "", "", ref.file(), doc, ""};
+  std::string base_description;
+  if (r.has("extends")) {
+    const Reader ext = r.child("extends");
+    const std::string base = ext.as_string();
+    const CatalogEntry* b = find(kind, base);
+    if (!b) {
+      const auto valid = names(kind);
+      ext.fail("unknown " + kind + " \"" + base + "\" to extend" + did_you_mean(base, valid) + "; valid: " + join(valid));
+    }
+    e.name = b->name;
+    base_description = b->description;
+    e.document = doc.inherit(b->document, b->name);
+  } else if (!r.has("name")) {
+    r.fail("an inline " + kind + " model needs \"extends\" (the catalog entry it changes) or a \"name\" (a whole definition)");
+  }
+  if (r.has("name")) {
+    const Reader nr = r.child("name");
+    e.name = nr.as_string();
+    if (!is_snake_case(e.name)) nr.fail("expected a snake_case name ([a-z][a-z0-9_]*), got \"" + e.name + "\"");
+  }
+  // Say in every listing that this is not the catalog's entry: "... (changed inline: port_bandwidth)".
+  if (r.has("description")) {
+    e.description = r.child("description").as_string();
+  } else {
+    std::vector<std::string> changed;
+    for (const auto& k : r.keys())
+      if (k != "extends" && k != "kind" && k != "name") changed.push_back(k);
+    e.description = r.has("extends") ? base_description + " (changed inline in " + ref.file() +
+                                           (changed.empty() ? "" : ": " + join(changed)) + ")"
+                                     : "(defined inline in " + ref.file() + ")";
+  }
+  return e;
 }
 
 std::vector<const CatalogEntry*> Catalog::of_kind(const std::string& kind) const {

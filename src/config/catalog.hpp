@@ -49,6 +49,12 @@ public:
   /// The entry `kind`/`name` referenced at `ref` (a string value inside another document);
   /// an unknown name fails at `ref`: unknown gpu model "x" (did you mean "y"?); valid: a, b.
   [[nodiscard]] const CatalogEntry& resolve_ref(const std::string& kind, const Reader& ref) const;
+  /// The model of `kind` a document names at `ref`, wherever a model is named: a string is the
+  /// name of a catalog entry (as resolve_ref); an object is a model defined in place, either
+  /// {"extends": "<entry>", <keys to change>...} (merged over that entry, RFC 7386: arrays are
+  /// replaced whole, null deletes a key) or a whole definition with a "name". Its errors point into
+  /// ref's file and pointer. `what` names the kind in messages ("gpu model", "neural network").
+  [[nodiscard]] CatalogEntry model_ref(const std::string& kind, const Reader& ref, const std::string& what = "") const;
   [[nodiscard]] std::vector<const CatalogEntry*> of_kind(const std::string& kind) const;
   [[nodiscard]] std::vector<std::string> names(const std::string& kind) const;
   /// The models folder, or the folders loaded, comma-separated.

@@ -2,9 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/reader.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
+#include <iostream>
+#include <mutex>
 #include <sstream>
 #include <utility>
 
@@ -13,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "core/error.hpp"
+#include "config/schema.hpp"
 #include "core/spell.hpp"
 
 namespace ffsim::config {
@@ -25,6 +29,14 @@ struct DocumentData {
   json value;
   bool require_sources = false;
   std::vector<SourceEntry> sources;
+  /// The JSON Pointer of `value` in `file`: "" for a whole file, "/cluster/node" for a model
+  /// defined inline there (Document::inline_at).
+  std::string base_pointer;
+  /// For an inline model that extends a catalog entry: what the inline object itself holds (the
+  /// rest is inherited) and the entry it extends, for messages about inherited values.
+  std::optional<json> overlay;
+  std::string inherited_from;
+  std::string schema_root;  ///< see Document::set_schema_root
 };
 }  // namespace detail
 
@@ -229,18 +241,38 @@ bool Document::first_member_is(const std::string& text, const std::string& key, 
   return h.found;
 }
 
-Reader Document::root() const { return Reader(data_, N(data_->value), ""); }
+Reader Document::root() const { return Reader(data_, N(data_->value), data_->base_pointer); }
 const std::string& Document::file() const { return data_->file; }
 const std::vector<SourceEntry>& Document::sources() const { return data_->sources; }
 bool Document::require_sources() const { return data_->require_sources; }
+void Document::set_schema_root(std::string root) { data_->schema_root = std::move(root); }
 
 Document Document::merged_over(const Document& base) const {
   Document d;
   d.data_ = std::make_shared<detail::DocumentData>();
   d.data_->file = data_->file;
   d.data_->require_sources = data_->require_sources;
+  d.data_->base_pointer = data_->base_pointer;
+  d.data_->schema_root = data_->schema_root;
   d.data_->value = base.data_->value;
   d.data_->value.merge_patch(data_->value);
+  return d;
+}
+
+Document Document::inline_at(const Reader& r) {
+  Document d;
+  d.data_ = std::make_shared<detail::DocumentData>();
+  d.data_->file = r.doc_->file;
+  d.data_->require_sources = r.doc_->require_sources;
+  d.data_->base_pointer = r.pointer_;
+  d.data_->value = J(r.node_);
+  return d;
+}
+
+Document Document::inherit(const Document& base, const std::string& base_name) const {
+  Document d = merged_over(base);
+  d.data_->overlay = data_->value;
+  d.data_->inherited_from = base_name + " (" + base.file() + ")";
   return d;
 }
 
@@ -258,6 +290,8 @@ Document Document::with_fact(const std::string& pointer, const std::string& valu
   d.data_ = std::make_shared<detail::DocumentData>();
   d.data_->file = data_->file;
   d.data_->require_sources = data_->require_sources;
+  d.data_->base_pointer = data_->base_pointer;
+  d.data_->schema_root = data_->schema_root;
   d.data_->value = data_->value;
   json::json_pointer parent_ptr;
   try {
@@ -299,17 +333,93 @@ bool Reader::is_number() const { return J(node_).is_number(); }
 bool Reader::is_null() const { return J(node_).is_null(); }
 std::string Reader::describe() const { return describe_json(J(node_)); }
 
-void Reader::fail(const std::string& message) const { throw ConfigError(doc_->file, pointer_, message); }
+namespace {
+// " (a value inherited from cx6_hdr (models/nics/cx6_hdr.json))" when `pointer` names a value an
+// inline model inherited rather than wrote; "" otherwise.
+std::string inherited_note(const detail::DocumentData& d, const std::string& pointer) {
+  if (!d.overlay || pointer.size() <= d.base_pointer.size()) return "";
+  const std::string rel = pointer.substr(d.base_pointer.size());
+  const json* cur = &*d.overlay;
+  std::size_t pos = 1;
+  while (pos <= rel.size()) {
+    const std::size_t next = std::min(rel.find('/', pos), rel.size());
+    std::string token;
+    for (std::size_t i = pos; i < next; ++i) {  // unescape "~1" -> "/", "~0" -> "~"
+      if (rel[i] == '~' && i + 1 < next && (rel[i + 1] == '0' || rel[i + 1] == '1')) {
+        token += rel[++i] == '0' ? '~' : '/';
+      } else {
+        token += rel[i];
+      }
+    }
+    if (cur->is_object() && cur->contains(token)) {
+      cur = &cur->at(token);
+    } else if (cur->is_array() && !token.empty() && token.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoull(token) < cur->size()) {
+      cur = &cur->at(std::stoull(token));
+    } else {
+      return " (a value inherited from " + d.inherited_from + ")";
+    }
+    pos = next + 1;
+  }
+  return "";
+}
+}  // namespace
+
+namespace {
+std::mutex g_note_mutex;
+NoteSink g_note_sink;
+std::set<std::string> g_notes_seen;
+}  // namespace
+
+NoteSink set_note_sink(NoteSink sink) {
+  std::lock_guard<std::mutex> lock(g_note_mutex);
+  NoteSink old = std::move(g_note_sink);
+  g_note_sink = std::move(sink);
+  g_notes_seen.clear();
+  return old;
+}
+
+void Reader::note(const std::string& message) const {
+  const std::string line = doc_->file + (pointer_.empty() ? "" : ":" + pointer_) + ": note: " + message;
+  std::lock_guard<std::mutex> lock(g_note_mutex);
+  if (!g_notes_seen.insert(line).second) return;
+  if (g_note_sink) g_note_sink(line);
+  else std::cerr << line << '\n';
+}
+
+void Reader::fail(const std::string& message) const {
+  throw ConfigError(doc_->file, pointer_, message + inherited_note(*doc_, pointer_));
+}
 void Reader::fail_at(std::string_view key, const std::string& message) const {
-  throw ConfigError(doc_->file, pointer_ + "/" + pointer_escape(key), message);
+  const std::string p = pointer_ + "/" + pointer_escape(key);
+  throw ConfigError(doc_->file, p, message + inherited_note(*doc_, p));
 }
 
 void Reader::require_object() const {
   if (!is_object()) fail("expected an object, got " + describe());
+  if (SchemaNode* n = schema_node()) n->types.insert("object");
+}
+
+SchemaNode* Reader::schema_node() const {
+  SchemaRecorder* rec = schema_recorder();
+  if (!rec || wrapper_ || doc_->schema_root.empty()) return nullptr;
+  return &rec->at(doc_->schema_root, pointer_.substr(std::min(doc_->base_pointer.size(), pointer_.size())));
+}
+
+SchemaNode* Reader::schema_node(std::string_view key) const {
+  SchemaRecorder* rec = schema_recorder();
+  if (!rec || wrapper_ || doc_->schema_root.empty()) return nullptr;
+  return &rec->at(doc_->schema_root,
+                  pointer_.substr(std::min(doc_->base_pointer.size(), pointer_.size())) + "/" + pointer_escape(key));
+}
+
+void Reader::record_reference(const std::string& kind) const {
+  if (SchemaNode* n = schema_node()) n->model_kind = kind;
 }
 
 bool Reader::has(std::string_view key) const {
   require_object();
+  (void)schema_node(key);
   known_->insert(std::string(key));
   return J(node_).contains(key);
 }
@@ -319,6 +429,9 @@ Reader Reader::make_child(std::string_view key, const detail::Node* n) const {
 }
 
 Reader Reader::child(std::string_view key, std::string_view expected) const {
+  if (SchemaNode* n = expected.empty() || expected.rfind("a fact", 0) == 0 ? nullptr : schema_node(key);
+      n && n->description.empty())
+    n->description = std::string(expected);
   if (!has(key)) {
     std::string msg = "missing required key " + dq(key);
     if (!expected.empty()) msg += " (expected " + std::string(expected) + ")";
@@ -334,6 +447,7 @@ std::optional<Reader> Reader::optional_child(std::string_view key) const {
 
 std::vector<std::string> Reader::keys() const {
   require_object();
+  if (SchemaNode* n = schema_node()) n->map = true;
   std::vector<std::string> r;
   for (auto it = J(node_).begin(); it != J(node_).end(); ++it) r.push_back(it.key());
   return r;
@@ -341,11 +455,15 @@ std::vector<std::string> Reader::keys() const {
 
 void Reader::allow(std::initializer_list<std::string_view> keys) const {
   require_object();
-  for (auto k : keys) known_->insert(std::string(k));
+  for (auto k : keys) {
+    known_->insert(std::string(k));
+    (void)schema_node(k);
+  }
 }
 
 void Reader::finish() const {
   require_object();
+  if (SchemaNode* n = schema_node()) n->closed = true;
   // nlohmann's default object is a std::map: keys come sorted, so the first unknown key is deterministic.
   for (auto it = J(node_).begin(); it != J(node_).end(); ++it) {
     if (known_->count(it.key())) continue;
@@ -358,6 +476,7 @@ void Reader::finish() const {
 
 std::size_t Reader::size() const {
   if (!is_array()) fail("expected an array, got " + describe());
+  if (SchemaNode* n = schema_node()) n->types.insert("array");
   return J(node_).size();
 }
 
@@ -368,6 +487,7 @@ Reader Reader::at(std::size_t i) const {
 
 std::vector<Reader> Reader::elements(std::string_view what) const {
   if (!is_array()) fail("expected an array of " + std::string(what) + ", got " + describe());
+  if (SchemaNode* n = schema_node()) n->types.insert("array");
   std::vector<Reader> r;
   for (std::size_t i = 0; i < J(node_).size(); ++i)
     r.push_back(Reader(doc_, N(J(node_)[i]), pointer_ + "/" + std::to_string(i)));
@@ -375,11 +495,13 @@ std::vector<Reader> Reader::elements(std::string_view what) const {
 }
 
 std::string Reader::as_string() const {
+  if (SchemaNode* n = schema_node()) n->types.insert("string");
   if (!is_string()) fail("expected a string, got " + describe());
   return J(node_).get<std::string>();
 }
 
 double Reader::as_number() const {
+  if (SchemaNode* n = schema_node()) n->types.insert("number");
   if (!is_number()) fail("expected a number, got " + describe());
   const double v = J(node_).get<double>();
   if (!std::isfinite(v)) fail("expected a finite number, got " + describe());
@@ -388,6 +510,10 @@ double Reader::as_number() const {
 
 std::int64_t Reader::as_integer(std::int64_t min, std::int64_t max) const {
   const json& j = J(node_);
+  if (SchemaNode* n = schema_node()) {
+    n->types.insert("integer");
+    if (min != INT64_MIN || max != INT64_MAX) n->int_range = std::make_pair(static_cast<long long>(min), static_cast<long long>(max));
+  }
   auto range = [&]() {
     if (min == INT64_MIN && max == INT64_MAX) return std::string("an integer");
     if (min == 0 && max == INT64_MAX) return std::string("a non-negative integer");
@@ -408,12 +534,14 @@ std::int64_t Reader::as_integer(std::int64_t min, std::int64_t max) const {
 }
 
 bool Reader::as_bool() const {
+  if (SchemaNode* n = schema_node()) n->types.insert("boolean");
   if (!J(node_).is_boolean()) fail("expected true or false, got " + describe());
   return J(node_).get<bool>();
 }
 
 double Reader::as_quantity_si(Dimension d) const {
   const json& j = J(node_);
+  if (SchemaNode* n = schema_node()) n->dimension = d;
   if (j.is_number() && j.get<double>() == 0.0) return 0.0;
   if (!j.is_string())
     fail("expected " + a_dimension(d) + " with unit (e.g. " + dq(dimension_example(d)) +
@@ -425,18 +553,24 @@ double Reader::as_quantity_si(Dimension d) const {
   }
 }
 
-double Reader::checked_quantity_si(Dimension d, bool allow_zero) const {
+double Reader::checked_quantity_si(Dimension d, bool allow_zero, const PlausibleRange* range) const {
   const double v = as_quantity_si(d);
   if (v < 0 || (!allow_zero && v == 0)) {
     fail("expected a " + std::string(allow_zero ? "non-negative " : "positive ") + std::string(dimension_name(d)) +
          ", got " + describe());
   }
+  const PlausibleRange& p = range ? *range : default_range(d);
+  if (SchemaNode* n = schema_node()) n->range = &p;
+  if (v != 0 && (v < p.min_si || v > p.max_si))
+    fail("implausible " + std::string(p.kind) + " " + J(node_).dump() + " (" + fmt_num(v) + " " + std::string(si_unit(d)) +
+         "): expected " + std::string(p.min) + " to " + std::string(p.max) + "; " + std::string(p.why) +
+         ". Check the number and its unit");
   return v;
 }
 
-double Reader::quantity_si(std::string_view key, Dimension d, bool allow_zero) const {
+double Reader::quantity_si(std::string_view key, Dimension d, bool allow_zero, const PlausibleRange* range) const {
   return child(key, a_dimension(d) + " such as " + dq(dimension_example(d)))
-      .checked_quantity_si(d, allow_zero);
+      .checked_quantity_si(d, allow_zero, range);
 }
 
 std::string Reader::string(std::string_view key) const { return child(key, "a string").as_string(); }
@@ -444,8 +578,20 @@ std::string Reader::string_or(std::string_view key, std::string def) const {
   return has(key) ? string(key) : def;
 }
 
+std::string Reader::name(std::string_view key) const {
+  const Reader c = child(key, "a name");
+  if (SchemaNode* n = c.schema_node()) n->name = true;
+  const std::string v = c.as_string();
+  if (v.find_first_not_of(" \t") == std::string::npos)
+    c.fail("expected a non-empty name, got " + c.describe() + " (names label results, tables and errors)");
+  for (char ch : v)
+    if (static_cast<unsigned char>(ch) < 0x20) c.fail("expected a name without control characters, got " + c.describe());
+  return v;
+}
+
 std::string Reader::choice(std::string_view key, const std::vector<std::string>& choices) const {
   Reader c = child(key, "one of " + join(choices));
+  if (SchemaNode* n = c.schema_node()) n->choices = choices;
   const std::string v = c.as_string();
   for (const auto& x : choices)
     if (x == v) return v;
@@ -467,6 +613,7 @@ double Reader::number_or(std::string_view key, double def) const { return has(ke
 
 double Reader::number_in(std::string_view key, double min, double max) const {
   Reader c = child(key, "a number");
+  if (SchemaNode* n = c.schema_node()) n->number_range = std::make_pair(min, max);
   const double v = c.as_number();
   if (v < min || v > max) c.fail("expected a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + c.describe());
   return v;
@@ -488,6 +635,8 @@ std::vector<std::string> Reader::strings(std::string_view key) const {
 
 Reader Reader::fact(std::string_view key) const {
   Reader c = child(key, doc_->require_sources ? "a fact {\"value\": ..., \"source\": \"...\"}" : "");
+  if (SchemaNode* n = c.schema_node()) n->fact = true;
+  c.wrapper_ = true;  // "source" and "note" are the wrapper's, not the schema's keys
   const json& j = J(c.node_);
   if (j.is_object() && j.contains("value")) {
     std::string source;
@@ -504,6 +653,7 @@ Reader Reader::fact(std::string_view key) const {
   }
   if (doc_->require_sources)
     c.fail("expected a fact {\"value\": ..., \"source\": \"...\"}, got " + c.describe());
+  c.wrapper_ = false;
   return c;
 }
 
@@ -514,6 +664,7 @@ std::optional<Reader> Reader::optional_fact(std::string_view key) const {
 
 double Reader::fact_number(std::string_view key, double min, double max) const {
   Reader v = fact(key);
+  if (SchemaNode* n = v.schema_node()) n->number_range = std::make_pair(min, max);
   const double x = v.as_number();
   if (x < min || x > max) v.fail("expected a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + v.describe());
   return x;

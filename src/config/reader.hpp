@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ namespace detail {
 struct DocumentData;
 struct Node;
 }  // namespace detail
+struct SchemaNode;
 
 /// Where the value of a fact came from: "Sec. III-A", "NVIDIA A100 datasheet", "models/measured/x.json".
 struct SourceEntry {
@@ -52,10 +54,19 @@ public:
   /// Sources of the facts read so far, in the order they were read.
   [[nodiscard]] const std::vector<SourceEntry>& sources() const;
   [[nodiscard]] bool require_sources() const;
+  /// Names the schema this document's reads are recorded into ("scenario", or a catalog kind) when
+  /// a SchemaRecorder is on (config/schema.hpp); "" (the default) records nothing.
+  void set_schema_root(std::string root);
 
   /// RFC 7386 merge patch: `base` overlaid by this document's object (for "extends").
   /// Keys of this document win; a null value deletes the key. The result keeps this file's name.
   [[nodiscard]] Document merged_over(const Document& base) const;
+  /// The value at `r` as a document of its own (a model defined inline in a scenario): its root
+  /// reader keeps r's file and pointer, so errors point into the enclosing file.
+  [[nodiscard]] static Document inline_at(const Reader& r);
+  /// This (inline) document merged over `base` (as merged_over), remembering which values it wrote
+  /// itself: an error about an inherited value says it was inherited from `base_name`.
+  [[nodiscard]] Document inherit(const Document& base, const std::string& base_name) const;
   /// A copy whose member at `pointer` (a JSON Pointer such as "/sockets/0/dram_bandwidth") is the
   /// fact {"value": <value_json>, "source": source}; `value_json` is JSON text ("\"33GB/s\"", "2").
   /// The member's parent object must exist. Throws ValueError (with the reason) otherwise.
@@ -115,6 +126,8 @@ public:
   // ---- keyed scalars
   [[nodiscard]] std::string string(std::string_view key) const;
   [[nodiscard]] std::string string_or(std::string_view key, std::string def) const;
+  /// A name: a string that is not empty nor only blanks, and has no control characters.
+  [[nodiscard]] std::string name(std::string_view key) const;
   /// One of `choices`, else: expected one of a, b; got "x" (did you mean "y"?).
   [[nodiscard]] std::string choice(std::string_view key, const std::vector<std::string>& choices) const;
   [[nodiscard]] std::string choice_or(std::string_view key, const std::vector<std::string>& choices,
@@ -132,11 +145,13 @@ public:
   [[nodiscard]] bool boolean_or(std::string_view key, bool def) const;
   [[nodiscard]] std::vector<std::string> strings(std::string_view key) const;
 
-  /// A quantity with a unit, > 0 unless `allow_zero`. Negative values are always rejected.
+  /// A quantity with a unit, > 0 unless `allow_zero`. Negative values are always rejected, and a
+  /// non-zero value outside `range` (default: default_range of Q's dimension) is implausible.
   template <class Q>
-  [[nodiscard]] Q quantity(std::string_view key, bool allow_zero = false) const;
+  [[nodiscard]] Q quantity(std::string_view key, bool allow_zero = false, const PlausibleRange* range = nullptr) const;
   template <class Q>
-  [[nodiscard]] Q quantity_or(std::string_view key, Q def, bool allow_zero = false) const;
+  [[nodiscard]] Q quantity_or(std::string_view key, Q def, bool allow_zero = false,
+                              const PlausibleRange* range = nullptr) const;
 
   // ---- facts: {"value": X, "source": "..."} (the source is recorded in the Document),
   // or a bare X where the document does not require sources.
@@ -144,14 +159,23 @@ public:
   [[nodiscard]] Reader fact(std::string_view key) const;
   [[nodiscard]] std::optional<Reader> optional_fact(std::string_view key) const;
   template <class Q>
-  [[nodiscard]] Q fact_quantity(std::string_view key, bool allow_zero = false) const;
+  [[nodiscard]] Q fact_quantity(std::string_view key, bool allow_zero = false, const PlausibleRange* range = nullptr) const;
   template <class Q>
-  [[nodiscard]] std::optional<Q> optional_fact_quantity(std::string_view key, bool allow_zero = false) const;
+  [[nodiscard]] std::optional<Q> optional_fact_quantity(std::string_view key, bool allow_zero = false,
+                                                        const PlausibleRange* range = nullptr) const;
   [[nodiscard]] double fact_number(std::string_view key, double min, double max) const;
   [[nodiscard]] std::int64_t fact_integer(std::string_view key, std::int64_t min, std::int64_t max) const;
   [[nodiscard]] std::string fact_string(std::string_view key) const;
   /// The source recorded for the fact at `key` of this object, if it was read as a fact.
   [[nodiscard]] std::optional<std::string> source_of(std::string_view key) const;
+
+  /// Records, for the schema, that this value names (or defines inline) a catalog model of `kind`.
+  void record_reference(const std::string& kind) const;
+
+  /// Reports something the input made ffsim decide that the user should know (not an error):
+  /// "file:pointer: note: message" to the note sink (stderr unless set_note_sink). Each distinct
+  /// note is reported once per process.
+  void note(const std::string& message) const;
 
   /// Throws ConfigError at this value's pointer.
   [[noreturn]] void fail(const std::string& message) const;
@@ -161,14 +185,18 @@ public:
 private:
   Reader(std::shared_ptr<detail::DocumentData> doc, const detail::Node* node, std::string pointer);
   [[nodiscard]] Reader make_child(std::string_view key, const detail::Node* n) const;
-  [[nodiscard]] double quantity_si(std::string_view key, Dimension d, bool allow_zero) const;
-  [[nodiscard]] double checked_quantity_si(Dimension d, bool allow_zero) const;
+  [[nodiscard]] double quantity_si(std::string_view key, Dimension d, bool allow_zero, const PlausibleRange* range) const;
+  [[nodiscard]] double checked_quantity_si(Dimension d, bool allow_zero, const PlausibleRange* range) const;
   void require_object() const;
+  /// The schema node of this value (or of its member `key`) while recording, else nullptr.
+  [[nodiscard]] SchemaNode* schema_node() const;
+  [[nodiscard]] SchemaNode* schema_node(std::string_view key) const;
 
   std::shared_ptr<detail::DocumentData> doc_;
   const detail::Node* node_;
   std::string pointer_;
   std::shared_ptr<std::set<std::string, std::less<>>> known_;
+  bool wrapper_ = false;  ///< a fact's {"value", "source"} wrapper: its own keys are not the schema's
   friend class Document;
 };
 
@@ -189,22 +217,27 @@ Q Reader::as() const {
   return Q(as_quantity_si(dimension_of<Q>()));
 }
 template <class Q>
-Q Reader::quantity(std::string_view key, bool allow_zero) const {
-  return Q(quantity_si(key, dimension_of<Q>(), allow_zero));
+Q Reader::quantity(std::string_view key, bool allow_zero, const PlausibleRange* range) const {
+  return Q(quantity_si(key, dimension_of<Q>(), allow_zero, range));
 }
 template <class Q>
-Q Reader::quantity_or(std::string_view key, Q def, bool allow_zero) const {
-  return has(key) ? quantity<Q>(key, allow_zero) : def;
+Q Reader::quantity_or(std::string_view key, Q def, bool allow_zero, const PlausibleRange* range) const {
+  return has(key) ? quantity<Q>(key, allow_zero, range) : def;
 }
 template <class Q>
-Q Reader::fact_quantity(std::string_view key, bool allow_zero) const {
-  return Q(fact(key).checked_quantity_si(dimension_of<Q>(), allow_zero));
+Q Reader::fact_quantity(std::string_view key, bool allow_zero, const PlausibleRange* range) const {
+  return Q(fact(key).checked_quantity_si(dimension_of<Q>(), allow_zero, range));
 }
 template <class Q>
-std::optional<Q> Reader::optional_fact_quantity(std::string_view key, bool allow_zero) const {
+std::optional<Q> Reader::optional_fact_quantity(std::string_view key, bool allow_zero, const PlausibleRange* range) const {
   if (!has(key)) return std::nullopt;
-  return fact_quantity<Q>(key, allow_zero);
+  return fact_quantity<Q>(key, allow_zero, range);
 }
+
+/// Where Reader::note sends its lines (whole lines, without the newline); nullptr restores stderr.
+/// Returns the previous sink (tests capture notes this way).
+using NoteSink = std::function<void(const std::string&)>;
+NoteSink set_note_sink(NoteSink sink);
 
 /// Escapes a key for a JSON Pointer ("~" -> "~0", "/" -> "~1").
 [[nodiscard]] std::string pointer_escape(std::string_view key);

@@ -39,7 +39,9 @@ Document load_chain(const std::string& path, std::vector<std::string>& stack) {
 
 Document load_scenario(const std::string& path) {
   std::vector<std::string> stack{fs::weakly_canonical(path).string()};
-  return load_chain(path, stack);
+  Document d = load_chain(path, stack);
+  d.set_schema_root("scenario");
+  return d;
 }
 
 }  // namespace ffsim::config

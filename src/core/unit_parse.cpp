@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/spell.hpp"
@@ -48,17 +49,18 @@ constexpr double kGi = kMi * kKi;
 constexpr double kTi = kGi * kKi;
 constexpr double kPi = kTi * kKi;
 
-// Sizes: bytes with SI or binary prefixes, and bits (b) with SI prefixes.
+// Sizes: bytes with SI or binary prefixes. Bits ("Gb") are not a size here: nothing ffsim reads as
+// a size (memories, caches, buffers, messages) is given in bits by its sources, so "40Gb" is a
+// typo for "40GB" far more often than 5 GB, and is refused as ambiguous (see kAmbiguous below).
 constexpr std::array kSizeUnits{
     Unit{"B", 1.0},      Unit{"kB", 1e3},      Unit{"KB", 1e3},      Unit{"MB", 1e6},     Unit{"GB", 1e9},
     Unit{"TB", 1e12},    Unit{"PB", 1e15},     Unit{"KiB", kKi},     Unit{"MiB", kMi},    Unit{"GiB", kGi},
-    Unit{"TiB", kTi},    Unit{"PiB", kPi},     Unit{"b", 0.125},     Unit{"kb", 1e3 / 8}, Unit{"Kb", 1e3 / 8},
-    Unit{"Mb", 1e6 / 8}, Unit{"Gb", 1e9 / 8},  Unit{"Tb", 1e12 / 8},
+    Unit{"TiB", kTi},    Unit{"PiB", kPi},
 };
-// Bandwidths: "Bps"/"B/s" are bytes, "bps"/"b/s" bits.
+// Bandwidths: "B/s" is bytes, "bps"/"b/s" bits (IEC 80000-13: B a byte, b a bit; "bps" is the
+// networking convention for bit rates). "GBps" is not accepted: it differs from "Gbps" by the case
+// of one letter and a factor of 8 (see kAmbiguous below).
 constexpr std::array kBandwidthUnits{
-    Unit{"Bps", 1.0},       Unit{"kBps", 1e3},      Unit{"KBps", 1e3},     Unit{"MBps", 1e6},     Unit{"GBps", 1e9},
-    Unit{"TBps", 1e12},     Unit{"KiBps", kKi},     Unit{"MiBps", kMi},    Unit{"GiBps", kGi},    Unit{"TiBps", kTi},
     Unit{"B/s", 1.0},       Unit{"kB/s", 1e3},      Unit{"KB/s", 1e3},     Unit{"MB/s", 1e6},     Unit{"GB/s", 1e9},
     Unit{"TB/s", 1e12},     Unit{"KiB/s", kKi},     Unit{"MiB/s", kMi},    Unit{"GiB/s", kGi},    Unit{"TiB/s", kTi},
     Unit{"bps", 0.125},     Unit{"kbps", 1e3 / 8},  Unit{"Kbps", 1e3 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Gbps", 1e9 / 8},
@@ -138,6 +140,58 @@ std::string_view base_unit(Dimension d) {
   return "";
 }
 
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+// "\"400GB/s\" or \"400Gbps\"" (each spelling after `number`).
+std::string quoted_list(const std::vector<std::string>& units, std::string_view number) {
+  std::string r;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (i) r += i + 1 == units.size() ? " or " : ", ";
+    r += dq(std::string(number) + units[i]);
+  }
+  return r;
+}
+
+// Spellings refused because they read two ways that differ by a factor of 8: "GBps" (bytes, but
+// one letter's case from "Gbps", bits) and a size in bits ("40Gb" for "40GB"). The message offers
+// both readings; "" when `unit` is not one of them.
+std::string ambiguous(std::string_view unit, std::string_view number, std::string_view text, Dimension d) {
+  const std::string u(unit);
+  if (d == Dimension::Bandwidth && u.size() >= 3 && u.compare(u.size() - 3, 3, "Bps") == 0) {
+    const std::string prefix = u.substr(0, u.size() - 3);
+    std::vector<std::string> readings;
+    std::vector<std::string> what;
+    if (find_unit(prefix + "B/s", d)) {
+      readings.push_back(prefix + "B/s");
+      what.push_back("bytes");
+    }
+    if (find_unit(prefix + "bps", d)) {
+      readings.push_back(prefix + "bps");
+      what.push_back("bits");
+    }
+    if (readings.empty()) return "";
+    std::string r = "ambiguous bandwidth unit " + dq(unit) + " in " + dq(text) + ": did you mean ";
+    for (std::size_t i = 0; i < readings.size(); ++i)
+      r += (i ? " or " : "") + dq(std::string(number) + readings[i]) + " (" + what[i] + " per second)";
+    return r + "? (\"B/s\" is bytes, \"bps\" and \"b/s\" bits)";
+  }
+  if (d == Dimension::Size && !u.empty() && u.back() == 'b') {
+    const std::string prefix = u.substr(0, u.size() - 1);
+    std::vector<std::string> readings;
+    if (find_unit(prefix + "B", d)) readings.push_back(prefix + "B");
+    if (!prefix.empty() && find_unit(std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(prefix[0])))) + "iB", d))
+      readings.push_back(std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(prefix[0])))) + "iB");
+    if (readings.empty()) return "";
+    return "ambiguous size unit " + dq(unit) + " in " + dq(text) + ": did you mean " + quoted_list(readings, number) +
+           "? (\"b\" is a bit; sizes are written in bytes: \"B\", \"GB\" = 1e9 B, \"GiB\" = 2^30 B)";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string_view dimension_name(Dimension d) {
@@ -172,6 +226,22 @@ std::string_view dimension_example(Dimension d) {
   }
   return "";
 }
+
+const PlausibleRange& default_range(Dimension d) {
+  switch (d) {
+    case Dimension::Size: return plausible::kSize;
+    case Dimension::Bandwidth: return plausible::kBandwidth;
+    case Dimension::Time: return plausible::kTime;
+    case Dimension::Power: return plausible::kPower;
+    case Dimension::Energy: return plausible::kEnergy;
+    case Dimension::FlopRate: return plausible::kFlopRate;
+    case Dimension::FlopCount: return plausible::kFlopCount;
+    case Dimension::Frequency: return plausible::kFrequency;
+  }
+  return plausible::kSize;
+}
+
+std::string_view si_unit(Dimension d) { return base_unit(d); }
 
 std::vector<std::string> dimension_units(Dimension d) {
   auto [p, n] = units_of(d);
@@ -253,12 +323,25 @@ double parse_quantity_si(std::string_view text, Dimension d) {
                        " values must be 0 or of magnitude 1e-30 to 1e30 " + std::string(base_unit(d)));
     return si;
   }
+  if (const std::string why = ambiguous(unit, number, text, d); !why.empty()) throw ValueError(why);
   for (Dimension other : kAllDimensions) {
     if (other != d && find_unit(unit, other))
       throw ValueError(expected(d) + ", got " + dq(text) + ", which is " + a_dimension(other));
   }
-  throw ValueError("unknown " + std::string(dimension_name(d)) + " unit " + dq(unit) + " in " + dq(text) +
-                   did_you_mean(unit, dimension_units(d)) + "; valid: " + join(dimension_units(d)));
+  // Units are case-sensitive ("Gb/s" and "GB/s" differ by 8x), so a spelling that matches units
+  // only without case names them all; else the nearest spelling by edit distance.
+  std::vector<std::string> same_letters, per_second;
+  for (const auto& u : dimension_units(d))
+    if (lower(u) == lower(unit)) same_letters.push_back(u);
+  if (d == Dimension::Bandwidth)  // "400Gb" for "400Gb/s"
+    for (const char* suffix : {"/s", "ps"})
+      if (find_unit(std::string(unit) + suffix, d)) per_second.push_back(std::string(unit) + suffix);
+  const std::string hint =
+      !same_letters.empty() ? " (did you mean " + quoted_list(same_letters, "") + "? units are case-sensitive)"
+      : !per_second.empty() ? " (did you mean " + quoted_list(per_second, "") + "?)"
+                            : did_you_mean(unit, dimension_units(d));
+  throw ValueError("unknown " + std::string(dimension_name(d)) + " unit " + dq(unit) + " in " + dq(text) + hint +
+                   "; valid: " + join(dimension_units(d)));
 }
 
 Bytes parse_size(std::string_view t) { return Bytes(parse_quantity_si(t, Dimension::Size)); }

@@ -46,7 +46,7 @@ GpuSpec parse_gpu(const CatalogEntry& e) {
     ff.fail("expected one of " + join(forms) + "; got " + dq(g.form_factor) + did_you_mean(g.form_factor, forms));
   // An emulated device (host memory standing in for a GPU) has no compute, PCIe link or power of its own.
   const bool emulated = g.emulated();
-  g.memory = r.fact_quantity<Bytes>("memory");
+  g.memory = r.fact_quantity<Bytes>("memory", false, &plausible::kMemory);
   g.memory_bandwidth = r.fact_quantity<BytesPerSecond>("memory_bandwidth");
   std::optional<Reader> comp = emulated ? r.optional_child("compute") : r.child("compute", "an object of rates by precision");
   if (comp) {
@@ -94,7 +94,7 @@ CpuSpec parse_cpu(const CatalogEntry& e) {
   c.pcie_lanes = int_fact(r, "pcie_lanes", 0, 1024);
   c.tdp = r.optional_fact_quantity<Watts>("tdp");
   c.reduce_bandwidth_per_core = r.optional_fact_quantity<BytesPerSecond>("reduce_bandwidth_per_core");
-  c.last_level_cache = r.optional_fact_quantity<Bytes>("last_level_cache");
+  c.last_level_cache = r.optional_fact_quantity<Bytes>("last_level_cache", false, &plausible::kCache);
   r.finish();
   return c;
 }
@@ -152,9 +152,9 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   std::vector<std::string> sock_names;
   for (const Reader& s : socks) {
     SocketSpec sp;
-    sp.name = s.string("name");
-    sp.cpu = parse_cpu(cat.resolve_ref(kCpu, s.child("cpu", "a cpu model name")));
-    sp.memory = s.fact_quantity<Bytes>("memory");
+    sp.name = s.name("name");
+    sp.cpu = parse_cpu(cat.model_ref(kCpu, s.child("cpu", "a cpu model name or an inline cpu model")));
+    sp.memory = s.fact_quantity<Bytes>("memory", false, &plausible::kMemory);
     sp.dram_bandwidth = s.fact_quantity<BytesPerSecond>("dram_bandwidth");
     if (sp.dram_bandwidth > sp.cpu.memory_bandwidth)
       s.fail_at("dram_bandwidth", "practical DRAM bandwidth exceeds the CPU's theoretical memory bandwidth");
@@ -186,7 +186,7 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   std::map<std::string, int> slots;
   for (const Reader& p : ports) {
     PciePortSpec ps;
-    ps.name = p.string("name");
+    ps.name = p.name("name");
     ps.kind = p.choice_or("kind", {"root_port", "switch"}, "root_port");
     Reader parent = p.child("parent", "a socket name (root port) or a port name (switch)");
     ps.parent = parent.as_string();
@@ -247,8 +247,8 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   std::vector<std::string> gpu_names;
   for (const Reader& g : gpus) {
     GpuSlot gs;
-    gs.name = g.string("name");
-    gs.gpu = parse_gpu(cat.resolve_ref(kGpu, g.child("model", "a gpu model name")));
+    gs.name = g.name("name");
+    gs.gpu = parse_gpu(cat.model_ref(kGpu, g.child("model", "a gpu model name or an inline gpu model")));
     gs.port = attach(g, gs.name);
     g.finish();
     gpu_names.push_back(gs.name);
@@ -260,8 +260,8 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   std::vector<std::string> nic_names;
   for (const Reader& x : nics) {
     NicSlot ns;
-    ns.name = x.string("name");
-    ns.nic = parse_nic(cat.resolve_ref(kNic, x.child("model", "a nic model name")));
+    ns.name = x.name("name");
+    ns.nic = parse_nic(cat.model_ref(kNic, x.child("model", "a nic model name or an inline nic model")));
     ns.role = x.choice_or("role", {"compute", "storage", "any"}, "any");
     ns.port = attach(x, ns.name);
     x.finish();
@@ -307,7 +307,7 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   n.pcie_latency = r.fact_quantity<Seconds>("pcie_latency");
   if (auto d = r.optional_child("drives")) {
     n.drives.count = int_fact(*d, "count", 0, 1024);
-    n.drives.capacity = d->fact_quantity<Bytes>("capacity");
+    n.drives.capacity = d->fact_quantity<Bytes>("capacity", false, &plausible::kMemory);
     n.drives.read_bandwidth = d->fact_quantity<BytesPerSecond>("read_bandwidth");
     n.drives.write_bandwidth = d->fact_quantity<BytesPerSecond>("write_bandwidth");
     d->finish();
@@ -319,11 +319,11 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
 }
 
 NodeSpec node_ref(const Reader& r, std::string_view key, const config::Catalog& cat) {
-  return parse_node(cat.resolve_ref(kNode, r.child(key, "a node model name")), cat);
+  return parse_node(cat.model_ref(kNode, r.child(key, "a node model name or an inline node model")), cat);
 }
 
 SwitchSpec switch_ref(const Reader& r, std::string_view key, const config::Catalog& cat) {
-  return parse_switch(cat.resolve_ref(kSwitch, r.child(key, "a switch model name")));
+  return parse_switch(cat.model_ref(kSwitch, r.child(key, "a switch model name or an inline switch model")));
 }
 
 ClusterSpec parse_cluster(const Reader& r, const config::Catalog& cat) {

@@ -11,12 +11,13 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   if (!r.is_object()) r.fail("expected a scenario object, got " + r.describe());
   ScenarioSpec s;
   s.file = doc.file();
-  s.name = r.string("name");
+  s.name = r.name("name");
   s.description = r.string_or("description", "");
   r.allow({"extends"});
   s.cluster = hw::parse_cluster(r.child("cluster", "the cluster's node model and size"), cat);
   const config::Reader fr = r.child("fabric", "the network design: topology, switch model, parameters");
   s.fabric = topo::parse_fabric(fr, cat);
+  topo::negotiate_link_rates(s.cluster, s.fabric.sw, r.child("cluster"));
   if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
   if (auto pb = r.optional_child("price_book")) {
     if (pb->is_string()) {

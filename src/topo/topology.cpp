@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "topo/topology.hpp"
 
+#include <optional>
+
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "topo/multi_plane.hpp"
 #include "topo/multi_zone.hpp"
 #include "topo/three_layer.hpp"
@@ -36,6 +39,38 @@ FabricDemand demand_of(const hw::ClusterSpec& c) {
     d.nics_per_storage_node = static_cast<int>(c.storage->node.nics.size());
   }
   return d;
+}
+
+namespace {
+// The NIC at the switch's rate when its own is higher; nullopt when it is not.
+std::optional<hw::NicSpec> negotiated(const hw::NicSpec& n, const hw::SwitchSpec& sw) {
+  if (n.port_bandwidth <= sw.port_bandwidth) return std::nullopt;
+  hw::NicSpec r = n;
+  const double ratio = sw.port_bandwidth / n.port_bandwidth;
+  r.port_bandwidth = sw.port_bandwidth;
+  r.effective_bandwidth = n.effective_bandwidth * ratio;
+  return r;
+}
+
+std::string gbps(BytesPerSecond b) { return fmt_g(b.si() * 8 / 1e9, 4) + " Gb/s"; }
+}  // namespace
+
+void negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw, const config::Reader& cluster) {
+  auto apply = [&](hw::NodeSpec& node, bool storage_node, const std::string& key) {
+    for (auto& x : node.nics) {
+      if (!storage_node && x.role == "storage") continue;  // not on the fabric (demand_of)
+      const auto n = negotiated(x.nic, sw);
+      if (!n) continue;
+      cluster.note("NIC " + x.name + " of node \"" + node.name + "\" (" + x.nic.name + ", " + gbps(x.nic.port_bandwidth) +
+                   ") is faster than the " + gbps(sw.port_bandwidth) + " ports of switch \"" + sw.name + "\": " + key +
+                   " links train at the common rate, " + gbps(sw.port_bandwidth) + ", and carry " +
+                   fmt_bandwidth(n->effective_bandwidth) + " of payload instead of " +
+                   fmt_bandwidth(x.nic.effective_bandwidth));
+      x.nic = *n;
+    }
+  };
+  apply(c.node, false, "its");
+  if (c.storage) apply(c.storage->node, true, "its");
 }
 
 FabricSpec parse_fabric(const config::Reader& r, const config::Catalog& cat) {

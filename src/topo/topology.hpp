@@ -59,6 +59,14 @@ using TopologyRegistry = Registry<TopologyFactory>;
 /// The NIC ports a cluster attaches: compute NICs of GPU nodes, all NICs of storage nodes.
 [[nodiscard]] FabricDemand demand_of(const hw::ClusterSpec& c);
 
+/// A host link runs at the highest rate both of its ends support, as InfiniBand and Ethernet links
+/// train (IBTA Vol. 2 link training; IEEE 802.3 auto-negotiation): a NIC port faster than the
+/// switch's ports (a 400 Gb/s NDR NIC in a 200 Gb/s HDR switch) runs at the switch's rate. Every
+/// NIC that attaches to the fabric (compute NICs of GPU nodes, all NICs of storage nodes) faster
+/// than `sw` gets the switch's line rate, and its payload rate scaled by the same ratio (the
+/// protocol overhead is a fraction of the line rate); each one is reported by a note at `cluster`.
+void negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw, const config::Reader& cluster);
+
 /// A scenario's "fabric" section.
 struct FabricSpec {
   std::string topology;             ///< registry name

@@ -34,15 +34,6 @@ std::string dtype_choice(const config::Reader& r, std::string_view key, const st
   return s;
 }
 
-// The catalog entry of `kind` named at `ref`: unknown neural network "x" (did you mean "y"?); valid: ...
-const config::CatalogEntry& entry_ref(const config::Catalog& cat, const char* kind, const std::string& what,
-                                      const config::Reader& ref) {
-  const std::string name = ref.as_string();
-  if (const auto* e = cat.find(kind, name)) return *e;
-  const auto valid = cat.names(kind);
-  ref.fail("unknown " + what + " \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " + join(valid));
-}
-
 }  // namespace
 
 std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
@@ -126,9 +117,10 @@ WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat,
   w.kind = kind.as_string();
   const auto* entry = workloads().find(w.kind);
   if (!entry) kind.fail(workloads().unknown_message(w.kind));
-  w.model = parse_nn_model(entry_ref(cat, kNnModel, "neural network", r.child("model", "the name of an nn_model in models/")));
+  // A name in the catalog, or a model defined in place (config::Catalog::model_ref).
+  w.model = parse_nn_model(cat.model_ref(kNnModel, r.child("model", "the name of an nn_model in models/"), "neural network"));
   if (r.has("compute_model")) {
-    w.compute = parse_compute_model(entry_ref(cat, kComputeModel, "compute model", r.child("compute_model")));
+    w.compute = parse_compute_model(cat.model_ref(kComputeModel, r.child("compute_model"), "compute model"));
   } else if (const auto* e = cat.find(kComputeModel, "default")) {
     w.compute = parse_compute_model(*e);
   } else {

@@ -39,6 +39,7 @@ cases = {
     "calibrate": [["calibrate"] + ci + ["--node", "epyc_zen5_2c_vm", "-o", f"{tmp}/c.json", "--json"]],
     "validate": [["validate"] + ci + ["--calibration", "models/calibrated/epyc_zen5_2c_vm.json", "--holdout", "0",
                                       "--engine", "analytic", "--json"]],
+    "schema": [["schema", "--out", tmp, SC, "--json"]],
     "train": [["train", "scenarios/train-vgg16-ddp.json", "--gpus", "16,32", "--collectives", "estimate", "--json"]],
 }
 
