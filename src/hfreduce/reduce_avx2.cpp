@@ -50,43 +50,56 @@ struct F32 {
   }
 };
 
-// bf16 as in reduce_avx512.cpp: in 32-bit lanes the even values are `lane << 16` and the odd ones
-// `lane & 0xFFFF0000`, exactly; on store both are rounded as float_to_bf16 (RNE, NaN quieted) and
-// merged back in place with one word blend (vpblendw takes the odd words, the high halves, from the
-// odd accumulator). No shuffles, and every lane sums in[0], in[1], ... in order.
+// bf16 widened by unpacking against zero: for 16 bf16 values x, unpacklo_epi16(0, x) puts values
+// 0-3 and 8-11 in the high halves of 32-bit lanes (exactly their fp32 value) and unpackhi values
+// 4-7 and 12-15; on store each half is rounded as float_to_bf16 (RNE, NaN quieted) and packus_epi32
+// of the two restores the order lane by lane. One load and two unpacks per 16 values. (The even/odd
+// split of reduce_avx512.cpp, a shift and an and, measured 0.81x of this here: GCC 12 hoisted the
+// shifted values of every input ahead of the sums and spilled them, 16 ymm registers being too few.)
+// Every lane sums in[0], in[1], ... in order, as the scalar reference.
 struct Bf16 {
   static constexpr DType kType = DType::BF16;
   using Storage = std::uint16_t;
   static constexpr int kElems = 32;
   static constexpr int kAcc = 4;
-  FFSIM_AVX2_INLINE static void split(__m256i x, __m256* even, __m256* odd) {
-    *even = _mm256_castsi256_ps(_mm256_slli_epi32(x, 16));
-    *odd = _mm256_castsi256_ps(_mm256_and_si256(x, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
-  }
   FFSIM_AVX2_INLINE static __m256i load256(const std::uint16_t* p) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   }
+  FFSIM_AVX2_INLINE static __m256 low(__m256i x) {
+    return _mm256_castsi256_ps(_mm256_unpacklo_epi16(_mm256_setzero_si256(), x));
+  }
+  FFSIM_AVX2_INLINE static __m256 high(__m256i x) {
+    return _mm256_castsi256_ps(_mm256_unpackhi_epi16(_mm256_setzero_si256(), x));
+  }
   FFSIM_AVX2_INLINE static void first(const std::uint16_t* p, __m256* a) {
-    split(load256(p), &a[0], &a[1]);
-    split(load256(p + 16), &a[2], &a[3]);
+    const __m256i x0 = load256(p);
+    a[0] = low(x0);
+    a[1] = high(x0);
+    const __m256i x1 = load256(p + 16);
+    a[2] = low(x1);
+    a[3] = high(x1);
   }
   FFSIM_AVX2_INLINE static void add(const std::uint16_t* p, __m256* a) {
-    __m256 b[4];
-    first(p, b);
-#pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) a[q] = _mm256_add_ps(a[q], b[q]);
+    const __m256i x0 = load256(p);
+    a[0] = _mm256_add_ps(a[0], low(x0));
+    a[1] = _mm256_add_ps(a[1], high(x0));
+    const __m256i x1 = load256(p + 16);
+    a[2] = _mm256_add_ps(a[2], low(x1));
+    a[3] = _mm256_add_ps(a[3], high(x1));
   }
-  // float_to_bf16 in the high half of each 32-bit lane (the low half is left over).
-  FFSIM_AVX2_INLINE static __m256i round_high(__m256 v) {
+  // float_to_bf16 in the low half of each 32-bit lane (the high half zero).
+  FFSIM_AVX2_INLINE static __m256i rounded(__m256 v) {
     const __m256i bits = _mm256_castps_si256(v);
-    const __m256i lowest_kept = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-    const __m256i rounded = _mm256_add_epi32(bits, _mm256_add_epi32(lowest_kept, _mm256_set1_epi32(0x7FFF)));
-    const __m256i quiet = _mm256_or_si256(bits, _mm256_set1_epi32(0x00400000));
+    const __m256i high_half = _mm256_srli_epi32(bits, 16);
+    const __m256i bias = _mm256_add_epi32(_mm256_and_si256(high_half, _mm256_set1_epi32(1)), _mm256_set1_epi32(0x7FFF));
+    const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(bits, bias), 16);
+    const __m256i quiet = _mm256_or_si256(high_half, _mm256_set1_epi32(0x40));
     const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    return _mm256_blendv_epi8(rounded, quiet, nan);
+    return _mm256_blendv_epi8(r, quiet, nan);
   }
-  FFSIM_AVX2_INLINE static __m256i merge(__m256 even, __m256 odd) {
-    return _mm256_blend_epi16(_mm256_srli_epi32(round_high(even), 16), round_high(odd), 0xAA);
+  // lanes hold 0..0xFFFF: the saturating pack is exact
+  FFSIM_AVX2_INLINE static __m256i merge(__m256 lo, __m256 hi) {
+    return _mm256_packus_epi32(rounded(lo), rounded(hi));
   }
   template <bool NT>
   FFSIM_AVX2_INLINE static void store(std::uint16_t* p, const __m256* a) {
@@ -107,7 +120,7 @@ struct Bf16 {
   }
   template <bool NT>
   FFSIM_AVX2_INLINE static void store8(std::uint16_t* p, __m256 v) {
-    const __m256i r = _mm256_srli_epi32(round_high(v), 16);
+    const __m256i r = rounded(v);
     // every lane is in [0, 0xFFFF], so the saturating pack is exact
     const __m128i packed = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     store128<NT>(p, packed);
@@ -156,7 +169,9 @@ struct F16 {
   }
 };
 
-// Units per step (64 bytes of every input each), as in reduce_avx512.cpp.
+// Units per step (64 bytes of every input each): as many as 16 ymm registers hold without spilling
+// (2 x 2 fp32 accumulators; bf16 and fp16 have 4 per unit, and 2 units spilled to the stack).
+template <class V>
 constexpr int kUnits = 2;
 
 template <class V, int K, bool NT, int U>
@@ -166,10 +181,27 @@ FFSIM_AVX2_INLINE void sum_units(typename V::Storage* out, const std::array<cons
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) V::first(in[0] + i + u * V::kElems, a[u]);
   // inputs in order (K is a constant: the loop is unrolled and every pointer stays in a register)
+  if constexpr (V::kAcc == 2) {
+    // fp32: unrolled over the inputs, every pointer in a register
 #pragma GCC unroll 16
-  for (int j = 1; j < K; ++j) {
+    for (int j = 1; j < K; ++j) {
 #pragma GCC unroll 8
-    for (int u = 0; u < U; ++u) V::add(in[static_cast<std::size_t>(j)] + i + u * V::kElems, a[u]);
+      for (int u = 0; u < U; ++u) V::add(in[static_cast<std::size_t>(j)] + i + u * V::kElems, a[u]);
+    }
+  } else {
+    // bf16, fp16: a loop over the inputs. Unrolled, GCC 12 hoists the widened values of every input
+    // ahead of the sums and spills them (16 ymm registers): 0.75-0.85x of this loop. Every input is
+    // prefetched 1 KiB ahead, one line per unit: without it these ran at 0.54-0.80x at 4 MiB
+    // tensors (k = 8, just past the LLC), with it as the kernels before 2026-12-01 did.
+    for (int u = 0; u < U; ++u) _mm_prefetch(reinterpret_cast<const char*>(in[0] + i + u * V::kElems) + 1024, _MM_HINT_T0);
+#pragma GCC unroll 1
+    for (int j = 1; j < K; ++j) {
+      const auto* p = in[static_cast<std::size_t>(j)] + i;
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) _mm_prefetch(reinterpret_cast<const char*>(p + u * V::kElems) + 1024, _MM_HINT_T0);
+#pragma GCC unroll 8
+      for (int u = 0; u < U; ++u) V::add(p + u * V::kElems, a[u]);
+    }
   }
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) V::template store<NT>(out + i + u * V::kElems, a[u]);
@@ -202,7 +234,8 @@ FFSIM_AVX2 void sum_fixed(void* out_bytes, const void* const* in_bytes, std::siz
     i = std::min(count, (64 - address % 64) % 64 / sizeof(S));
     sum_elements<V::kType>(out, in_array, K, 0, i);
   }
-  for (; i + kUnits * V::kElems <= count; i += kUnits * V::kElems) sum_units<V, K, NT, kUnits>(out, in, i);
+  constexpr int U = kUnits<V>;
+  for (; i + U * V::kElems <= count; i += U * V::kElems) sum_units<V, K, NT, U>(out, in, i);
   for (; i + 8 <= count; i += 8) sum_eight<V, K, NT>(out, in, i);
   sum_elements<V::kType>(out, in_array, K, i, count);
   if constexpr (NT) _mm_sfence();
