@@ -3,8 +3,10 @@
 #include "ffsim/hfreduce/reduce.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "ffsim/hfreduce/error.hpp"
 #include "reduce_kernels.hpp"
@@ -15,23 +17,36 @@ namespace {
 
 // The reference: one element at a time. Auto-vectorisation is off so the "scalar" path is what
 // its name says (the SIMD paths are the vectorised ones, and the benchmark prints both).
-template <DType D>
-__attribute__((optimize("no-tree-vectorize"))) void scalar_sum(void* out, const void* const* in, int k,
-                                                                 std::size_t count, bool /*nontemporal*/) {
+template <DType D, int K>
+__attribute__((optimize("no-tree-vectorize"))) void scalar_sum(void* out, const void* const* in, std::size_t count) {
   using Storage = typename Element<D>::Storage;
-  sum_elements<D>(static_cast<Storage*>(out), reinterpret_cast<const Storage* const*>(in), k, 0, count);
+  sum_elements<D>(static_cast<Storage*>(out), reinterpret_cast<const Storage* const*>(in), K, 0, count);
+}
+
+template <DType D, int... K>
+constexpr std::array<ReduceKernel, sizeof...(K)> scalar_table(std::integer_sequence<int, K...>) {
+  return {&scalar_sum<D, K + 1>...};
+}
+
+template <DType D>
+ReduceKernel scalar_pick(int k) noexcept {
+  static constexpr auto kernels = scalar_table<D>(std::make_integer_sequence<int, kMaxKernelInputs>{});
+  if (k < 1 || k > kMaxKernelInputs) return nullptr;
+  return kernels[static_cast<std::size_t>(k - 1)];
 }
 
 }  // namespace
 
-ReduceKernel scalar_kernel(DType dtype) noexcept {
+static_assert(kMaxKernelInputs == kMaxReduceInputs, "every path compiles a kernel per k");
+
+ReduceKernel scalar_kernel(DType dtype, int k, bool /*nontemporal*/) noexcept {
   switch (dtype) {
     case DType::F32:
-      return &scalar_sum<DType::F32>;
+      return scalar_pick<DType::F32>(k);
     case DType::BF16:
-      return &scalar_sum<DType::BF16>;
+      return scalar_pick<DType::BF16>(k);
     case DType::F16:
-      return &scalar_sum<DType::F16>;
+      return scalar_pick<DType::F16>(k);
   }
   return nullptr;
 }
@@ -40,14 +55,14 @@ ReduceKernel scalar_kernel(DType dtype) noexcept {
 
 namespace {
 
-detail::ReduceKernel kernel_for(Isa isa, DType dtype) {
+detail::ReduceKernel kernel_for(Isa isa, DType dtype, int k, bool nontemporal) {
   switch (isa) {
     case Isa::Scalar:
-      return detail::scalar_kernel(dtype);
+      return detail::scalar_kernel(dtype, k, nontemporal);
     case Isa::Avx2:
-      return detail::avx2_kernel(dtype);
+      return detail::avx2_kernel(dtype, k, nontemporal);
     case Isa::Avx512:
-      return detail::avx512_kernel(dtype);
+      return detail::avx512_kernel(dtype, k, nontemporal);
   }
   return nullptr;
 }
@@ -80,7 +95,7 @@ void reduce_sum(Isa isa, DType dtype, void* out, std::span<const void* const> in
   const std::string missing = isa_missing_features(isa);
   if (!missing.empty()) FFSIM_KERNEL_THROW(KernelError, "reduce path ", isa_name(isa), " needs ", missing);
   if (count == 0) return;
-  kernel_for(isa, dtype)(out, in.data(), static_cast<int>(in.size()), count, nontemporal);
+  kernel_for(isa, dtype, static_cast<int>(in.size()), nontemporal)(out, in.data(), count);
 }
 
 Reducer::Reducer(ReducerOptions options)
@@ -124,9 +139,14 @@ void Reducer::sum(DType dtype, void* out, std::span<const void* const> in, std::
   const std::size_t traffic = (in.size() + 1) * count * element_bytes;
   const bool nontemporal = options_.stores == StorePolicy::NonTemporal ||
                            (options_.stores == StorePolicy::Auto && traffic >= options_.nontemporal_min_bytes);
-  const detail::ReduceKernel kernel = kernel_for(isa_, dtype);
-  const Split split = split_for(count, element_bytes, options_.min_bytes_per_thread, pool_->size());
   const int k = static_cast<int>(in.size());
+  const detail::ReduceKernel kernel = kernel_for(isa_, dtype, k, nontemporal);
+  const Split split = split_for(count, element_bytes, options_.min_bytes_per_thread, pool_->size());
+  if (split.parts == 1) {
+    // one part: run it here, without the pool's hand-off (the pipeline's small chunks)
+    kernel(out, in.data(), count);
+    return;
+  }
   pool_->run(split.parts, [&](int part) {
     const std::size_t begin = split.begin(part);
     const std::size_t end = split.begin(part + 1);
@@ -135,7 +155,7 @@ void Reducer::sum(DType dtype, void* out, std::span<const void* const> in, std::
     for (int j = 0; j < k; ++j) {
       shifted[j] = static_cast<const std::byte*>(in[static_cast<std::size_t>(j)]) + begin * element_bytes;
     }
-    kernel(static_cast<std::byte*>(out) + begin * element_bytes, shifted, k, end - begin, nontemporal);
+    kernel(static_cast<std::byte*>(out) + begin * element_bytes, shifted, end - begin);
   });
 }
 

@@ -9,12 +9,19 @@
 
 namespace ffsim::hfreduce::detail {
 
-/// out[i] = in[0][i] + ... + in[k-1][i], fp32 accumulation; nontemporal asks for streaming stores.
-using ReduceKernel = void (*)(void* out, const void* const* in, int k, std::size_t count, bool nontemporal);
+/// Most inputs a kernel sums (reduce.hpp's kMaxReduceInputs; reduce.cpp checks they agree).
+inline constexpr int kMaxKernelInputs = 16;
 
-ReduceKernel scalar_kernel(DType dtype) noexcept;
-ReduceKernel avx2_kernel(DType dtype) noexcept;
-ReduceKernel avx512_kernel(DType dtype) noexcept;
+/// out[i] = in[0][i] + ... + in[k-1][i] for i < count, fp32 accumulation, for the k (and store kind)
+/// the kernel was picked for: every path compiles one kernel per k = 1..kMaxKernelInputs, so that
+/// the inputs' pointers stay in registers and the loop over them is unrolled.
+using ReduceKernel = void (*)(void* out, const void* const* in, std::size_t count);
+
+/// The kernel of a path for dtype, k inputs (1..kMaxKernelInputs) and streaming (nontemporal) or
+/// ordinary stores; nullptr when k is out of range. The scalar path ignores nontemporal.
+ReduceKernel scalar_kernel(DType dtype, int k, bool nontemporal) noexcept;
+ReduceKernel avx2_kernel(DType dtype, int k, bool nontemporal) noexcept;
+ReduceKernel avx512_kernel(DType dtype, int k, bool nontemporal) noexcept;
 
 /// One element of the scalar reference, shared by every path's head and tail loops.
 template <DType D>

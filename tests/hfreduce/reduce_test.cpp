@@ -16,6 +16,7 @@
 #include "ffsim/hfreduce/error.hpp"
 #include "ffsim/hfreduce/reduce.hpp"
 #include "ffsim/hfreduce/thread_pool.hpp"
+#include "plain_loop.hpp"
 #include "test_util.hpp"
 
 using namespace ffsim::hfreduce;
@@ -63,7 +64,8 @@ bool same(DType dtype, const std::byte* a, const std::byte* b, std::size_t count
   return true;
 }
 
-// Widest step of any path: AVX-512 handles 256 bytes of every input per step, 128 bf16/fp16 values.
+// Widest step of any path: AVX-512 handles 256 bytes of every input per step (4 units of 64 bytes),
+// 128 bf16/fp16 values.
 constexpr std::size_t kWidth = 128;
 
 }  // namespace
@@ -127,6 +129,102 @@ TEST_CASE("reduce: every path equals the scalar reference for k = 1..16 and leng
                                   [](std::byte b) { return b == std::byte{0x5A}; }));
             }
           }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce: every path and k = 1..16 over several steps, the output 64-byte aligned or not") {
+  // Each path compiles one kernel per k; beside the lengths up to 2 steps above, lengths of 3-4
+  // steps (head to the output's 64-byte boundary, whole steps, single units, masked or scalar tail)
+  // with the output at every element offset within a cache line (the head's length is 0..15 fp32
+  // or 0..31 bf16/fp16 values), both store kinds.
+  for (Isa isa : supported_isas()) {
+    for (DType dtype : kAllDtypes) {
+      const std::size_t size = dtype_size(dtype);
+      const std::size_t longest = 4 * kWidth + 33;
+      std::vector<std::vector<std::byte>> inputs;
+      for (int j = 0; j < kMaxReduceInputs; ++j)
+        inputs.push_back(random_buffer(dtype, longest + 64, 4000u + static_cast<std::uint32_t>(j)));
+      std::vector<std::byte> expected(longest * size + 128);
+      std::vector<std::byte> actual(expected.size());
+      for (int k = 1; k <= kMaxReduceInputs; ++k) {
+        std::vector<const void*> in;
+        for (int j = 0; j < k; ++j) in.push_back(inputs[static_cast<std::size_t>(j)].data() + 2 * size);
+        for (std::size_t length : {3 * kWidth - 1, 3 * kWidth, 4 * kWidth + 17, longest}) {
+          for (std::size_t offset = 0; offset < 64 / size; offset += (k % 2 == 0 ? 1 : 3)) {
+            for (bool nontemporal : {false, true}) {
+              // actual.data() is 16-byte aligned at least; offset in elements moves the output's
+              // position in its cache line (checked as all positions for even k, every third for odd)
+              std::byte* want = expected.data() + offset * size;
+              std::byte* got = actual.data() + offset * size;
+              reduce_sum(Isa::Scalar, dtype, want, in, length);
+              std::memset(actual.data(), 0x5A, actual.size());
+              reduce_sum(isa, dtype, got, in, length, nontemporal);
+              std::size_t where = 0;
+              INFO(isa_name(isa), " ", dtype_name(dtype), " k=", k, " length=", length, " offset=", offset,
+                   " nontemporal=", nontemporal);
+              REQUIRE_MESSAGE(same(dtype, want, got, length, &where), "first difference at element ", where);
+              REQUIRE(std::all_of(actual.data(), got, [](std::byte b) { return b == std::byte{0x5A}; }));
+              REQUIRE(std::all_of(got + length * size, actual.data() + actual.size(),
+                                  [](std::byte b) { return b == std::byte{0x5A}; }));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce: in place into the first or the last input for every k on every path") {
+  // The output may be any input (exact aliasing). Integer-valued inputs (pattern_buffer) sum exactly
+  // in every order, so the result must be the integer sum whichever input is overwritten.
+  const std::size_t length = 3 * kWidth + 7;
+  for (Isa isa : supported_isas()) {
+    for (DType dtype : kAllDtypes) {
+      for (int k = 1; k <= kMaxReduceInputs; ++k) {
+        for (bool last : {false, true}) {
+          for (bool nontemporal : {false, true}) {
+            std::vector<std::vector<std::byte>> inputs;
+            std::vector<const void*> in;
+            for (int j = 0; j < k; ++j) inputs.push_back(test::pattern_buffer(dtype, j, length));
+            for (auto& input : inputs) in.push_back(input.data());
+            std::byte* out = inputs[last ? static_cast<std::size_t>(k - 1) : 0].data();
+            reduce_sum(isa, dtype, out, in, length, nontemporal);
+            INFO(isa_name(isa), " ", dtype_name(dtype), " k=", k, " into input ", last ? k - 1 : 0,
+                 " nontemporal=", nontemporal);
+            CHECK(test::first_wrong(dtype, out, length, k) == length);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("reduce: hfreduce-bench's plain-loop reference equals the scalar reference bit for bit") {
+  // The bench compares the kernels' speed with a plain loop (src/hfreduce/bench/plain_loop.cpp,
+  // -O3 -march=native); the comparison is fair only if it computes the same thing: fp32 sums in
+  // input order, one rounding on store. Random values of every magnitude, k = 1..16, lengths around
+  // vector widths, split over 1..3 threads (min_bytes_per_thread 64 forces parts of a cache line).
+  for (int threads = 1; threads <= 3; ++threads) {
+    bench::PlainLoop plain(threads, 64);
+    for (DType dtype : kAllDtypes) {
+      const std::size_t longest = 1000;
+      std::vector<std::vector<std::byte>> inputs;
+      for (int j = 0; j < kMaxReduceInputs; ++j)
+        inputs.push_back(random_buffer(dtype, longest, 9000u + static_cast<std::uint32_t>(j)));
+      for (int k = 1; k <= kMaxReduceInputs; ++k) {
+        std::vector<const void*> in;
+        for (int j = 0; j < k; ++j) in.push_back(inputs[static_cast<std::size_t>(j)].data());
+        for (std::size_t length : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{257}, longest}) {
+          std::vector<std::byte> want(longest * dtype_size(dtype));
+          std::vector<std::byte> got(want.size());
+          reduce_sum(Isa::Scalar, dtype, want.data(), in, length);
+          plain.sum(dtype, got.data(), in, length);
+          std::size_t where = 0;
+          INFO("threads=", threads, " ", dtype_name(dtype), " k=", k, " length=", length);
+          REQUIRE_MESSAGE(same(dtype, want.data(), got.data(), length, &where), "first difference at ", where);
         }
       }
     }

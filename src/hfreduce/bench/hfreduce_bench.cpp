@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@
 #include "ffsim/hfreduce/thread_pool.hpp"
 #include "ffsim/hfreduce/tree.hpp"
 #include "json_writer.hpp"
+#include "plain_loop.hpp"
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
 #include "ffsim/hfreduce/mpi_transport.hpp"
@@ -575,8 +577,35 @@ void record_with_copy(const Options& o, Point p, CopyBound& copy, const std::fun
 
 // ---------------------------------------------------------------- stages
 
+/// The reduce stage's three runs in turn, repetition by repetition: the copy bound, then the
+/// kernel and the plain loop in alternating order (so neither always finds the other's data
+/// warm); returns the kernel's, the plain loop's and the copy's timings.
+std::array<Timing, 3> measure_reduce_side_by_side(const Options& o, const std::function<void()>& kernel,
+                                                  const std::function<void()>& plain, const std::function<void()>& copy) {
+  const std::function<void()>* runs[] = {&kernel, &plain, &copy};
+  auto time = [](const std::function<void()>& run) {
+    const auto start = Clock::now();
+    run();
+    return seconds_since(start);
+  };
+  for (const auto* run : runs) (*run)();
+  double first = 0;
+  for (const auto* run : runs) first += time(*run);
+  const int reps = std::clamp(static_cast<int>(3 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
+  std::array<std::vector<double>, 3> samples;
+  for (int r = 0; r < reps; ++r) {
+    samples[2].push_back(time(copy));
+    const int a = r % 2;  // kernel first on even repetitions, the plain loop first on odd ones
+    samples[static_cast<std::size_t>(a)].push_back(time(*runs[a]));
+    samples[static_cast<std::size_t>(1 - a)].push_back(time(*runs[1 - a]));
+  }
+  return {summarize(samples[0]), summarize(samples[1]), summarize(samples[2])};
+}
+
 void reduce_stage(const Options& o, Arena& arena) {
   for (int threads : o.threads) {
+    // the reference: a plain fixed-k loop (-O3 -march=native) split over the same threads
+    PlainLoop plain(threads, 64 * KiB);
     for (int k : o.ks) {
       for (std::size_t bytes : o.sizes()) {
         // the copy bound with the same threads over the same footprint ((k + 1) x bytes)
@@ -600,7 +629,15 @@ void reduce_stage(const Options& o, Arena& arena) {
               p.threads = threads;
               p.bytes = bytes;
               p.traffic_bytes = static_cast<double>((static_cast<std::size_t>(k) + 1) * bytes);
-              record_with_copy(o, std::move(p), copy, [&] { reducer.sum(dtype, out, in, count); }, "memcpy_bw");
+              // bounds: the copy rate over the same footprint, then the plain loop's rate on the same
+              // buffers (ratio = kernel / plain loop), all three measured in turn
+              const auto times = measure_reduce_side_by_side(
+                  o, [&] { reducer.sum(dtype, out, in, count); }, [&] { plain.sum(dtype, out, in, count); },
+                  [&] { copy.run(); });
+              p.time = times[0];
+              p.bounds.push_back({"memcpy_bw", "traffic_Bps", copy.traffic() / times[2].median});
+              p.bounds.push_back({"plain_loop", "traffic_Bps", p.traffic_bytes / times[1].median});
+              record(std::move(p));
             }
           }
         }

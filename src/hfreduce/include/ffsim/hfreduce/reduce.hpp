@@ -37,8 +37,11 @@ struct ReducerOptions {
   std::optional<Isa> isa;           ///< unset = default_isa() (HFREDUCE_ISA or the best path)
   StorePolicy stores = StorePolicy::Auto;
   /// Under StorePolicy::Auto, non-temporal stores are used when a call reads and writes at least
-  /// this many bytes ((k + 1) x output bytes). From hfreduce-bench on a Zen 5 VM (docs/hfreduce.md):
-  /// streaming stores ran at 0.79-0.94x with 36 MiB moved and at 1.02-1.28x from 144 MiB up.
+  /// this many bytes ((k + 1) x output bytes). On the Zen 5 VM (docs/hfreduce.md, "Reduce kernel:
+  /// measured") streaming stores beat ordinary ones from about 2 MiB moved when the reduce runs
+  /// alone, but in the pipeline the sum is read next (H2D, the tree) and ordinary stores leave it
+  /// in the cache: the threshold stays above a default pipeline chunk's sum (8 x 4 MiB in, 4 out),
+  /// which the pipeline was not re-measured without.
   std::size_t nontemporal_min_bytes = std::size_t{64} << 20;
   /// Smallest share of output (in bytes) worth handing to one more thread.
   std::size_t min_bytes_per_thread = std::size_t{64} << 10;
