@@ -35,9 +35,8 @@ void report(int rank, bool ok, const std::string& what) {
 }
 
 // Every rank holds pattern(rank, i); every rank must end with pattern_sum(ranks, i), exactly.
-// Both thread modes (one thread polling both trees, one per tree); the large size out of place too.
-void test_tree(MpiTransport& transport) {
-  for (int threads : {1, 2}) {
+// With `threads` tree threads (1: one polls both trees; 2: one per tree); the large size out of place too.
+void test_tree(MpiTransport& transport, int threads) {
   TreeOptions options;
   options.slice_bytes = 64 << 10;
   options.timeout = 60s;
@@ -63,7 +62,6 @@ void test_tree(MpiTransport& transport) {
              detail::concat("tree ", threads, " thread(s) ", dtype_name(dtype), " count ", count,
                             wrong == count ? std::string(" exact") : detail::concat(" wrong from element ", wrong)));
     }
-  }
   }
 }
 
@@ -194,7 +192,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (mode == "allreduce") {
-      test_tree(transport);
+      for (int threads : {1, 2}) test_tree(transport, threads);
       test_node_group(transport);
     } else if (mode == "kill") {
       return test_kill(transport);

@@ -54,6 +54,7 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --min-bytes SIZE   smallest tensor (default 4KiB); SIZE takes B, KiB, MiB, GiB
   --max-bytes SIZE   largest tensor (default 256MiB)
   --step N           size multiplier between points (default 4)
+  --sizes LIST       exactly these sizes instead (e.g. 8MiB,64MiB,256MiB), ascending
   --k LIST           buffers summed by the reduce stage (default 8)
   --threads LIST     reduce threads (default 1,<usable CPUs>)
   --isa LIST         reduce paths (default: every supported one)
@@ -133,6 +134,7 @@ struct Options {
   std::size_t min_bytes = 4 * KiB;
   std::size_t max_bytes = 256 * MiB;
   std::size_t step = 4;
+  std::vector<std::size_t> size_list;  // --sizes: these instead of min..max by step
   std::vector<int> ks = {8};
   std::vector<int> threads;
   std::vector<Isa> isas;
@@ -153,6 +155,7 @@ struct Options {
   std::string command;
   bool has(const std::string& stage) const { return std::find(stages.begin(), stages.end(), stage) != stages.end(); }
   std::vector<std::size_t> sizes() const {
+    if (!size_list.empty()) return size_list;
     std::vector<std::size_t> result;
     for (std::size_t s = min_bytes; s <= max_bytes; s *= step) result.push_back(s);
     return result;
@@ -244,6 +247,13 @@ Options parse_options(int argc, char** argv) {
         o.min_bytes = parse_size(value);
       } else if (flag == "--max-bytes") {
         o.max_bytes = parse_size(value);
+      } else if (flag == "--sizes") {
+        for (const std::string& part : split(value)) {
+          o.size_list.push_back(parse_size(part));
+          if (o.size_list.size() > 1 && o.size_list.back() <= o.size_list[o.size_list.size() - 2])
+            usage_error("--sizes: expected ascending sizes, got " + value);
+        }
+        if (o.size_list.empty()) usage_error("--sizes: expected a comma-separated list, got \"" + value + "\"");
       } else if (flag == "--step") {
         o.step = static_cast<std::size_t>(parse_int(flag, value, 2, 1024));
       } else if (flag == "--k") {
@@ -325,6 +335,12 @@ Options parse_options(int argc, char** argv) {
     if (!given.count("--slice")) o.slice = 256 * KiB;
   }
   if (o.min_bytes == 0 || o.min_bytes > o.max_bytes) usage_error("need 0 < --min-bytes <= --max-bytes");
+  if (!o.size_list.empty() && (given.count("--min-bytes") || given.count("--max-bytes") || given.count("--step")))
+    usage_error("--sizes replaces --min-bytes, --max-bytes and --step; give one or the other");
+  if (!o.size_list.empty()) {
+    o.min_bytes = o.size_list.front();
+    o.max_bytes = o.size_list.back();  // the arena and the MPI limit below use the largest
+  }
   // MPI counts are ints: the MPI stages move at most INT_MAX floats per call
   if ((o.has("internode") || o.has("allreduce")) && o.max_bytes / 4 > static_cast<std::size_t>(INT_MAX))
     usage_error("--max-bytes: the MPI stages take at most 8GiB (INT_MAX floats), got " + format_bytes(o.max_bytes));
@@ -1341,7 +1357,12 @@ std::string plan_of(const Options& o) {
   std::string plan = "--stages ";
   for (std::size_t i = 0; i < o.stages.size(); ++i) plan += (i ? "," : "") + o.stages[i];
   plan += " --min-bytes " + format_bytes(o.min_bytes) + " --max-bytes " + format_bytes(o.max_bytes) + " --step " +
-          std::to_string(o.step) + " --devices ";
+          std::to_string(o.step);
+  if (!o.size_list.empty()) {
+    plan += " --sizes ";
+    for (std::size_t i = 0; i < o.size_list.size(); ++i) plan += (i ? "," : "") + format_bytes(o.size_list[i]);
+  }
+  plan += " --devices ";
   for (std::size_t i = 0; i < o.devices.size(); ++i) plan += (i ? "," : "") + std::to_string(o.devices[i]);
   plan += " --chunks ";
   for (std::size_t i = 0; i < o.chunks.size(); ++i) plan += (i ? "," : "") + format_bytes(o.chunks[i]);
@@ -1431,7 +1452,7 @@ int run(int argc, char** argv) {
     if (transport && ranks->size() > 1) {
       auto& mpi_ranks = static_cast<MpiRanks&>(*ranks);
       if (o.has("internode")) internode_stage(o, mpi_ranks, *transport, arena);
-      if (o.has("allreduce") && o.backend == "host") {
+      if (o.has("allreduce")) {  // host or cuda backend (virtual devices share GPU 0)
         TreeOptions tree_options;
         tree_options.slice_bytes = o.slice;
         tree_options.threads = o.tree_threads;
