@@ -268,6 +268,9 @@ std::string not_simulated(const Point& pt) {
   if (pt.stage == "mpi_allreduce")
     return "MPI_Allreduce is Open MPI's own algorithm, which the simulator does not model (it is the bound the tree is "
            "compared with)";
+  if (pt.stage == "mpi_p2p")
+    return "MPI point-to-point rates and a sum on every rank, measured as the bound of the tree (hfreduce-bench), "
+           "not a stage the simulator models";
   if ((pt.stage == "internode" || pt.stage == "allreduce") && pt.ranks < 2) return "an inter-node stage of one rank";
   return "";
 }

@@ -73,7 +73,8 @@ void check_rate(const Reader& p, std::string_view key, double value, double byte
 Point parse_point(const Reader& p) {
   Point x;
   x.pointer = p.pointer();
-  x.stage = p.choice("stage", {"allreduce", "bidir", "copy", "d2h", "h2d", "internode", "mpi_allreduce", "pipeline", "reduce"});
+  x.stage = p.choice("stage",
+                     {"allreduce", "bidir", "copy", "d2h", "h2d", "internode", "mpi_allreduce", "mpi_p2p", "pipeline", "reduce"});
   x.backend = p.choice("backend", {"cpu", "cuda", "host", "mpi"});
   x.variant = p.string("variant");
   x.dtype = p.choice("dtype", {"bf16", "fp16", "fp32"});
@@ -115,7 +116,10 @@ Point parse_point(const Reader& p) {
       t.fail_at("median", "inconsistent: " + num(x.time_median) + ", but the median of the rounds is " + num(med) +
                               " (with rounds, the point's median is the median of the rounds' medians)");
   }
+  t.allow({"spread"});  // hfreduce-bench's (max - min) / median of the rounds; informative
   t.finish();
+  // allreduce points of hfreduce-bench since 2026-12-01 (nccl-tests' columns); informative
+  p.allow({"placement", "busbw_Bps", "wrong_elements"});
   x.algbw_Bps = non_negative(p, "algbw_Bps");
   x.traffic_Bps = non_negative(p, "traffic_Bps");
   check_rate(p, "algbw_Bps", x.algbw_Bps, x.bytes, x.time_median);

@@ -107,40 +107,123 @@ std::array<TreeLinks, 2> double_binary_tree(int ranks, int rank) {
   return trees;
 }
 
-// One tree: its half of every job, cut into slices, a window of them in flight.
-class TreeAllreduce::Worker {
+// The thread that drives one or both trees (TreeOptions::threads): it sleeps while no tree it
+// drives has work, and otherwise polls each tree in turn.
+class TreeAllreduce::Engine {
  public:
-  Worker(TreeAllreduce& owner, int tree)
-      : owner_(owner), tree_(tree), links_(owner.links_[static_cast<std::size_t>(tree)]) {
-    const auto window = static_cast<std::size_t>(owner_.options_.window);
-    buffers_ = HostBuffer::allocate(window * 2 * owner_.options_.slice_bytes);
-    thread_ = std::thread([this] { run(); });
-  }
-  Worker(const Worker&) = delete;
-  Worker& operator=(const Worker&) = delete;
-  ~Worker() {
+  explicit Engine(TreeAllreduce& owner) : owner_(owner) {}
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  ~Engine() { stop(); }
+  void add(Worker* worker) { workers_.push_back(worker); }
+  void start() { thread_ = std::thread([this] { run(); }); }
+  void stop() {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
     }
     cv_.notify_all();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
-
   void wake() { cv_.notify_all(); }
+  std::mutex& mutex() noexcept { return mutex_; }
 
-  void enqueue(Ticket ticket, std::byte* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
+ private:
+  void run();
+
+  TreeAllreduce& owner_;
+  std::vector<Worker*> workers_;
+  std::mutex mutex_;  // guards every queue of the workers this engine drives, and stop_
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  friend class Worker;
+};
+
+// One tree: its half of every job, cut into slices, a window of them in flight. Driven by an
+// Engine (its own thread, or one thread shared with the other tree).
+class TreeAllreduce::Worker {
+ public:
+  Worker(TreeAllreduce& owner, Engine& engine, int tree)
+      : owner_(owner), engine_(engine), tree_(tree), links_(owner.links_[static_cast<std::size_t>(tree)]) {
+    const auto window = static_cast<std::size_t>(owner_.options_.window);
+    buffers_ = HostBuffer::allocate(window * 2 * owner_.options_.slice_bytes);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  void enqueue(Ticket ticket, const std::byte* src, std::byte* data, std::size_t count, DType dtype,
+               std::uint32_t fingerprint) {
     {
-      std::lock_guard lock(mutex_);
-      items_.push_back(Item{ticket, data, count, dtype, fingerprint, 0});
+      std::lock_guard lock(engine_.mutex());
+      items_.push_back(Item{ticket, src, data, count, dtype, fingerprint, 0});
       open_.push_back(ticket);
     }
-    cv_.notify_one();
+    engine_.wake();
+  }
+
+  // Called with the engine's mutex held.
+  bool has_work() const {
+    return !active_.empty() || std::any_of(items_.begin(), items_.end(), [](const Item& i) { return i.next < i.count; });
+  }
+  bool busy() const noexcept { return !active_.empty(); }
+  void restart_clock() { last_progress_ = Clock::now(); }
+
+  // One pass: opens slices up to the window, moves every active slice as far as its messages
+  // allow, retires finished ones. True when anything moved. Throws TimeoutError when this tree
+  // has seen no progress for the timeout while slices are in flight.
+  bool poll() {
+    {
+      std::lock_guard lock(engine_.mutex());
+      if (active_.empty()) last_progress_ = Clock::now();  // work that arrives starts the clock
+      while (active_.size() < static_cast<std::size_t>(owner_.options_.window)) {
+        Slice slice;
+        if (!next_slice(slice)) break;
+        active_.push_back(std::move(slice));
+        activate(active_.back());
+      }
+    }
+    bool moved = false;
+    for (Slice& slice : active_) moved = advance(slice) || moved;
+    while (!active_.empty() && active_.front().step == Step::Done) {
+      if (active_.front().last) {
+        {
+          std::lock_guard lock(engine_.mutex());
+          open_.pop_front();
+        }
+        owner_.finish_half(active_.front().ticket, nullptr);
+      }
+      active_.pop_front();
+      moved = true;
+    }
+    if (moved) {
+      last_progress_ = Clock::now();
+    } else if (!active_.empty() && Clock::now() - last_progress_ > owner_.options_.timeout) {
+      const Slice& stuck = active_.front();
+      FFSIM_KERNEL_THROW(TimeoutError, "rank ", owner_.rank_, " of ", owner_.size_, ", tree ", tree_,
+                         ": no progress for ", owner_.options_.timeout.count(), " ms; slice ", stuck.sequence,
+                         " of operation ", stuck.ticket, " waits for ", waiting_for(stuck));
+    }
+    return moved;
+  }
+
+  // Drops every slice and queued half and hands the halves back with error, so that no caller
+  // waits for them and none of their buffers is touched again.
+  void abandon(const std::exception_ptr& error) {
+    active_.clear();  // cancels what is still posted
+    std::deque<Ticket> open;
+    {
+      std::lock_guard lock(engine_.mutex());
+      items_.clear();
+      open.swap(open_);
+    }
+    for (Ticket ticket : open) owner_.finish_half(ticket, error);
   }
 
  private:
   struct Item {
     Ticket ticket;
+    const std::byte* src;  // == data when in place
     std::byte* data;
     std::size_t count;
     DType dtype;
@@ -151,7 +234,8 @@ class TreeAllreduce::Worker {
   struct Slice {
     Ticket ticket = 0;
     bool last = false;  // last slice of its item
-    std::byte* data = nullptr;
+    const std::byte* src = nullptr;  // this rank's contribution (== data when in place)
+    std::byte* data = nullptr;       // where the sum goes
     std::size_t count = 0;
     DType dtype = DType::F32;
     std::uint32_t fingerprint = 0;
@@ -171,7 +255,7 @@ class TreeAllreduce::Worker {
   int up_channel() const noexcept { return tree_ * 2; }
   int down_channel() const noexcept { return tree_ * 2 + 1; }
 
-  // Takes the next slice of the front item; false when there is none. Called with mutex_ held.
+  // Takes the next slice of the front item; false when there is none. Called with the engine's mutex held.
   bool next_slice(Slice& slice) {
     while (!items_.empty() && items_.front().next >= items_.front().count) items_.pop_front();
     if (items_.empty()) return false;
@@ -181,6 +265,7 @@ class TreeAllreduce::Worker {
     slice.dtype = item.dtype;
     slice.fingerprint = item.fingerprint;
     slice.count = std::min(per_slice, item.count - item.next);
+    slice.src = item.src + item.next * dtype_size(item.dtype);
     slice.data = item.data + item.next * dtype_size(item.dtype);
     item.next += slice.count;
     slice.last = item.next == item.count;
@@ -215,17 +300,28 @@ class TreeAllreduce::Worker {
       switch (slice.step) {
         case Step::Children: {
           if (!complete(slice.from_child[0]) || !complete(slice.from_child[1])) return moved;
-          const void* inputs[3] = {slice.data, nullptr, nullptr};
+          const void* inputs[3] = {slice.src, nullptr, nullptr};
           std::size_t k = 1;
           for (std::size_t c = 0; c < 2; ++c) {
             if (links_.children[c] >= 0) inputs[k++] = child_buffer(slice.sequence, c);
           }
-          if (k > 1) reduce_sum(owner_.isa_, slice.dtype, slice.data, std::span<const void* const>(inputs, k), slice.count);
+          // The partial sum goes to data; a leaf out of place sends its contribution from src.
+          const std::byte* partial = slice.src;
+          if (k > 1) {
+            reduce_sum(owner_.isa_, slice.dtype, slice.data, std::span<const void* const>(inputs, k), slice.count);
+            partial = slice.data;
+          }
           if (links_.parent < 0) {
+            if (k == 1 && slice.src != slice.data) std::memcpy(slice.data, slice.src, slice.bytes());
             broadcast(slice);
           } else {
             slice.to_parent = owner_.transport_.isend(
-                links_.parent, owner_.tag(slice.sequence, slice.fingerprint, up_channel()), slice.data, slice.bytes());
+                links_.parent, owner_.tag(slice.sequence, slice.fingerprint, up_channel()), partial, slice.bytes());
+            if (partial != slice.data) {
+              // out of place: the final sum may land in data while the contribution is still leaving src
+              slice.from_parent = owner_.transport_.irecv(
+                  links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+            }
             slice.step = Step::Up;
           }
           break;
@@ -233,8 +329,10 @@ class TreeAllreduce::Worker {
         case Step::Up:
           if (!complete(slice.to_parent)) return moved;
           // The partial sum has left; the final sum from the parent may now overwrite it.
-          slice.from_parent = owner_.transport_.irecv(
-              links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+          if (!slice.from_parent) {
+            slice.from_parent = owner_.transport_.irecv(
+                links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+          }
           slice.step = Step::Down;
           break;
         case Step::Down:
@@ -280,106 +378,64 @@ class TreeAllreduce::Worker {
     return pending;
   }
 
-  // Drops every slice and queued half and hands the halves back with error, so that no caller
-  // waits for them and none of their buffers is touched again.
-  void abandon(std::deque<Slice>& active, const std::exception_ptr& error) {
-    active.clear();  // cancels what is still posted
-    std::deque<Ticket> open;
-    {
-      std::lock_guard lock(mutex_);
-      items_.clear();
-      open.swap(open_);
-    }
-    for (Ticket ticket : open) owner_.finish_half(ticket, error);
-  }
-
-  void run() {
-    std::deque<Slice> active;
-    auto last_progress = Clock::now();
-    Backoff backoff;
-    try {
-      while (true) {
-        {
-          std::unique_lock lock(mutex_);
-          if (active.empty()) {
-            cv_.wait(lock, [this] {
-              return stop_ || owner_.failed_.load() ||
-                     std::any_of(items_.begin(), items_.end(), [](const Item& i) { return i.next < i.count; });
-            });
-            last_progress = Clock::now();  // an idle tree starts its clock with new work
-          }
-          if (stop_) {
-            lock.unlock();
-            abandon(active, std::make_exception_ptr(KernelError(
-                                __FILE__, __LINE__, "the tree allreduce was destroyed while the operation ran")));
-            return;
-          }
-        }
-        if (owner_.failed_.load()) {
-          // the other tree failed: give up too, with its error
-          std::exception_ptr failure;
-          {
-            std::lock_guard lock(owner_.mutex_);
-            failure = owner_.failure_;
-          }
-          abandon(active, failure);
-          return;
-        }
-        {
-          std::lock_guard lock(mutex_);
-          while (active.size() < static_cast<std::size_t>(owner_.options_.window)) {
-            Slice slice;
-            if (!next_slice(slice)) break;
-            active.push_back(std::move(slice));
-            activate(active.back());
-          }
-        }
-        bool moved = false;
-        for (Slice& slice : active) moved = advance(slice) || moved;
-        while (!active.empty() && active.front().step == Step::Done) {
-          if (active.front().last) {
-            {
-              std::lock_guard lock(mutex_);
-              open_.pop_front();
-            }
-            owner_.finish_half(active.front().ticket, nullptr);
-          }
-          active.pop_front();
-          moved = true;
-        }
-        if (moved) {
-          last_progress = Clock::now();
-          backoff.reset();
-          continue;
-        }
-        if (active.empty()) continue;
-        if (Clock::now() - last_progress > owner_.options_.timeout) {
-          const Slice& stuck = active.front();
-          FFSIM_KERNEL_THROW(TimeoutError, "rank ", owner_.rank_, " of ", owner_.size_, ", tree ", tree_,
-                             ": no progress for ", owner_.options_.timeout.count(), " ms; slice ", stuck.sequence,
-                             " of operation ", stuck.ticket, " waits for ", waiting_for(stuck));
-        }
-        backoff.pause();
-      }
-    } catch (...) {
-      const std::exception_ptr error = std::current_exception();
-      owner_.fail(error);
-      abandon(active, error);
-    }
-  }
-
   TreeAllreduce& owner_;
+  Engine& engine_;
   int tree_;
   TreeLinks links_;
   HostBuffer buffers_;
   std::uint64_t sequence_ = 0;
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<Item> items_;
-  std::deque<Ticket> open_;  // tickets whose half this tree holds, in order
-  bool stop_ = false;
-  std::thread thread_;
+  std::deque<Item> items_;   // guarded by the engine's mutex
+  std::deque<Ticket> open_;  // tickets whose half this tree holds, in order (engine's mutex)
+  std::deque<Slice> active_;  // the engine's thread only
+  Clock::time_point last_progress_ = Clock::now();
 };
+
+void TreeAllreduce::Engine::run() {
+  Backoff backoff;
+  try {
+    while (true) {
+      {
+        std::unique_lock lock(mutex_);
+        const bool busy = std::any_of(workers_.begin(), workers_.end(), [](const Worker* w) { return w->busy(); });
+        if (!busy) {
+          cv_.wait(lock, [this] {
+            return stop_ || owner_.failed_.load() ||
+                   std::any_of(workers_.begin(), workers_.end(), [](const Worker* w) { return w->has_work(); });
+          });
+          for (Worker* w : workers_) w->restart_clock();  // an idle tree starts its clock with new work
+        }
+        if (stop_) {
+          lock.unlock();
+          const auto error = std::make_exception_ptr(
+              KernelError(__FILE__, __LINE__, "the tree allreduce was destroyed while the operation ran"));
+          for (Worker* w : workers_) w->abandon(error);
+          return;
+        }
+      }
+      if (owner_.failed_.load()) {
+        // the other tree (engine) failed: give up too, with its error
+        std::exception_ptr failure;
+        {
+          std::lock_guard lock(owner_.mutex_);
+          failure = owner_.failure_;
+        }
+        for (Worker* w : workers_) w->abandon(failure);
+        return;
+      }
+      bool moved = false;
+      for (Worker* w : workers_) moved = w->poll() || moved;
+      if (moved) {
+        backoff.reset();
+        continue;
+      }
+      backoff.pause();
+    }
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    owner_.fail(error);
+    for (Worker* w : workers_) w->abandon(error);
+  }
+}
 
 TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
     : transport_(transport),
@@ -398,12 +454,22 @@ TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
   FFSIM_KERNEL_CHECK(sequence_space_ > static_cast<std::uint64_t>(options_.window) + 1,
                      "transport tag space (max tag ", transport_.max_tag(), ") too small for a window of ",
                      options_.window);
+  FFSIM_KERNEL_CHECK(options_.threads >= 0 && options_.threads <= 2, "tree threads must be 0 (auto), 1 or 2, got ",
+                     options_.threads);
+  threads_ = options_.threads != 0 ? options_.threads : (usable_cpu_count() >= 4 ? 2 : 1);
   if (size_ > 1) {
-    for (int tree = 0; tree < 2; ++tree) workers_[static_cast<std::size_t>(tree)] = std::make_unique<Worker>(*this, tree);
+    for (int e = 0; e < threads_; ++e) engines_[static_cast<std::size_t>(e)] = std::make_unique<Engine>(*this);
+    for (int tree = 0; tree < 2; ++tree) {
+      Engine& engine = *engines_[static_cast<std::size_t>(threads_ == 2 ? tree : 0)];
+      workers_[static_cast<std::size_t>(tree)] = std::make_unique<Worker>(*this, engine, tree);
+      engine.add(workers_[static_cast<std::size_t>(tree)].get());
+    }
+    for (int e = 0; e < threads_; ++e) engines_[static_cast<std::size_t>(e)]->start();
   }
 }
 
 TreeAllreduce::~TreeAllreduce() {
+  for (auto& engine : engines_) engine.reset();  // stops the threads first: they use the workers
   for (auto& worker : workers_) worker.reset();
 }
 
@@ -414,22 +480,39 @@ std::int64_t TreeAllreduce::tag(std::uint64_t sequence, std::uint32_t fingerprin
 }
 
 TreeAllreduce::Ticket TreeAllreduce::submit(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
-  if (count > 0 && data == nullptr) FFSIM_KERNEL_THROW(KernelError, "tree allreduce of ", count, " elements at null");
+  return submit(data, data, count, dtype, fingerprint);
+}
+
+TreeAllreduce::Ticket TreeAllreduce::submit(const void* src, void* data, std::size_t count, DType dtype,
+                                            std::uint32_t fingerprint) {
+  if (count > 0 && (data == nullptr || src == nullptr))
+    FFSIM_KERNEL_THROW(KernelError, "tree allreduce of ", count, " elements at null");
+  if (src != data && count > 0) {
+    const auto* a = static_cast<const std::byte*>(src);
+    const auto* b = static_cast<const std::byte*>(data);
+    const std::size_t bytes = count * dtype_size(dtype);
+    if (a < b + bytes && b < a + bytes)
+      FFSIM_KERNEL_THROW(KernelError, "tree allreduce out of place with overlapping source and destination");
+  }
   std::lock_guard lock(mutex_);
   if (failure_) std::rethrow_exception(failure_);
   const Ticket ticket = next_ticket_++;
   const std::size_t first_half = count / 2;
   const std::array<std::size_t, 2> halves{first_half, count - first_half};
-  if (size_ == 1) return ticket;  // the sum over one rank is the data itself
+  if (size_ == 1) {  // the sum over one rank is the data itself
+    if (src != data && count > 0) std::memcpy(data, src, count * dtype_size(dtype));
+    return ticket;
+  }
   Job& job = jobs_[ticket];
   auto* bytes = static_cast<std::byte*>(data);
+  const auto* in = static_cast<const std::byte*>(src);
   for (std::size_t tree = 0; tree < 2; ++tree) {
     if (halves[tree] == 0) {
       --job.halves_left;
       continue;
     }
-    std::byte* begin = bytes + (tree == 0 ? 0 : first_half * dtype_size(dtype));
-    workers_[tree]->enqueue(ticket, begin, halves[tree], dtype, fingerprint);
+    const std::size_t offset = tree == 0 ? 0 : first_half * dtype_size(dtype);
+    workers_[tree]->enqueue(ticket, in + offset, bytes + offset, halves[tree], dtype, fingerprint);
   }
   if (job.halves_left == 0) jobs_.erase(ticket);
   return ticket;
@@ -466,6 +549,10 @@ void TreeAllreduce::allreduce(void* data, std::size_t count, DType dtype, std::u
   wait(submit(data, count, dtype, fingerprint));
 }
 
+void TreeAllreduce::allreduce(const void* src, void* data, std::size_t count, DType dtype, std::uint32_t fingerprint) {
+  wait(submit(src, data, count, dtype, fingerprint));
+}
+
 // A half is handed back: done (error null) or abandoned after a failure. A job whose halves are
 // all back is erased when it succeeded and kept, with its error, when it failed.
 void TreeAllreduce::finish_half(Ticket ticket, std::exception_ptr error) {
@@ -485,8 +572,8 @@ void TreeAllreduce::fail(std::exception_ptr error) {
     if (!failure_) failure_ = error;
     failed_.store(true);
   }
-  for (auto& worker : workers_) {
-    if (worker) worker->wake();
+  for (auto& engine : engines_) {
+    if (engine) engine->wake();
   }
   done_cv_.notify_all();
 }

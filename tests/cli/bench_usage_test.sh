@@ -40,5 +40,21 @@ expect '--budget: expected seconds above 0 and at most 3600, got "nan"' --budget
 expect '--rounds: expected 1 to 100, got 0' --rounds 0
 expect '--rounds: expected a whole number, got "two"' --rounds two
 expect '--stages is given twice; give it once' --stages d2h --stages h2d
+expect '--timeout: expected seconds from 0.1 to 86400, got "0"' --timeout 0
+expect '--tree-threads: expected 0 to 2, got 3' --tree-threads 3
+expect '--quick is given twice' --quick --quick
+# --out is checked before anything is measured (until 2026-12-01: exit 1 after the whole sweep):
+# a missing folder, a folder, a read-only folder (root writes anywhere, so that case only as a user).
+out_case() {  # out_case "stderr text" OUT
+  "$bench" --stages copy --min-bytes 4KiB --max-bytes 4KiB --out "$2" > /dev/null 2> "$tmp/err.txt"
+  local rc=$?
+  if [ "$rc" != 2 ]; then echo "FAIL (--out $2): exit $rc, want 2"; fails=$((fails + 1)); fi
+  if ! grep -qF -- "$1" "$tmp/err.txt"; then echo "FAIL (--out $2): stderr lacks '$1':"; head -2 "$tmp/err.txt"; fails=$((fails + 1)); fi
+}
+out_case 'folder /nonexistent-ffsim does not exist' /nonexistent-ffsim/x.json
+out_case 'is a folder; give a file name' "$tmp"
+mkdir "$tmp/ro" && chmod 555 "$tmp/ro"
+if [ "$(id -u)" != 0 ]; then out_case 'cannot write' "$tmp/ro/x.json"; fi
+[ -z "$(ls "$tmp/ro")" ] || { echo "FAIL: a probe file was left in $tmp/ro"; fails=$((fails + 1)); }
 [ "$fails" = 0 ] || exit 1
 echo ok

@@ -35,11 +35,23 @@ void report(int rank, bool ok, const std::string& what) {
 }
 
 // Every rank holds pattern(rank, i); every rank must end with pattern_sum(ranks, i), exactly.
-void test_tree(MpiTransport& transport) {
+// With `threads` tree threads (1: one polls both trees; 2: one per tree); the large size out of place too.
+void test_tree(MpiTransport& transport, int threads) {
   TreeOptions options;
   options.slice_bytes = 64 << 10;
   options.timeout = 60s;
+  options.threads = threads;
   TreeAllreduce tree(transport, options);
+  {
+    const std::size_t count = (std::size_t{1} << 20) + 3;
+    const auto src = test::pattern_buffer(DType::F32, transport.rank(), count);
+    std::vector<std::byte> dst(src.size());
+    tree.allreduce(src.data(), dst.data(), count, DType::F32);
+    const std::size_t wrong = test::first_wrong(DType::F32, dst.data(), count, transport.size());
+    report(transport.rank(), wrong == count && src == test::pattern_buffer(DType::F32, transport.rank(), count),
+           detail::concat("tree out of place, ", threads, " thread(s), fp32 count ", count,
+                          wrong == count ? std::string(" exact") : detail::concat(" wrong from element ", wrong)));
+  }
   for (DType dtype : test::kAllDtypes) {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{17}, std::size_t{4097},
                               (std::size_t{1} << 20) + 3}) {
@@ -47,7 +59,7 @@ void test_tree(MpiTransport& transport) {
       tree.allreduce(data.data(), count, dtype);
       const std::size_t wrong = test::first_wrong(dtype, data.data(), count, transport.size());
       report(transport.rank(), wrong == count,
-             detail::concat("tree ", dtype_name(dtype), " count ", count,
+             detail::concat("tree ", threads, " thread(s) ", dtype_name(dtype), " count ", count,
                             wrong == count ? std::string(" exact") : detail::concat(" wrong from element ", wrong)));
     }
   }
@@ -180,7 +192,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (mode == "allreduce") {
-      test_tree(transport);
+      for (int threads : {1, 2}) test_tree(transport, threads);
       test_node_group(transport);
     } else if (mode == "kill") {
       return test_kill(transport);

@@ -139,6 +139,52 @@ TEST_CASE("tree: loopback allreduce gives every rank the exact sum for 1..8 rank
   }
 }
 
+TEST_CASE("tree: out of place and with one or two threads, every rank gets the exact sum and src is untouched") {
+  // As above (integer-valued patterns, exact sums), for threads = 1 (one thread polls both trees)
+  // and 2, in place and out of place; out of place, src must still hold the rank's own pattern.
+  // 1 rank: out of place is a copy. Odd sizes put a one-element half in one tree.
+  const std::size_t sizes[] = {0, 1, 2, 3, 1000, 4097};
+  for (int threads : {1, 2}) {
+    for (int ranks : {1, 2, 3, 4, 7}) {
+      LoopbackHub hub(ranks);
+      TreeOptions options;
+      options.slice_bytes = 1024;
+      options.window = 2;
+      options.threads = threads;
+      options.timeout = 20s;
+      test::run_ranks(ranks, [&](int rank) {
+        auto transport = hub.connect(rank);
+        TreeAllreduce tree(*transport, options);
+        CHECK(tree.threads() == (ranks > 1 ? threads : 0));
+        for (DType dtype : test::kAllDtypes) {
+          for (std::size_t count : sizes) {
+            const auto src = test::pattern_buffer(dtype, rank, count);
+            std::vector<std::byte> dst(src.size(), std::byte{0x7F});
+            tree.allreduce(src.data(), dst.data(), count, dtype);
+            INFO("threads=", threads, " ranks=", ranks, " rank=", rank, " ", dtype_name(dtype), " count=", count);
+            REQUIRE(test::first_wrong(dtype, dst.data(), count, ranks) == count);
+            REQUIRE(src == test::pattern_buffer(dtype, rank, count));
+            auto in_place = test::pattern_buffer(dtype, rank, count);
+            tree.allreduce(in_place.data(), count, dtype);
+            REQUIRE(in_place == dst);
+          }
+        }
+      });
+    }
+  }
+}
+
+TEST_CASE("tree: overlapping out-of-place buffers and a bad thread count are errors") {
+  LoopbackHub hub(1);
+  auto transport = hub.connect(0);
+  TreeOptions options;
+  options.threads = 3;
+  CHECK_THROWS_AS(TreeAllreduce(*transport, options), KernelError);
+  TreeAllreduce tree(*transport, TreeOptions{});
+  std::vector<float> data(16, 1.0f);
+  CHECK_THROWS_AS(tree.submit(data.data(), data.data() + 4, 8, DType::F32), KernelError);
+}
+
 TEST_CASE("tree: several operations in flight at once complete in order with exact sums") {
   const int ranks = 5;
   LoopbackHub hub(ranks);

@@ -1,11 +1,16 @@
 // hfreduce-bench: sweeps the stages of hfreduce and measures, in the same run, the bounds they are judged by.
 // SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
+#include <malloc.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +37,8 @@
 #include "ffsim/hfreduce/tree.hpp"
 #include "json_writer.hpp"
 #include "plain_loop.hpp"
+#include "nccl_table.hpp"
+#include "ranks.hpp"
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
 #include "ffsim/hfreduce/mpi_transport.hpp"
@@ -49,6 +56,7 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --min-bytes SIZE   smallest tensor (default 4KiB); SIZE takes B, KiB, MiB, GiB
   --max-bytes SIZE   largest tensor (default 256MiB)
   --step N           size multiplier between points (default 4)
+  --sizes LIST       exactly these sizes instead (e.g. 8MiB,64MiB,256MiB), ascending
   --k LIST           buffers summed by the reduce stage (default 8)
   --threads LIST     reduce threads (default 1,<usable CPUs>)
   --isa LIST         reduce paths (default: every supported one)
@@ -58,14 +66,20 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --devices LIST     devices per node for pipeline/allreduce (default 1,8)
   --chunks LIST      pipeline chunk sizes (default 1MiB,4MiB)
   --slice SIZE       inter-node slice (default 512KiB)
+  --tree-threads N   threads driving the two trees: 1, 2, or 0 = auto (default 0: 1 below 4 CPUs)
   --budget SECONDS   time spent per point, at least --reps repetitions (default 0.2)
   --reps N           minimum repetitions (default 5)
-  --rounds N         sweep everything N times; a point's median is the median of its rounds'
-                     medians, each round's median is recorded (default 1; on a shared machine
-                     the rounds' spread is its noise)
+  --rounds N         sweep everything N times, interleaved; a point's median is the median of its
+                     rounds' medians, each round's median is recorded, and a point whose rounds
+                     spread more than 10% is warned about (default 3; 1 for a single sweep)
+  --timeout SECONDS  deadline of every collective the bench runs under mpirun (barriers, MPI
+                     baselines, the tree): a rank that waits longer exits 4 (default 120)
+  --quick            a CI-sized run (under a minute on 2 cores): sizes 64KiB..1MiB, budget 0.01 s,
+                     3 reps, best ISA, fp32 and bf16, 1 and 2 devices, 256KiB chunks and slices;
+                     options given explicitly win
   --machine NAME     machine name for the JSON (default: hostname)
-  --out FILE         JSON output (default hfreduce-bench.json)
-Run under mpirun for the internode and allreduce stages (2+ ranks).
+  --out FILE         JSON output (default hfreduce-bench.json); checked before measuring
+Run under mpirun for the internode and allreduce stages (2+ ranks); every rank needs the same options.
 )";
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -122,6 +136,7 @@ struct Options {
   std::size_t min_bytes = 4 * KiB;
   std::size_t max_bytes = 256 * MiB;
   std::size_t step = 4;
+  std::vector<std::size_t> size_list;  // --sizes: these instead of min..max by step
   std::vector<int> ks = {8};
   std::vector<int> threads;
   std::vector<Isa> isas;
@@ -131,19 +146,51 @@ struct Options {
   std::vector<int> devices = {1, 8};
   std::vector<std::size_t> chunks = {1 * MiB, 4 * MiB};
   std::size_t slice = 512 * KiB;
+  int tree_threads = 0;
   double budget_s = 0.2;
   int reps = 5;
-  int rounds = 1;
+  int rounds = 3;
+  double timeout_s = 120;
+  bool quick = false;
   std::string machine;
   std::string out = "hfreduce-bench.json";
   std::string command;
   bool has(const std::string& stage) const { return std::find(stages.begin(), stages.end(), stage) != stages.end(); }
   std::vector<std::size_t> sizes() const {
+    if (!size_list.empty()) return size_list;
     std::vector<std::size_t> result;
     for (std::size_t s = min_bytes; s <= max_bytes; s *= step) result.push_back(s);
     return result;
   }
 };
+
+// The output's folder, and a temporary file beside the output that the JSON is written to and
+// renamed from, so that a run never leaves half a file or clobbers one it could not finish.
+std::string out_folder(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+std::string temporary_of(const std::string& path) { return path + ".tmp-" + std::to_string(getpid()); }
+
+// --out is checked before anything is measured (until 2026-12-01 an unwritable one failed with exit 1
+// after the whole sweep): a folder that exists and takes a new file, and no folder by that name.
+void check_out(const std::string& path) {
+  struct stat st {};
+  if (path.empty()) usage_error("--out: expected a file name");
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    usage_error("--out: " + path + " is a folder; give a file name");
+  const std::string folder = out_folder(path);
+  if (stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    usage_error("--out: cannot write " + path + ": folder " + folder + " does not exist");
+  const std::string probe = temporary_of(path);
+  const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) usage_error("--out: cannot write " + path + ": " + std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
+  if (stat(path.c_str(), &st) == 0 && access(path.c_str(), W_OK) != 0)
+    usage_error("--out: cannot replace " + path + ": " + std::strerror(errno));
+}
 
 // A whole number in [lo, hi], all of `text` (stoi took "4x" as 4), or a usage error naming `flag`.
 int parse_int(const std::string& flag, const std::string& text, int lo, int hi) {
@@ -179,6 +226,11 @@ Options parse_options(int argc, char** argv) {
       std::printf("%s", kUsage);
       std::exit(0);
     }
+    if (flag == "--quick") {
+      if (!given.insert(flag).second) usage_error("--quick is given twice; give it once");
+      o.quick = true;
+      continue;
+    }
     if (i + 1 >= argc) usage_error("missing value after " + flag);
     if (!given.insert(flag).second)
       usage_error(flag + " is given twice; give it once (a list is one comma-separated value)");
@@ -197,6 +249,13 @@ Options parse_options(int argc, char** argv) {
         o.min_bytes = parse_size(value);
       } else if (flag == "--max-bytes") {
         o.max_bytes = parse_size(value);
+      } else if (flag == "--sizes") {
+        for (const std::string& part : split(value)) {
+          o.size_list.push_back(parse_size(part));
+          if (o.size_list.size() > 1 && o.size_list.back() <= o.size_list[o.size_list.size() - 2])
+            usage_error("--sizes: expected ascending sizes, got " + value);
+        }
+        if (o.size_list.empty()) usage_error("--sizes: expected a comma-separated list, got \"" + value + "\"");
       } else if (flag == "--step") {
         o.step = static_cast<std::size_t>(parse_int(flag, value, 2, 1024));
       } else if (flag == "--k") {
@@ -239,6 +298,17 @@ Options parse_options(int argc, char** argv) {
         }
         if (end == 0 || end != value.size() || !std::isfinite(o.budget_s) || o.budget_s <= 0 || o.budget_s > 3600)
           usage_error("--budget: expected seconds above 0 and at most 3600, got \"" + value + "\"");
+      } else if (flag == "--tree-threads") {
+        o.tree_threads = parse_int(flag, value, 0, 2);
+      } else if (flag == "--timeout") {
+        std::size_t end = 0;
+        try {
+          o.timeout_s = std::stod(value, &end);
+        } catch (const std::exception&) {
+          end = 0;
+        }
+        if (end == 0 || end != value.size() || !std::isfinite(o.timeout_s) || o.timeout_s < 0.1 || o.timeout_s > 86400)
+          usage_error("--timeout: expected seconds from 0.1 to 86400, got \"" + value + "\"");
       } else if (flag == "--reps") {
         o.reps = parse_int(flag, value, 1, 1000000);
       } else if (flag == "--rounds") {
@@ -254,7 +324,28 @@ Options parse_options(int argc, char** argv) {
       usage_error(e.message());
     }
   }
+  if (o.quick) {
+    // CI-sized: every stage runs, each on a few small sizes, a few repetitions, three rounds
+    if (!given.count("--min-bytes")) o.min_bytes = 64 * KiB;
+    if (!given.count("--max-bytes")) o.max_bytes = 1 * MiB;
+    if (!given.count("--budget")) o.budget_s = 0.01;
+    if (!given.count("--reps")) o.reps = 3;
+    if (!given.count("--isa")) o.isas = {best_isa()};
+    if (!given.count("--dtypes")) o.dtypes = {DType::F32, DType::BF16};
+    if (!given.count("--devices")) o.devices = {1, 2};
+    if (!given.count("--chunks")) o.chunks = {256 * KiB};
+    if (!given.count("--slice")) o.slice = 256 * KiB;
+  }
   if (o.min_bytes == 0 || o.min_bytes > o.max_bytes) usage_error("need 0 < --min-bytes <= --max-bytes");
+  if (!o.size_list.empty() && (given.count("--min-bytes") || given.count("--max-bytes") || given.count("--step")))
+    usage_error("--sizes replaces --min-bytes, --max-bytes and --step; give one or the other");
+  if (!o.size_list.empty()) {
+    o.min_bytes = o.size_list.front();
+    o.max_bytes = o.size_list.back();  // the arena and the MPI limit below use the largest
+  }
+  // MPI counts are ints: the MPI stages move at most INT_MAX floats per call
+  if ((o.has("internode") || o.has("allreduce")) && o.max_bytes / 4 > static_cast<std::size_t>(INT_MAX))
+    usage_error("--max-bytes: the MPI stages take at most 8GiB (INT_MAX floats), got " + format_bytes(o.max_bytes));
   if (o.isas.empty()) o.isas = supported_isas();
   for (Isa isa : o.isas) {
     if (!isa_supported(isa)) usage_error(std::string("this CPU cannot run ") + std::string(isa_name(isa)));
@@ -265,66 +356,12 @@ Options parse_options(int argc, char** argv) {
     gethostname(host, sizeof(host) - 1);
     o.machine = host;
   }
+  // Only rank 0 writes: under mpirun the others leave --out to it (it may be another node's path).
+  const char* world_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (world_rank == nullptr) world_rank = std::getenv("PMI_RANK");
+  if (world_rank == nullptr || std::string(world_rank) == "0") check_out(o.out);
   return o;
 }
-
-// ---------------------------------------------------------------- ranks (MPI or a single process)
-
-class Ranks {
- public:
-  virtual ~Ranks() = default;
-  virtual int rank() const = 0;
-  virtual int size() const = 0;
-  /// Barrier that sleeps while it waits, so that idle ranks leave the cores to the measured one.
-  virtual void barrier() = 0;
-  virtual double max(double value) = 0;
-  virtual int broadcast(int value) = 0;
-};
-
-class SingleRank final : public Ranks {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  void barrier() override {}
-  double max(double value) override { return value; }
-  int broadcast(int value) override { return value; }
-};
-
-#ifdef FFSIM_HFREDUCE_HAS_MPI
-class MpiRanks final : public Ranks {
- public:
-  explicit MpiRanks(MPI_Comm comm) : comm_(comm) {
-    MPI_Comm_rank(comm_, &rank_);
-    MPI_Comm_size(comm_, &size_);
-  }
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
-  void barrier() override {
-    MPI_Request request = MPI_REQUEST_NULL;
-    FFSIM_MPI_CHECK(MPI_Ibarrier(comm_, &request));
-    int done = 0;
-    while (true) {
-      FFSIM_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-      if (done != 0) return;
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
-  double max(double value) override {
-    double result = 0;
-    FFSIM_MPI_CHECK(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, comm_));
-    return result;
-  }
-  int broadcast(int value) override {
-    FFSIM_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, 0, comm_));
-    return value;
-  }
-
- private:
-  MPI_Comm comm_;
-  int rank_ = 0;
-  int size_ = 1;
-};
-#endif
 
 // ---------------------------------------------------------------- timing and records
 
@@ -389,6 +426,48 @@ std::pair<Timing, Timing> measure_interleaved(const Options& o, const std::funct
   return {summarize(point_samples), summarize(bound_samples)};
 }
 
+/// Several things measured side by side on every rank (e.g. the tree and the MPI baselines): each
+/// runs once to warm up and once to size the repetitions, then repetition by repetition in turn
+/// (each timed run right after an untimed one of its own),
+/// the order rotating so that none always runs first. `setup` runs before each of its repetitions
+/// (outside the timing: e.g. the allocator setting of an MPI baseline); `scale` multiplies its
+/// times (0.5 for a ping-pong's round trip: one message).
+struct Contender {
+  std::function<void()> run;
+  std::function<void()> setup;
+  double scale = 1.0;
+};
+std::vector<Timing> measure_together(const Options& o, Ranks& ranks, const std::vector<Contender>& contenders) {
+  // Each timed run follows an untimed one of the same contender: a tree allreduce right after
+  // another large MPI transfer of the process runs several times slower (8 MiB, 2 ranks: 0.56 vs
+  // 6.4 GB/s; docs/hfreduce.md), and each is measured in its steady state, as in a training loop
+  // that repeats the same collective.
+  auto timed = [&](const Contender& c) {
+    if (c.setup) c.setup();
+    ranks.barrier();
+    c.run();
+    ranks.barrier();
+    const auto begin = Clock::now();
+    c.run();
+    return ranks.max(seconds_since(begin)) * c.scale;
+  };
+  double first = 0;
+  for (const Contender& c : contenders) (void)timed(c);
+  for (const Contender& c : contenders) first += timed(c);
+  const int reps = ranks.broadcast(std::clamp(static_cast<int>(o.budget_s / std::max(first, 1e-7)), o.reps, 500));
+  std::vector<std::vector<double>> samples(contenders.size());
+  for (int r = 0; r < reps; ++r) {
+    ranks.heartbeat();
+    for (std::size_t i = 0; i < contenders.size(); ++i) {
+      const std::size_t c = (i + static_cast<std::size_t>(r)) % contenders.size();
+      samples[c].push_back(timed(contenders[c]));
+    }
+  }
+  std::vector<Timing> result;
+  for (auto& s : samples) result.push_back(summarize(s));
+  return result;
+}
+
 struct BoundRef {
   std::string name;    // what was measured, e.g. "memcpy_bw" or "mpi_allreduce"
   std::string metric;  // which rate of the point it is compared with: "traffic_Bps" or "algbw_Bps"
@@ -406,6 +485,9 @@ struct Point {
   int ranks = 1;
   int threads = 0;
   std::size_t chunk_bytes = 0;
+  std::string placement;          // "in_place" or "out_of_place" for the allreduce stages, else empty
+  int busbw_ranks = 0;            // n of busbw = algbw x 2(n - 1)/n (allreduce stages), else 0
+  long long wrong = -1;           // allreduce stages: elements that differed from the exact sum in the check run
   std::size_t bytes = 0;          // tensor size S
   double traffic_bytes = 0;       // host memory bytes read + written (or link bytes), per the stage's model
   Timing time;
@@ -414,6 +496,13 @@ struct Point {
   double algbw() const { return static_cast<double>(bytes) / time.median; }
   double traffic_rate() const { return traffic_bytes / time.median; }
   double rate(const std::string& metric) const { return metric == "traffic_Bps" ? traffic_rate() : algbw(); }
+  double busbw() const { return allreduce_busbw(algbw(), busbw_ranks); }
+  /// Spread of the rounds' medians: (max - min) / median; 0 with one round.
+  double spread() const {
+    if (rounds.size() < 2) return 0;
+    const auto [lo, hi] = std::minmax_element(rounds.begin(), rounds.end());
+    return (*hi - *lo) / time.median;
+  }
 };
 
 std::vector<Point> points;
@@ -424,7 +513,14 @@ void print_header() {
               "bound", "GB/s", "ratio");
 }
 
+Ranks* heartbeat_ranks = nullptr;  // the leader's single-node stages renew the others' deadline
+
 void record(Point p) {
+  if (heartbeat_ranks != nullptr) heartbeat_ranks->heartbeat();
+  // a bound that is 0 or not finite would give an infinite or undefined ratio: it is left out
+  p.bounds.erase(std::remove_if(p.bounds.begin(), p.bounds.end(),
+                                [](const BoundRef& b) { return !(b.value_Bps > 0) || !std::isfinite(b.value_Bps); }),
+                 p.bounds.end());
   const char* metric_note = p.bounds.empty() ? "" : (p.bounds[0].metric == "traffic_Bps" ? "" : "*");
   const double rate = p.bounds.empty() ? p.traffic_rate() : p.rate(p.bounds[0].metric);
   std::printf("%-10s %-8s %-14s %-5s %-7s %3d %3d %5d %3d %7s %9s %11.1f %8.2f%s", p.stage.c_str(), p.backend.c_str(),
@@ -444,7 +540,7 @@ void record(Point p) {
 /// median is nearest to it (a bound measured beside the point, in the same round).
 std::vector<Point> merge_rounds(const std::vector<std::vector<Point>>& rounds) {
   auto key = [](const Point& p) {
-    return p.stage + "|" + p.backend + "|" + p.variant + "|" + p.dtype + "|" + p.store + "|" + std::to_string(p.k) +
+    return p.stage + "|" + p.backend + "|" + p.variant + "|" + p.placement + "|" + p.dtype + "|" + p.store + "|" + std::to_string(p.k) +
            "|" + std::to_string(p.devices) + "|" + std::to_string(p.ranks) + "|" + std::to_string(p.threads) + "|" +
            std::to_string(p.chunk_bytes) + "|" + std::to_string(p.bytes);
   };
@@ -561,6 +657,9 @@ std::map<std::pair<int, std::size_t>, std::unique_ptr<CopyBound>>& copy_bounds()
 void reset_copy_bounds() { copy_bounds().clear(); }
 
 CopyBound& copy_bound(const Options& o, Arena& arena, int threads, std::size_t bytes, bool print) {
+  // at least a cache line: the footprint of a 4-byte tensor rounds to 0 bytes, whose copy rate is
+  // 0 and whose ratio was printed as inf
+  bytes = std::max<std::size_t>(bytes, 64);
   auto& slot = copy_bounds()[{threads, bytes}];
   if (!slot) slot = std::make_unique<CopyBound>(o, arena, threads, bytes, print);
   return *slot;
@@ -739,6 +838,20 @@ double pipeline_traffic(int devices, std::size_t bytes) {
   return devices == 1 ? 4 * s : (5.0 * devices + 1) * s;
 }
 
+// Integer-valued fp32 inputs, exact in any summation order: contributor r holds (r + i) mod 7 at
+// i, so the sum over `contributors` depends on i mod 7 only.
+float pattern_value(int contributor, std::size_t i) {
+  return static_cast<float>((static_cast<std::size_t>(contributor) + i) % 7);
+}
+std::size_t count_wrong(const float* values, std::size_t count, int contributors) {
+  float expect[7] = {};
+  for (std::size_t j = 0; j < 7; ++j)
+    for (int r = 0; r < contributors; ++r) expect[j] += pattern_value(r, j);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < count; ++i) wrong += values[i] != expect[i % 7] ? 1 : 0;
+  return wrong;
+}
+
 void pipeline_stage(const Options& o, Ranks& ranks, Arena& arena, const LinkBounds* link_for_size,
                     std::size_t bytes, int devices, TreeAllreduce* tree, const std::string& stage) {
   auto backend = make_backend(o, devices);
@@ -754,11 +867,69 @@ void pipeline_stage(const Options& o, Ranks& ranks, Arena& arena, const LinkBoun
     src.push_back(buffers.back().ptr());
     dst.push_back(buffers.back().ptr());
   }
+  // the whole allreduce, out of place too: results into a second buffer per device
+  std::vector<DeviceBuffer> out_buffers;
+  std::vector<DevicePtr<std::byte>> out;
+  if (tree != nullptr) {
+    for (int d = 0; d < devices; ++d) {
+      out_buffers.push_back(backend->allocate_device(d, bytes));
+      out.push_back(out_buffers.back().ptr());
+    }
+  }
   for (std::size_t chunk : o.chunks) {
     PipelineOptions options;
     options.chunk_bytes = chunk;
     options.reducer.threads = 0;
     Pipeline pipeline(*backend, options, tree);
+    if (tree != nullptr) {
+      // Checked once per placement (device d of rank r contributes pattern r x D + d; every device
+      // must end with the exact sum over all n x D), then both measured side by side.
+      const std::size_t count = bytes / 4;
+      const int contributors = ranks.size() * devices;
+      std::array<std::size_t, 2> wrong{0, 0};
+      std::vector<float> host(count);
+      std::vector<DevicePtr<std::byte>> same(dst);
+      for (const bool in_place : {false, true}) {
+        for (int d = 0; d < devices; ++d) {
+          for (std::size_t i = 0; i < count; ++i) host[i] = pattern_value(ranks.rank() * devices + d, i);
+          backend->upload(buffers[static_cast<std::size_t>(d)].ptr(), host.data(), count * 4);
+        }
+        pipeline.allreduce(DType::F32, src, in_place ? same : out, count);
+        for (int d = 0; d < devices; ++d) {
+          backend->download(host.data(), (in_place ? dst : out)[static_cast<std::size_t>(d)], count * 4);
+          wrong[in_place ? 1 : 0] += count_wrong(host.data(), count, contributors);
+        }
+      }
+      for (int d = 0; d < devices; ++d) {
+        for (std::size_t off = 0; off < bytes; off += zeros.size()) {
+          backend->upload(buffers[static_cast<std::size_t>(d)].ptr() + off, zeros.data(), std::min(zeros.size(), bytes - off));
+        }
+      }
+      const std::vector<Timing> times = measure_together(
+          o, ranks,
+          {{[&] { pipeline.allreduce(DType::F32, src, out, count); }, nullptr, 1.0},
+           {[&] { pipeline.allreduce(DType::F32, src, same, count); }, nullptr, 1.0}});
+      ranks.barrier();
+      if (ranks.rank() != 0) continue;
+      for (const bool in_place : {false, true}) {
+        Point p;
+        p.stage = stage;
+        p.backend = o.backend;
+        p.variant = "tree";
+        p.placement = in_place ? "in_place" : "out_of_place";
+        p.busbw_ranks = contributors;
+        p.devices = devices;
+        p.ranks = ranks.size();
+        p.threads = pipeline.reducer().threads();
+        p.chunk_bytes = chunk;
+        p.bytes = bytes;
+        p.traffic_bytes = pipeline_traffic(devices, bytes) * ranks.size() + tree_traffic(ranks.size(), bytes);
+        p.time = times[in_place ? 1 : 0];
+        p.wrong = static_cast<long long>(wrong[in_place ? 1 : 0]);
+        record(std::move(p));
+      }
+      continue;
+    }
     Point p;
     p.stage = stage;
     p.backend = o.backend;
@@ -799,62 +970,232 @@ void pipeline_stage(const Options& o, Ranks& ranks, Arena& arena, const LinkBoun
 }
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
+// ---------------------------------------------------------------- inter-node stage and its baselines
+
+// glibc's allocator as shipped and raised. Open MPI 4.1's MPI_Allreduce mallocs a temporary
+// buffer of up to the message size on every call; glibc maps one above its mmap threshold (128 KiB
+// at start, raised by every mapped block freed, to at most 32 MiB = DEFAULT_MMAP_THRESHOLD_MAX on
+// 64-bit) and unmaps it on free, so from 32 MiB up every call maps, page-faults and zeroes it
+// anew. Raised: mmap threshold and trim threshold at INT_MAX, what
+// GLIBC_TUNABLES=glibc.malloc.mmap_threshold=2147483647 gives a fresh process: the buffer comes
+// from the heap and stays there. glibc cannot be put back (mallopt switches its dynamic rule off
+// for good, and a heap grown by the raised setting would serve the shipped one), so the shipped
+// baseline is measured first, in the first round, before the allocator is raised for the rest of
+// the process; both beside the tree.
+bool allocator_raised = false;
+void raise_allocator() {
+  if (mallopt(M_MMAP_THRESHOLD, INT_MAX) != 1 || mallopt(M_TRIM_THRESHOLD, INT_MAX) != 1)
+    FFSIM_KERNEL_THROW(KernelError, "mallopt refused to raise glibc's mmap threshold");
+  allocator_raised = true;
+}
+// The shipped baseline's median time by (ranks, bytes, in place), from the first round.
+std::map<std::tuple<int, std::size_t, bool>, double> shipped_medians;
+
+// The bound an allreduce can reach over this transport, from two rates measured in the same run
+// with every rank active at once (so that ranks sharing cores share them as in the allreduce):
+//   t_ring: MPI_Sendrecv of S bytes to the next rank and from the previous one, all ranks at once
+//           (each rank receives S: per-rank transport rate S / t_ring);
+//   t_sum:  a 2-input fp32 sum of S bytes (out += in) on every rank at once, one thread each.
+// A bandwidth-optimal allreduce (reduce-scatter then allgather, the schedule nccl-tests' busbw
+// refers to) makes every rank receive 2(n-1)/n S and add (n-1)/n S, so
+//   t_bound = 2(n-1)/n x t_ring + (n-1)/n x t_sum,   bound algbw = S / t_bound.
+// The two terms add: over shared memory the receiver's CPU copies every message (Open MPI's CMA
+// single copy), and the adds run on the same cores, so on a machine with fewer cores than busy
+// threads neither hides behind the other. The double binary tree moves as many bytes in all
+// (every tree edge carries its half once up and once down: 2(n-1) S over the ranks), though less
+// evenly. The bound is not strict: a sum of 3 inputs (own + two children) costs less than two
+// 2-input sums, and slices that stay in cache copy faster than S-sized messages, so a ratio a
+// little above 1 is possible.
+double allreduce_bound_time(int n, double t_ring, double t_sum) {
+  const double f = static_cast<double>(n - 1) / n;
+  return 2 * f * t_ring + f * t_sum;
+}
+
 void internode_stage(const Options& o, MpiRanks& ranks, MpiTransport& transport, Arena& arena) {
   TreeOptions tree_options;
   tree_options.slice_bytes = o.slice;
+  tree_options.threads = o.tree_threads;
+  tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   TreeAllreduce tree(transport, tree_options);
-  for (std::size_t bytes : o.sizes()) {
-    const std::size_t count = bytes / 4;
-    HostBuffer data = HostBuffer::allocate(bytes);
-    // correctness once: integer values, exact in any order, so tree and MPI_Allreduce must agree
-    auto* values = data.as<float>();
-    for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>((static_cast<std::size_t>(ranks.rank()) + i) % 7);
-    std::vector<float> reference(values, values + count);
-    tree.allreduce(values, count, DType::F32);
-    FFSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, reference.data(), static_cast<int>(count), MPI_FLOAT, MPI_SUM, transport.comm()));
-    if (std::memcmp(values, reference.data(), bytes) != 0) {
-      FFSIM_KERNEL_THROW(KernelError, "tree allreduce differs from MPI_Allreduce at ", bytes, " bytes");
+  const int n = ranks.size();
+  const int me = ranks.rank();
+  MPI_Comm comm = transport.comm();
+  Watchdog& dog = ranks.watchdog();
+  // Phase shipped (first round only): the tree beside MPI_Allreduce with glibc as shipped. Phase
+  // fair: the tree beside MPI_Allreduce with the threshold raised and the transport's rates.
+  auto one_size = [&](std::size_t size, bool shipped_phase) {
+    const std::size_t count = size / 4;
+    if (count == 0) return;  // the MPI stages move whole floats
+    const std::size_t bytes = count * 4;
+    HostBuffer src = HostBuffer::allocate(bytes);
+    HostBuffer dst = HostBuffer::allocate(bytes);
+    auto* in = src.as<float>();
+    auto* out = dst.as<float>();
+    const int icount = static_cast<int>(count);
+    auto tree_run = [&](bool in_place) {
+      fault_point("tree", me);
+      try {
+        if (in_place) {
+          tree.allreduce(out, count, DType::F32);
+        } else {
+          tree.allreduce(in, out, count, DType::F32);
+        }
+      } catch (const TimeoutError& e) {
+        leave(kExitFault, e.message() + " (exit 4)");
+      }
+    };
+    auto mpi_run = [&](bool in_place) {
+      fault_point("mpi_allreduce", me);
+      auto guard = dog.arm("MPI_Allreduce");
+      FFSIM_MPI_CHECK(MPI_Allreduce(in_place ? MPI_IN_PLACE : static_cast<const void*>(in), out, icount, MPI_FLOAT,
+                                    MPI_SUM, comm));
+    };
+    // The variants, each in and out of place. Names: stage, variant (stage mpi_allreduce with
+    // variant MPI_Allreduce is what the files before 2026-12-01 hold: the shipped allocator).
+    struct Variant {
+      std::string stage, variant, title;
+      std::function<void(bool)> run;
+      std::function<void()> setup;
+    };
+    std::vector<Variant> variants = {{"internode", "double_tree", "hfreduce double binary tree", tree_run, nullptr}};
+    if (shipped_phase) {
+      variants.push_back({"mpi_allreduce", "MPI_Allreduce", "MPI_Allreduce, glibc allocator as shipped", mpi_run, nullptr});
+    } else {
+      variants.push_back(
+          {"mpi_allreduce", "MPI_Allreduce_heap", "MPI_Allreduce, glibc mmap threshold raised (fair)", mpi_run, nullptr});
     }
-    std::memset(data.data(), 0, bytes);  // zeros stay zeros over repetitions
-    // MPI_Allreduce and the tree alternate in pairs of repetitions, so both see the same machine
-    std::vector<double> mpi_samples;
-    std::vector<double> our_samples;
-    for (int round = 0; round < 3; ++round) {
-      const Timing m = measure(o, ranks, [&] {
-        FFSIM_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_FLOAT, MPI_SUM, transport.comm()));
-      });
-      const Timing t = measure(o, ranks, [&] { tree.allreduce(values, count, DType::F32); });
-      mpi_samples.insert(mpi_samples.end(), m.samples.begin(), m.samples.end());
-      our_samples.insert(our_samples.end(), t.samples.begin(), t.samples.end());
+    // correctness once per variant and placement: every rank's pattern in, the exact sum out
+    std::vector<std::array<std::size_t, 2>> wrong(variants.size());
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      for (const bool in_place : {false, true}) {
+        if (variants[v].setup) variants[v].setup();
+        for (std::size_t i = 0; i < count; ++i) in[i] = pattern_value(me, i);
+        if (in_place) {
+          std::memcpy(out, in, bytes);
+        } else {
+          std::memset(out, 0, bytes);
+        }
+        variants[v].run(in_place);
+        wrong[v][in_place ? 1 : 0] = count_wrong(out, count, n);
+      }
     }
-    const Timing mpi = summarize(mpi_samples);
-    const Timing ours = summarize(our_samples);
-    double copy = 0;
-    if (ranks.rank() == 0) {
+    std::memset(in, 0, bytes);  // zeros stay zeros over repetitions
+    std::memset(out, 0, bytes);
+    std::vector<Contender> contenders;
+    for (const Variant& v : variants) {
+      for (const bool in_place : {false, true}) contenders.push_back({[&v, in_place] { v.run(in_place); }, v.setup, 1.0});
+    }
+    // the transport: ring sendrecv (all ranks), ping-pong (ranks 0 and 1), and the 2-input sum on every rank
+    const int next = (me + 1) % n;
+    const int previous = (me + n - 1) % n;
+    if (!shipped_phase) contenders.push_back({[&] {
+                            fault_point("sendrecv", me);
+                            auto guard = dog.arm("MPI_Sendrecv");
+                            FFSIM_MPI_CHECK(MPI_Sendrecv(in, icount, MPI_FLOAT, next, 11, out, icount, MPI_FLOAT,
+                                                         previous, 11, comm, MPI_STATUS_IGNORE));
+                          },
+                          nullptr, 1.0});
+    if (!shipped_phase) contenders.push_back({[&] {
+                            fault_point("sendrecv", me);
+                            auto guard = dog.arm("the MPI ping-pong of ranks 0 and 1");
+                            if (me == 0) {
+                              FFSIM_MPI_CHECK(MPI_Send(in, icount, MPI_FLOAT, 1, 12, comm));
+                              FFSIM_MPI_CHECK(MPI_Recv(out, icount, MPI_FLOAT, 1, 12, comm, MPI_STATUS_IGNORE));
+                            } else if (me == 1) {
+                              FFSIM_MPI_CHECK(MPI_Recv(out, icount, MPI_FLOAT, 0, 12, comm, MPI_STATUS_IGNORE));
+                              FFSIM_MPI_CHECK(MPI_Send(in, icount, MPI_FLOAT, 0, 12, comm));
+                            }
+                          },
+                          nullptr, 0.5});
+    const Isa isa = default_isa();
+    if (!shipped_phase) contenders.push_back({[&] {
+                            const void* inputs[2] = {out, in};
+                            reduce_sum(isa, DType::F32, out, std::span<const void* const>(inputs, 2), count);
+                          },
+                          nullptr, 1.0});
+    const std::vector<Timing> times = measure_together(o, ranks, contenders);
+    const std::size_t first_transport = variants.size() * 2;
+    if (shipped_phase) {
+      for (const bool in_place : {false, true}) shipped_medians[{n, bytes, in_place}] = times[2 + (in_place ? 1 : 0)].median;
+      if (me != 0) return;
+      for (const bool in_place : {false, true}) {
+        Point p;
+        p.stage = "mpi_allreduce";
+        p.backend = "mpi";
+        p.variant = "MPI_Allreduce";
+        p.placement = in_place ? "in_place" : "out_of_place";
+        p.busbw_ranks = n;
+        p.ranks = n;
+        p.bytes = bytes;
+        p.traffic_bytes = tree_traffic(n, bytes);
+        p.time = times[2 + (in_place ? 1 : 0)];
+        p.wrong = static_cast<long long>(wrong[1][in_place ? 1 : 0]);
+        record(std::move(p));
+      }
+      return;
+    }
+    const Timing& ring = times[first_transport];
+    const Timing& sum = times[first_transport + 2];
+    const double bound_algbw = static_cast<double>(bytes) / allreduce_bound_time(n, ring.median, sum.median);
+
+    double copy = 0;  // host memory traffic bound, measured by rank 0 alone
+    if (me == 0) {
       const auto footprint =
-          std::min({static_cast<std::size_t>(tree_traffic(ranks.size(), bytes) / 2), arena.bytes() / 2, 512 * MiB}) / 64 * 64;
+          std::min({static_cast<std::size_t>(tree_traffic(n, bytes) / 2), arena.bytes() / 2, 512 * MiB}) / 64 * 64;
       CopyBound& bound = copy_bound(o, arena, usable_cpu_count(), footprint, false);
       SingleRank local;
       copy = bound.traffic() / measure(o, local, [&] { bound.run(); }).median;
     }
     ranks.barrier();
-    for (const bool is_mpi : {true, false}) {
-      Point p;
-      p.stage = is_mpi ? "mpi_allreduce" : "internode";
-      p.backend = "mpi";
-      p.variant = is_mpi ? "MPI_Allreduce" : "double_tree";
-      p.ranks = ranks.size();
-      p.chunk_bytes = is_mpi ? 0 : o.slice;
-      p.bytes = bytes;
-      p.traffic_bytes = tree_traffic(ranks.size(), bytes);
-      p.time = is_mpi ? mpi : ours;
-      if (!is_mpi) {
-        p.bounds.push_back({"host_memory_traffic", "traffic_Bps", copy});
-        p.bounds.push_back({"mpi_allreduce", "algbw_Bps", static_cast<double>(bytes) / mpi.median});
+    if (me != 0) return;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      for (const bool in_place : {false, true}) {
+        const Timing& t = times[v * 2 + (in_place ? 1 : 0)];
+        Point p;
+        p.stage = variants[v].stage;
+        p.backend = "mpi";
+        p.variant = variants[v].variant;
+        p.placement = in_place ? "in_place" : "out_of_place";
+        p.busbw_ranks = n;
+        p.ranks = n;
+        p.threads = p.stage == "internode" ? tree.threads() : 0;
+        p.chunk_bytes = p.stage == "internode" ? o.slice : 0;
+        p.bytes = bytes;
+        p.traffic_bytes = tree_traffic(n, bytes);
+        p.time = t;
+        p.wrong = static_cast<long long>(wrong[v][in_place ? 1 : 0]);
+        if (p.stage == "internode") {
+          const Timing& fair = times[2 + (in_place ? 1 : 0)];
+          p.bounds.push_back({"host_memory_traffic", "traffic_Bps", copy});
+          const auto shipped = shipped_medians.find({n, bytes, in_place});
+          if (shipped != shipped_medians.end())
+            p.bounds.push_back({"mpi_allreduce", "algbw_Bps", static_cast<double>(bytes) / shipped->second});
+          p.bounds.push_back({"mpi_allreduce_fair", "algbw_Bps", static_cast<double>(bytes) / fair.median});
+          p.bounds.push_back({"allreduce_bound_sendrecv", "algbw_Bps", bound_algbw});
+        }
+        record(std::move(p));
       }
-      if (ranks.rank() == 0) record(std::move(p));
     }
+    const char* transport_variants[] = {"sendrecv_ring", "pingpong", "sum2_every_rank"};
+    for (int k = 0; k < 3; ++k) {
+      Point p;
+      p.stage = "mpi_p2p";
+      p.backend = "mpi";
+      p.variant = transport_variants[k];
+      p.ranks = n;
+      p.threads = 1;
+      p.bytes = bytes;
+      // bytes received per rank (copied by the receiver), or read + written by the sum
+      p.traffic_bytes = k == 2 ? 3.0 * static_cast<double>(bytes) : static_cast<double>(bytes);
+      p.time = times[first_transport + static_cast<std::size_t>(k)];
+      record(std::move(p));
+    }
+  };
+  if (!allocator_raised) {
+    for (std::size_t size : o.sizes()) one_size(size, true);
+    raise_allocator();
   }
+  for (std::size_t size : o.sizes()) one_size(size, false);
 }
 #endif
 
@@ -870,8 +1211,10 @@ std::string utc_now() {
 }
 
 void write_json(const Options& o, const std::string& date, const std::string& mpi_version) {
-  std::ofstream file(o.out);
-  if (!file) FFSIM_KERNEL_THROW(KernelError, "cannot write ", o.out);
+  // written to a temporary file beside --out and renamed: whole or not at all
+  const std::string temporary = temporary_of(o.out);
+  std::ofstream file(temporary);
+  if (!file) FFSIM_KERNEL_THROW(KernelError, "cannot write ", temporary, ": ", std::strerror(errno));
   JsonWriter json(file);
   json.begin_object();
   json.field("schema", "ffsim.hfreduce-bench/1");
@@ -918,6 +1261,7 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
     json.field("ranks", p.ranks);
     json.field("threads", p.threads);
     json.field("chunk_bytes", p.chunk_bytes);
+    if (!p.placement.empty()) json.field("placement", p.placement);
     json.field("bytes", p.bytes);
     json.field("traffic_bytes", p.traffic_bytes);
     json.key("time_s");
@@ -935,9 +1279,12 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
       json.begin_array();
       for (double r : p.rounds) json.value(r);
       json.end_array();
+      json.field("spread", p.spread());
     }
     json.end_object();
     json.field("algbw_Bps", p.algbw());
+    if (p.busbw_ranks > 0) json.field("busbw_Bps", p.busbw());
+    if (p.wrong >= 0) json.field("wrong_elements", p.wrong);
     json.field("traffic_Bps", p.traffic_rate());
     json.key("bounds");
     json.begin_array();
@@ -954,6 +1301,112 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
   }
   json.end_array();
   json.end_object();
+  file << "\n";
+  file.close();
+  if (!file) FFSIM_KERNEL_THROW(KernelError, "cannot write ", temporary, ": ", std::strerror(errno));
+  if (std::rename(temporary.c_str(), o.out.c_str()) != 0) {
+    const int error = errno;
+    std::remove(temporary.c_str());
+    FFSIM_KERNEL_THROW(KernelError, "cannot write ", o.out, ": ", std::strerror(error));
+  }
+}
+
+// nccl-tests' table for every allreduce-like series of the run (after the rounds are merged).
+void print_nccl_tables() {
+  struct Series {
+    std::string title;
+    int n = 0;
+    std::map<std::size_t, NcclRow> rows;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Series> series;
+  for (const Point& p : points) {
+    if (p.placement.empty()) continue;
+    std::string key = p.stage + " " + p.variant + ", " + std::to_string(p.ranks) + " ranks";
+    if (p.stage == "allreduce") key += " x " + std::to_string(p.devices) + " devices, " + format_bytes(p.chunk_bytes) + " chunks";
+    if (p.stage == "internode") key += ", " + format_bytes(p.chunk_bytes) + " slices";
+    auto [it, fresh] = series.try_emplace(key);
+    if (fresh) {
+      order.push_back(key);
+      it->second.title = "hfreduce-bench " + key + " (busbw over " + std::to_string(p.busbw_ranks) + " ranks)";
+      it->second.n = p.busbw_ranks;
+    }
+    NcclRow& row = it->second.rows[p.bytes];
+    row.bytes = p.bytes;
+    row.count = p.bytes / 4;
+    const std::size_t wrong = p.wrong > 0 ? static_cast<std::size_t>(p.wrong) : 0;
+    if (p.placement == "in_place") {
+      row.in_place_s = p.time.median;
+      row.in_place_wrong = wrong;
+    } else {
+      row.out_of_place_s = p.time.median;
+      row.out_of_place_wrong = wrong;
+    }
+  }
+  for (const std::string& key : order) {
+    std::vector<NcclRow> rows;
+    for (const auto& [bytes, row] : series[key].rows) rows.push_back(row);
+    std::printf("\n%s", nccl_table(series[key].title, series[key].n, rows).c_str());
+  }
+}
+
+// The tree against its baselines, per size: the ratios the issue asks for, in one place.
+void print_tree_summary() {
+  bool header = false;
+  for (const Point& p : points) {
+    if (p.stage != "internode") continue;
+    auto ratio = [&](const char* name) {
+      for (const BoundRef& b : p.bounds)
+        if (b.name == name) return p.rate(b.metric) / b.value_Bps;
+      return 0.0;
+    };
+    if (!header) {
+      std::printf("\ntree vs baselines (algbw ratios; fair = glibc mmap threshold raised, bound = sendrecv + sum, see docs)\n");
+      std::printf("%5s %-12s %9s %9s %16s %13s %13s\n", "ranks", "placement", "bytes", "tree GB/s", "/ MPI shipped",
+                  "/ MPI fair", "/ bound");
+      header = true;
+    }
+    std::printf("%5d %-12s %9s %9.2f %16.2f %13.2f %13.2f\n", p.ranks, p.placement.c_str(), format_bytes(p.bytes).c_str(),
+                p.algbw() / 1e9, ratio("mpi_allreduce"), ratio("mpi_allreduce_fair"), ratio("allreduce_bound_sendrecv"));
+  }
+}
+
+// Points whose rounds lie more than 10% apart: the machine was disturbed while they ran.
+void warn_spread(const Options& o) {
+  if (o.rounds < 2) return;
+  std::vector<const Point*> wide;
+  for (const Point& p : points)
+    if (p.spread() > 0.10) wide.push_back(&p);
+  if (wide.empty()) return;
+  std::printf("\nwarning: %zu of %zu points spread more than 10%% over their %d rounds (max - min of the round medians over "
+              "the median); the machine was busy or drifting, rerun them where it is quieter:\n",
+              wide.size(), points.size(), o.rounds);
+  for (std::size_t i = 0; i < wide.size() && i < 20; ++i) {
+    const Point& p = *wide[i];
+    std::printf("  %s %s %s %s %s: %.0f%%\n", p.stage.c_str(), p.variant.c_str(), p.dtype.c_str(), p.placement.c_str(),
+                format_bytes(p.bytes).c_str(), p.spread() * 100);
+  }
+  if (wide.size() > 20) std::printf("  ... and %zu more\n", wide.size() - 20);
+}
+
+// What every rank must agree on under mpirun: the options that decide the collectives it runs.
+std::string plan_of(const Options& o) {
+  std::string plan = "--stages ";
+  for (std::size_t i = 0; i < o.stages.size(); ++i) plan += (i ? "," : "") + o.stages[i];
+  plan += " --min-bytes " + format_bytes(o.min_bytes) + " --max-bytes " + format_bytes(o.max_bytes) + " --step " +
+          std::to_string(o.step);
+  if (!o.size_list.empty()) {
+    plan += " --sizes ";
+    for (std::size_t i = 0; i < o.size_list.size(); ++i) plan += (i ? "," : "") + format_bytes(o.size_list[i]);
+  }
+  plan += " --devices ";
+  for (std::size_t i = 0; i < o.devices.size(); ++i) plan += (i ? "," : "") + std::to_string(o.devices[i]);
+  plan += " --chunks ";
+  for (std::size_t i = 0; i < o.chunks.size(); ++i) plan += (i ? "," : "") + format_bytes(o.chunks[i]);
+  char numbers[160];
+  std::snprintf(numbers, sizeof(numbers), " --slice %s --tree-threads %d --rounds %d --reps %d --budget %g --timeout %g --backend %s",
+                format_bytes(o.slice).c_str(), o.tree_threads, o.rounds, o.reps, o.budget_s, o.timeout_s, o.backend.c_str());
+  return plan + numbers;
 }
 
 int run(int argc, char** argv) {
@@ -966,36 +1419,46 @@ int run(int argc, char** argv) {
                             std::getenv("PMIX_RANK") != nullptr;
   std::unique_ptr<MpiSession> session;
   std::unique_ptr<MpiTransport> transport;
+  std::unique_ptr<Watchdog> watchdog;
   if (under_mpirun) {
     session = std::make_unique<MpiSession>(&argc, &argv);
     transport = std::make_unique<MpiTransport>(MPI_COMM_WORLD);
-    ranks = std::make_unique<MpiRanks>(transport->comm());
+    watchdog = std::make_unique<Watchdog>(std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000)),
+                                          "rank " + std::to_string(transport->rank()) + " of " +
+                                              std::to_string(transport->size()));
+    ranks = std::make_unique<MpiRanks>(transport->comm(), *watchdog);
     char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
     int length = 0;
     MPI_Get_library_version(version, &length);
     mpi_version = std::string(version, static_cast<std::size_t>(length));
     if (const auto newline = mpi_version.find('\n'); newline != std::string::npos) mpi_version.resize(newline);
     if (const auto comma = mpi_version.find(','); comma != std::string::npos) mpi_version.resize(comma);
+    // before anything is measured: ranks given different stages or sizes would wait on each other's
+    // collectives for ever; they are a usage error, exit 2, naming two ranks
+    ranks->agree(plan_of(o));
   }
 #endif
   const bool leader = ranks->rank() == 0;
   if (leader) {
-    std::printf("hfreduce-bench on %s: %s, %d usable CPUs, ISA %s, %d NUMA node(s), %d rank(s)\n", o.machine.c_str(),
-                cpu_model_name().c_str(), usable_cpu_count(), std::string(isa_name(best_isa())).c_str(),
-                numa_node_count(), ranks->size());
+    std::printf("hfreduce-bench on %s: %s, %d usable CPUs, ISA %s, %d NUMA node(s), %d rank(s), %d round(s)\n",
+                o.machine.c_str(), cpu_model_name().c_str(), usable_cpu_count(), std::string(isa_name(best_isa())).c_str(),
+                numa_node_count(), ranks->size(), o.rounds);
     std::printf("ratio = the point's rate / the bound (traffic GB/s vs copy GB/s, or algbw marked *)\n");
     print_header();
   }
   int k_max = 1;
   for (int k : o.ks) k_max = std::max(k_max, k);
   // only the leader measures copies and reduces; the other ranks need no arena
-  Arena arena(leader ? (static_cast<std::size_t>(k_max) + 1) * o.max_bytes : 64);
+  Arena arena(leader ? std::max<std::size_t>((static_cast<std::size_t>(k_max) + 1) * o.max_bytes, 4096) : 64);
 
   // One sweep of every stage. With --rounds N it runs N times and each point is merged over them.
   auto sweep = [&] {
     reset_copy_bounds();
-    // single-node stages: the leader measures, the other ranks sleep in a barrier
-    if (leader) {
+    // single-node stages: the leader measures, the other ranks wait for it (its heartbeats renew
+    // their deadline)
+    const bool single_node = o.has("copy") || o.has("reduce") || o.has("d2h") || o.has("h2d") || o.has("pipeline");
+    if (leader && single_node) {
+      heartbeat_ranks = ranks.get();
       if (o.has("copy") || o.has("reduce")) reduce_stage(o, arena);
       std::map<std::size_t, LinkBounds> links;
       const bool link_stages = o.has("d2h") || o.has("h2d") || o.has("pipeline");
@@ -1014,6 +1477,11 @@ int run(int argc, char** argv) {
           }
         }
       }
+      heartbeat_ranks = nullptr;
+    }
+    if (single_node) {
+      ranks->done();
+      ranks->wait_for_leader();
     }
     ranks->barrier();
 
@@ -1021,12 +1489,16 @@ int run(int argc, char** argv) {
     if (transport && ranks->size() > 1) {
       auto& mpi_ranks = static_cast<MpiRanks&>(*ranks);
       if (o.has("internode")) internode_stage(o, mpi_ranks, *transport, arena);
-      if (o.has("allreduce") && o.backend == "host") {
+      if (o.has("allreduce")) {  // host or cuda backend (virtual devices share GPU 0)
         TreeOptions tree_options;
         tree_options.slice_bytes = o.slice;
+        tree_options.threads = o.tree_threads;
+        tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
         TreeAllreduce tree(*transport, tree_options);
         for (std::size_t bytes : o.sizes()) {
-          for (int devices : o.devices) pipeline_stage(o, *ranks, arena, nullptr, bytes, devices, &tree, "allreduce");
+          if (bytes < 4) continue;
+          for (int devices : o.devices)
+            pipeline_stage(o, *ranks, arena, nullptr, bytes / 4 * 4, devices, &tree, "allreduce");
         }
       }
     }
@@ -1044,8 +1516,12 @@ int run(int argc, char** argv) {
     std::printf("note: internode and allreduce stages need mpirun with 2 or more ranks\n");
   }
   if (leader) {
+    print_nccl_tables();
+    print_tree_summary();
+    warn_spread(o);
     write_json(o, date, mpi_version);
     std::printf("wrote %s (%zu points)\n", o.out.c_str(), points.size());
+    std::fflush(stdout);
   }
   ranks->barrier();
   return 0;
@@ -1057,8 +1533,11 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return ffsim::hfreduce::bench::run(argc, argv);
+  } catch (const ffsim::hfreduce::TimeoutError& e) {
+    ffsim::hfreduce::bench::leave(ffsim::hfreduce::bench::kExitFault, e.what());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hfreduce-bench: %s\n", e.what());
-    return 1;
+    // Under mpirun the other ranks may wait for this one: leave at once (MPI_Finalize would wait
+    // for them); mpirun ends the job.
+    ffsim::hfreduce::bench::leave(1, e.what());
   }
 }

@@ -52,6 +52,12 @@ struct TreeOptions {
   int window = 4;
   /// A rank that sees no progress (no message completes) for this long throws TimeoutError.
   std::chrono::milliseconds timeout{30000};
+  /// Threads that drive the two trees: 2 (one per tree), 1 (one thread polls both trees in turn)
+  /// or 0 = auto: 1 where the process may use fewer than 4 CPUs, else 2. On a 2-CPU machine two
+  /// ranks with two busy tree threads each put 4 pollers on 2 cores, and the MPI progress engine
+  /// is entered from two threads at once; one thread per rank avoids both (measured in
+  /// docs/hfreduce.md, "Inter-node tree").
+  int threads = 0;
   /// Path of the adds; unset = default_isa().
   std::optional<Isa> isa;
 };
@@ -84,8 +90,15 @@ class TreeAllreduce {
   void wait(Ticket ticket);
   /// Blocks until no operation is in flight (each has completed or been abandoned after a failure).
   void quiesce();
+  /// Out of place: the sum of every rank's src lands in data (src is only read; the two must not
+  /// overlap). A leaf sends straight from src and an interior rank sums src and its children's
+  /// halves into data, so out of place costs no extra copy.
+  Ticket submit(const void* src, void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
   /// submit + wait.
   void allreduce(void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
+  void allreduce(const void* src, void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
+  /// Threads driving the trees (TreeOptions::threads resolved): 1 or 2; 0 for a single rank.
+  int threads() const noexcept { return size_ > 1 ? threads_ : 0; }
 
   /// Blocks until every rank has passed its description (e.g. "tensor 'w1': 1000 x fp32"); throws
   /// MismatchError naming two ranks that differ, on every rank, or TimeoutError.
@@ -97,6 +110,7 @@ class TreeAllreduce {
   const TreeOptions& options() const noexcept { return options_; }
 
   class Worker;
+  class Engine;
   struct Job {
     int halves_left = 2;  // halves still held by a tree thread (running, or queued)
     std::exception_ptr error;
@@ -104,6 +118,7 @@ class TreeAllreduce {
 
  private:
   friend class Worker;
+  friend class Engine;
   void finish_half(Ticket ticket, std::exception_ptr error);
   void fail(std::exception_ptr error);
   std::int64_t tag(std::uint64_t sequence, std::uint32_t fingerprint, int channel) const noexcept;
@@ -124,7 +139,9 @@ class TreeAllreduce {
   std::map<Ticket, Job> jobs_;
   std::exception_ptr failure_;
   std::atomic<bool> failed_{false};
+  int threads_ = 2;
   std::array<std::unique_ptr<Worker>, 2> workers_;
+  std::array<std::unique_ptr<Engine>, 2> engines_;
 };
 
 }  // namespace ffsim::hfreduce
