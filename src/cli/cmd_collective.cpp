@@ -321,7 +321,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (tree_rows && lib.nccl.tree_chunk_bytes > 0)
     std::cout << "  nccl_tree, broadcast and nccl where it picks the tree pipeline " << fmt_bytes(Bytes(lib.nccl.tree_chunk_bytes))
               << " chunks, an [I] stand-in: NCCL's own rule moves " << fmt_bytes(Bytes(lib.nccl.step_size))
-              << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; README, \"NCCL's tree chunk\")\n";
+              << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; docs/results.md, \"NCCL's tree chunk\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";

@@ -256,7 +256,7 @@ void collective_section(std::ostream& out, Findings& f, Context& ctx, const plan
     // Said only where it changes the figure (NCCL picks the ring, or the chunks are equal, elsewhere).
     if (std::abs(en.time - shipped.time) > 1e-3 * shipped.time) {
       out << "  nccl (here and in the training rows below) assumes a " << fmt_bytes(Bytes(lib.nccl.tree_chunk_bytes))
-          << " tree chunk\n  ([I]: models/libraries/nccl.json tree_chunk; README, \"NCCL's tree chunk\");\n"
+          << " tree chunk\n  ([I]: models/libraries/nccl.json tree_chunk; docs/results.md, \"NCCL's tree chunk\");\n"
           << "  NCCL's own rule (" << fmt_bytes(Bytes(lib.nccl.step_size))
           << " steps, \"tree_chunk\": \"nccl\") gives " << fmt_bandwidth(BytesPerSecond(S / en.time)) << " at "
           << largest << " GPUs,\n  hfreduce / nccl " << fmt_f(en.time / hf_largest, 2) << "x\n";
