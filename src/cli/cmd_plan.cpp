@@ -468,7 +468,7 @@ int run_plan(Context& ctx, const PlanArgs& a) {
   } else {
     const report::Table t = side_by_side(ds, rel, ds[b].name, Cells{a.csv});
     if (a.csv) {
-      t.print_csv(std::cout);
+      t.transposed("design").print_csv(std::cout);  // a row per design: one unit per column
       print_calibration(std::cerr, ctx);  // stdout is the CSV
     } else {
       std::cout << "Capacity plan of " << ds.size() << " design" << (ds.size() == 1 ? "" : "s");

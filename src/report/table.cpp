@@ -83,4 +83,16 @@ void Table::print_csv(std::ostream& os) const {
   for (const auto& r : rows_) line(r);
 }
 
+Table Table::transposed(const std::string& corner) const {
+  std::vector<std::string> header{corner};
+  for (const auto& r : rows_) header.push_back(r.empty() ? std::string() : r.front());
+  Table t(std::move(header));
+  for (std::size_t c = 1; c < header_.size(); ++c) {
+    std::vector<std::string> row{header_[c]};
+    for (const auto& r : rows_) row.push_back(c < r.size() ? r[c] : std::string());
+    t.add(std::move(row));
+  }
+  return t;
+}
+
 }  // namespace ffsim::report

@@ -24,6 +24,11 @@ public:
   void print(std::ostream& os, const std::string& indent = "") const;
   /// RFC 4180 CSV (cells quoted when they contain a comma, quote or newline).
   void print_csv(std::ostream& os) const;
+  /// Rows become columns: the first column's cells become the header (after `corner`), and each
+  /// other column a row headed by its header cell. A side-by-side table (one quantity per row,
+  /// one design per column) so becomes one record per design with one quantity, and so one
+  /// unit, per column (what CSV readers expect).
+  [[nodiscard]] Table transposed(const std::string& corner) const;
 
 private:
   std::vector<std::string> header_;
