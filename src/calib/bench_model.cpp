@@ -48,6 +48,104 @@ ParamSet unset_params() {
 
 const char* regime_name(Regime r) { return r == Regime::Cache ? "cache" : "dram"; }
 
+const char* level_name(Level l) {
+  switch (l) {
+    case Level::L1: return "l1";
+    case Level::L2: return "l2";
+    case Level::Llc: return "llc";
+    case Level::Dram: return "dram";
+  }
+  return "?";
+}
+
+MemoryModel unset_memory_model() {
+  MemoryModel mm;
+  mm.call_latency = mm.fork_cost = mm.sharpness = std::numeric_limits<double>::quiet_NaN();
+  mm.shared.fill(std::numeric_limits<double>::quiet_NaN());
+  return mm;
+}
+
+std::string kernel_kind(const Point& pt) {
+  if (pt.stage == "copy") return "copy " + pt.variant;
+  if (pt.stage == "reduce") return "reduce " + pt.variant + " " + pt.dtype + " " + pt.store;
+  return "";
+}
+
+int kernel_threads(const Point& pt) {
+  const int t = std::max(1, pt.threads);
+  if (pt.stage == "copy" && pt.variant == "memcpy") return t;
+  const double parts = std::max(1.0, std::floor(pt.bytes / kMinBytesPerThread));
+  return static_cast<int>(std::min<double>(t, parts));
+}
+
+namespace {
+bool is_set(double v) { return !std::isnan(v); }
+// Fraction of a working set of x bytes a cache of C bytes serves (C = 0: no such cache).
+double served(double x, double C, double s) {
+  if (C <= 0) return 0;
+  if (!is_set(s)) return x <= C ? 1.0 : 0.0;  // a step
+  return 1 / (1 + std::pow(x / C, s));
+}
+}  // namespace
+
+std::array<double, kLevels> level_fractions(const BenchModel& m, double sharpness, double W, int n) {
+  const double w = W / std::max(1, n);
+  const double h1 = served(w, m.l1, sharpness), h2 = served(w, m.l2, sharpness), h3 = served(W, m.llc, sharpness);
+  return {h1, (1 - h1) * h2, (1 - h1) * (1 - h2) * h3, (1 - h1) * (1 - h2) * (1 - h3)};
+}
+
+double kind_rate(const KindRates& k, Level l) {
+  const int i = static_cast<int>(l);
+  for (int j = i; j < kLevels; ++j)
+    if (is_set(k.rate[static_cast<std::size_t>(j)])) return k.rate[static_cast<std::size_t>(j)];
+  for (int j = i - 1; j >= 0; --j)
+    if (is_set(k.rate[static_cast<std::size_t>(j)])) return k.rate[static_cast<std::size_t>(j)];
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n) {
+  const double g = is_set(k.gain) ? std::clamp(k.gain, 0.0, 1.0) : 1.0;
+  double r = (1 + (std::max(1, n) - 1) * g) * kind_rate(k, l);
+  const double cap = mm.shared[static_cast<std::size_t>(l)];
+  if (is_set(cap) && cap > 0) r = std::min(r, cap);
+  return r;
+}
+
+namespace {
+// Seconds per traffic byte over the levels' fractions (the harmonic mix of their rates).
+double per_byte(const MemoryModel& mm, const KindRates& k, const std::array<double, kLevels>& f, int n) {
+  double t = 0;
+  for (int l = 0; l < kLevels; ++l) {
+    const double fl = f[static_cast<std::size_t>(l)];
+    if (fl > 0) t += fl / level_rate(mm, k, static_cast<Level>(l), n);
+  }
+  return t;
+}
+double value_or(double v, double fallback) { return is_set(v) ? v : fallback; }
+}  // namespace
+
+double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n) {
+  const auto it = mm.kinds.find(kind);
+  if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
+  return 1 / per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n);
+}
+
+double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt) {
+  const auto it = mm.kinds.find(kernel_kind(pt));
+  if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
+  const KindRates& k = it->second;
+  const int n = kernel_threads(pt);
+  const double S = pt.bytes;
+  const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
+  // Streaming stores write around the caches: the written bytes always go to DRAM.
+  const bool streaming = pt.stage == "copy" ? pt.variant == "kernel_nt" : pt.store == "nt";
+  const double written = streaming ? S : 0;
+  const auto f = level_fractions(m, mm.sharpness, W, n);
+  double t = (W - written) * per_byte(mm, k, f, n);
+  if (written > 0) t += written / level_rate(mm, k, Level::Dram, n);
+  return value_or(mm.call_latency, 0) + (n - 1) * value_or(mm.fork_cost, 0) + t;
+}
+
 BenchModel make_bench_model(const config::Catalog& cat, const std::string& node_name) {
   const config::CatalogEntry* e = cat.find(hw::kNode, node_name);
   if (!e) {
@@ -57,7 +155,10 @@ BenchModel make_bench_model(const config::Catalog& cat, const std::string& node_
   BenchModel m;
   m.node = hw::parse_node(*e, cat);
   m.lib = coll::load_library_params(cat);
-  if (m.node.sockets.front().cpu.last_level_cache) m.llc = m.node.sockets.front().cpu.last_level_cache->si();
+  const hw::CpuSpec& cpu = m.node.sockets.front().cpu;
+  if (cpu.last_level_cache) m.llc = cpu.last_level_cache->si();
+  if (cpu.l1d_cache_per_core) m.l1 = cpu.l1d_cache_per_core->si();
+  if (cpu.l2_cache_per_core) m.l2 = cpu.l2_cache_per_core->si();
   return m;
 }
 
@@ -353,26 +454,76 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
   }
 }
 
-double simulate(const BenchModel& m, const ParamSet& p, const Point& pt, eval::Engine& engine) {
+namespace {
+
+// The composed stages on the memory model: the node's DRAM rate is what every core's memcpy reaches
+// over the stage's working set, an emulated device's link what one copy thread's memcpy reaches
+// (payload: half its traffic), and the per-core reduce rate the node's reduce group's over the same
+// working set (input bytes: k / (k + 1) of its traffic for k inputs). Values the model lacks keep p's.
+void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string& reduce_kind, const Point& pt,
+                  hw::NodeSpec& n) {
+  const double W = working_set(pt);
+  const int cores = total_cores(m.node);
+  if (const double dram = mixed_rate(m, mm, "copy memcpy", W, cores); is_set(dram) && dram > 0)
+    for (auto& s : n.sockets) s.dram_bandwidth = BytesPerSecond(dram);
+  if (!n.gpus.empty() && n.gpus.front().gpu.emulated())
+    if (const double link = mixed_rate(m, mm, "copy memcpy", W, 1); is_set(link) && link > 0)
+      for (auto& g : n.gpus) g.gpu.pcie_bandwidth = BytesPerSecond(link / 2);
+  if (const double red = mixed_rate(m, mm, reduce_kind, W, 1); is_set(red) && red > 0) {
+    const double k = std::max(2, pt.devices);
+    for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(red * k / (k + 1));
+  }
+}
+
+}  // namespace
+
+double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eval::Engine& engine) {
   const std::string why = not_simulated(pt);
   FFSIM_ASSERT(why.empty(), "simulate: " + why);
   hw::NodeSpec node = m.node;
   coll::LibraryParams lib = m.lib;
-  apply(node, lib, p);
-  const bool multi = pt.stage == "internode" || pt.stage == "allreduce";
-  const int ranks = multi ? pt.ranks : 1;
-  if (pt.stage == "reduce" || pt.stage == "pipeline" || multi) share_machine(node, ranks, pt.threads);
+  apply(node, lib, mp.node);
   const double S = pt.bytes;
   Schedule s;
+  if ((pt.stage == "copy" || pt.stage == "reduce") && !std::isnan(kernel_seconds(m, mp.memory, pt))) {
+    // The memory model: a delay of the call's fixed time, then the op at the traffic rate its levels
+    // give (DRAM's resource carries it; a reduce's cores are set not to bind before it).
+    const int n = kernel_threads(pt);
+    const double fixed = value_or(mp.memory.call_latency, 0) + (n - 1) * value_or(mp.memory.fork_cost, 0);
+    const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
+    const double rate = W / (kernel_seconds(m, mp.memory, pt) - fixed);
+    for (auto& sk : node.sockets) {
+      sk.dram_bandwidth = BytesPerSecond(rate);
+      sk.cpu.reduce_bandwidth_per_core = BytesPerSecond(2 * rate);
+      sk.cpu.cores = 1;
+    }
+    const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
+    const sched::OpId d = s.delay(Seconds(fixed));
+    const sched::OpId op =
+        pt.stage == "copy"
+            ? s.transfer(Place::dram(0, 0), Place::dram(0, 0), Bytes(S), TrafficClass::Other)
+            : s.reduce(Place::cpu(0, 0), std::vector<Place>(static_cast<std::size_t>(pt.k), Place::dram(0, 0)),
+                       Place::dram(0, 0), Bytes(S));
+    s.depend(op, d);
+    return engine.run(s, plat).makespan;
+  }
+  if (pt.stage == "copy" || pt.stage == "reduce") {  // no rates of its kind: the node model's DRAM view
+    if (pt.stage == "reduce") share_machine(node, 1, pt.threads);
+    const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
+    if (pt.stage == "copy") s.transfer(Place::dram(0, 0), Place::dram(0, 0), Bytes(S), TrafficClass::Other);
+    else
+      s.reduce(Place::cpu(0, 0), std::vector<Place>(static_cast<std::size_t>(pt.k), Place::dram(0, 0)), Place::dram(0, 0),
+               Bytes(S));
+    return engine.run(s, plat).makespan;
+  }
+  apply_memory(m, mp.memory, mp.reduce_kind, pt, node);
+  const bool multi = pt.stage == "internode" || pt.stage == "allreduce";
+  const int ranks = multi ? pt.ranks : 1;
+  if (pt.stage == "pipeline" || multi) share_machine(node, ranks, pt.threads);
   if (!multi) {
     const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
     const Place mem = Place::dram(0, node.gpus.empty() ? 0 : gpu_socket(node, 0));
-    if (pt.stage == "copy") {
-      s.transfer(Place::dram(0, 0), Place::dram(0, 0), Bytes(S), TrafficClass::Other);
-    } else if (pt.stage == "reduce") {
-      s.reduce(Place::cpu(0, 0), std::vector<Place>(static_cast<std::size_t>(pt.k), Place::dram(0, 0)), Place::dram(0, 0),
-               Bytes(S));
-    } else if (pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir") {
+    if (pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir") {
       if (pt.stage != "h2d") s.transfer(Place::gpu(0, 0), mem, Bytes(S), TrafficClass::Other);
       if (pt.stage != "d2h") s.transfer(mem, Place::gpu(0, 0), Bytes(S), TrafficClass::Other);
     } else {

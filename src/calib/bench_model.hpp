@@ -6,6 +6,7 @@
 
 #include <array>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "calib/measurement.hpp"
@@ -44,12 +45,61 @@ using ParamSet = std::array<double, kParams>;
 enum class Regime { Cache = 0, Dram = 1 };
 [[nodiscard]] const char* regime_name(Regime r);  ///< "cache", "dram"
 
+/// The memory levels a CPU kernel's bytes are served from: the per-core L1 data cache and L2, the
+/// last-level cache the cores share, DRAM.
+enum class Level { L1 = 0, L2 = 1, Llc = 2, Dram = 3 };
+inline constexpr int kLevels = 4;
+[[nodiscard]] const char* level_name(Level l);  ///< "l1", "l2", "llc", "dram"
+
+/// Rates of one kind of CPU kernel (a copy: memcpy, kernel_regular, kernel_nt; a reduce group:
+/// ISA, dtype and stores) in the memory model.
+struct KindRates {
+  /// Traffic bytes (read plus written) per second one thread moves from each level; NaN: not set
+  /// (no point of the kind is served from that level; the model takes the nearest slower level's,
+  /// else the nearest faster one's).
+  std::array<double, kLevels> rate{};
+  /// What each thread beyond the first adds, as a fraction of the first's rate (1: perfect
+  /// scaling; less where the vCPUs share a core's execution ports or a memory path). The model
+  /// uses min(gain, 1); NaN: 1.
+  double gain = 0;
+};
+
+/// The memory model of the measured machine's CPU kernels (copies and reduces). A call of a kernel
+/// on n threads that moves W traffic bytes (W_w of them written) takes
+///   t = call_latency + (n - 1) x fork_cost + sum over levels l of f_l x W_c / R_l + W_s / R_dram,
+///   R_l = min((1 + (n - 1) x min(gain, 1)) x rate_l, shared_l),
+/// where W_c are the bytes that may come from a cache (all of W; with streaming stores the read
+/// bytes only, the written W_s = W_w always going to DRAM) and f_l the fraction of them level l
+/// serves: with the per-thread working set w = W / n against the per-core caches and W against the
+/// shared one, h(x, C) = 1 / (1 + (x / C)^sharpness) of a cache of size C, f_L1 = h(w, L1),
+/// f_L2 = (1 - f_L1) h(w, L2), f_LLC = (1 - h(w, L1))(1 - h(w, L2)) h(W, LLC), f_DRAM the rest.
+struct MemoryModel {
+  double call_latency = 0;  ///< fixed time of a kernel call (seconds)
+  double fork_cost = 0;     ///< time each thread beyond the first adds to a call (waking a pool thread and joining it)
+  double sharpness = 0;     ///< exponent of the transition between levels (NaN: a step)
+  /// The cap each level puts on all threads together (bytes per second): the LLC's and DRAM's; NaN
+  /// (the per-core L1 and L2; an unpinned cap): none.
+  std::array<double, kLevels> shared{};
+  std::map<std::string, KindRates> kinds;  ///< by kernel_kind()
+};
+[[nodiscard]] MemoryModel unset_memory_model();
+
 /// The machine a calibration describes.
 struct BenchModel {
   hw::NodeSpec node;
   coll::LibraryParams lib;
   /// Last-level cache of the node's CPU (bytes); 0 when the model does not say (every run is DRAM).
   double llc = 0;
+  /// Per-core L1 data cache and L2 of the node's CPU (bytes); 0 when the model does not say.
+  double l1 = 0, l2 = 0;
+};
+
+/// What `simulate` runs a point with: the node-level parameters and the memory model.
+struct ModelParams {
+  ParamSet node = unset_params();
+  MemoryModel memory = unset_memory_model();
+  /// The memory-model kind whose rates the composed stages' reduces take (HFReduce's group).
+  std::string reduce_kind;
 };
 
 /// The node model `node_name` of the catalog, its CPU's cache and the collective libraries.
@@ -67,6 +117,27 @@ struct BenchModel {
 /// its bytes), else DRAM; always DRAM when the model gives no cache size.
 [[nodiscard]] Regime regime_of(const BenchModel& m, const Point& pt);
 
+/// The memory-model kind of a copy or reduce point: "copy memcpy", "reduce avx512 fp32 regular";
+/// "" for other stages.
+[[nodiscard]] std::string kernel_kind(const Point& pt);
+/// The threads a copy or reduce call runs on: hfreduce's Reducer (the vector kernels and the
+/// reduces) hands a thread at least 64 KiB of output (ReducerOptions::min_bytes_per_thread), so
+/// min(threads, max(1, floor(S / 64 KiB))); the bench's memcpy splits over every thread.
+[[nodiscard]] int kernel_threads(const Point& pt);
+inline constexpr double kMinBytesPerThread = 64.0 * 1024;
+/// Fractions of a working set of W bytes on n threads that each level serves (they sum to 1).
+[[nodiscard]] std::array<double, kLevels> level_fractions(const BenchModel& m, double sharpness, double W, int n);
+/// A kind's per-thread rate at a level, the nearest slower level's where it is not set, else the
+/// nearest faster one's; NaN if the kind has none.
+[[nodiscard]] double kind_rate(const KindRates& k, Level l);
+/// R_l of the memory model for `n` threads of a kind (above); NaN if the kind has no rate.
+[[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n);
+/// Time of one copy or reduce call by the memory model (seconds; NaN if its kind has no rates).
+[[nodiscard]] double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt);
+/// The traffic rate all `n` threads of `kind` reach over a working set of W bytes (the levels'
+/// rates mixed by level_fractions); NaN if the model has no rate for the kind.
+[[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n);
+
 /// "" if the simulator rebuilds this configuration, else why it does not.
 [[nodiscard]] std::string not_simulated(const Point& pt);
 
@@ -77,7 +148,11 @@ void check_machine(const BenchModel& m, const MeasurementFile& f);
 
 /// Time of one measured configuration simulated on `engine` with parameters `p` (unset entries
 /// keep the node model's values). Throws for configurations not_simulated() rejects.
-[[nodiscard]] double simulate(const BenchModel& m, const ParamSet& p, const Point& pt, eval::Engine& engine);
+/// Copies and reduces run as the memory model says: a delay of their fixed time, then the op with
+/// the platform's rates set to the memory model's at the point's levels. The composed stages (device
+/// copies, pipeline, tree, allreduce) run on the node model with its DRAM rate, device link and
+/// per-core reduce rate taken from the memory model at their working set where it has them.
+[[nodiscard]] double simulate(const BenchModel& m, const ModelParams& p, const Point& pt, eval::Engine& engine);
 
 /// The pipeline depth hfreduce's Pipeline uses (PipelineOptions::depth), i.e. staging slots per device.
 inline constexpr int kPipelineDepth = 3;

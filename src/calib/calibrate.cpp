@@ -32,6 +32,7 @@ struct Free {
   /// The smallest value the node model accepts (latencies must be positive: 1 ns, far below any
   /// measured time; an overhead may be 0). Bandwidths stay positive by their own floor.
   double floor = 0;
+  bool number = false;  ///< dimensionless (a gain, a sharpness): scaled by its start like a bandwidth
 };
 constexpr double kLatencyFloor = 1e-9;
 
@@ -48,7 +49,8 @@ public:
   // Fits `free` to `pts` by Levenberg-Marquardt through the simulator, starting from `free[j].start`
   // (a linear least-squares solution when `linear`), and records the fit.
   void fit(const std::string& name, const std::string& stages, const std::string& group, Regime r,
-           const std::vector<const Sample*>& pts, std::vector<Free> free, bool linear) {
+           const std::vector<const Sample*>& pts, std::vector<Free> free, bool linear, bool levels = false,
+           std::vector<FittedValue> unpinned = {}) {
     if (pts.empty()) return;
     for (auto it = free.begin(); it != free.end();)  // nothing to start from: the model lacks the part
       it = set(it->start) && it->start >= 0 ? it + 1 : free.erase(it);
@@ -57,9 +59,10 @@ public:
     // Scaled unknowns x_j = value_j / scale_j start at 1 (bandwidths stay positive).
     std::vector<double> scale, x0, lower, start;
     for (const Free& f : free) {
-      scale.push_back(f.bandwidth ? f.start : std::max(f.start, 1e-6));
+      const bool ratio = f.bandwidth || f.number;  // scaled by its start, kept positive
+      scale.push_back(ratio ? f.start : std::max(f.start, 1e-6));
       x0.push_back(f.start / scale.back());
-      lower.push_back(f.bandwidth ? 1e-6 : f.floor / scale.back());
+      lower.push_back(ratio ? std::max(1e-6, f.floor / scale.back()) : f.floor / scale.back());
     }
     start = x0;
     auto put = [&](const std::vector<double>& x) {
@@ -95,10 +98,19 @@ public:
       }
     }
     // Levenberg-Marquardt from the start and from the scan's best point; the lower cost wins.
-    LmResult lm = levenberg_marquardt(residuals, start, lower);
+    LmOptions opt;
+    if (levels) opt.max_iterations = 400;  // the memory model: many values, kinks where caps take over
+    LmResult lm = levenberg_marquardt(residuals, start, lower, opt);
     if (x0 != start) {
-      LmResult other = levenberg_marquardt(residuals, x0, lower);
+      LmResult other = levenberg_marquardt(residuals, x0, lower, opt);
       if (other.cost < lm.cost) lm = std::move(other);
+    }
+    // Restarts from the result (a fresh damping) while they still lower the cost.
+    for (int restart = 0; levels && restart < 100 && lm.cost > 0; ++restart) {
+      LmResult again = levenberg_marquardt(residuals, lm.x, lower, opt);
+      const bool better = again.cost < lm.cost * (1 - 1e-6);
+      if (again.cost <= lm.cost) lm = std::move(again);
+      if (!better) break;
     }
     put(lm.x);
     Fit f;
@@ -106,6 +118,7 @@ public:
     f.stages = stages;
     f.group = group;
     f.regime = r;
+    f.levels = levels;
     bool moved = false;
     for (std::size_t j = 0; j < free.size(); ++j) moved = moved || std::fabs(lm.x[j] - start[j]) > 1e-9 * std::fabs(start[j]);
     f.method = linear ? (moved ? "linear least squares, refined by a scan and Levenberg-Marquardt through the simulator"
@@ -116,6 +129,7 @@ public:
       v.name = free[j].name;
       v.value = *free[j].slot;
       v.bandwidth = free[j].bandwidth;
+      v.number = free[j].number;
       // Sensitivities are of relative residuals to the scaled value (both of order 1 when it binds).
       // A side is flat when it is below 1% of the other (a kink), or when doubling the value would
       // move the points' relative residuals by less than 1% in all (it hardly matters).
@@ -123,7 +137,7 @@ public:
       const double su = lm.sensitivity_up[j] * rel, sd = lm.sensitivity_down[j] * rel;
       const bool up = su > 0.01 && su > 0.01 * sd, down = sd > 0.01 && sd > 0.01 * su;
       const bool at_bound = lm.x[j] <= lower[j];
-      v.status = at_bound && !free[j].bandwidth && free[j].floor > 0
+      v.status = at_bound && !free[j].bandwidth && !free[j].number && free[j].floor > 0
                      ? "at its floor: these points would take a smaller one (the fit's line crosses zero below it), "
                        "the node model needs a positive value"
                  : up && (down || at_bound) ? "fitted"
@@ -132,6 +146,7 @@ public:
                         : "not pinned: the points of this fit hardly depend on it";
       f.values.push_back(v);
     }
+    for (FittedValue& v : unpinned) f.values.push_back(std::move(v));
     for (const Sample* s : pts) f.points.push_back(FitPoint{s->file, s->point.pointer, s->point.bytes, s->point.time_median, sim(*s)});
     summarize(f);
     c_.fits.push_back(std::move(f));
@@ -159,8 +174,8 @@ public:
     f.group = group;
     f.regime = r;
     f.method = "linear least squares: time = latency + bytes / bandwidth";
-    f.values.push_back(FittedValue{prefix + "_latency", x[0], false, "recorded: " + why, false});
-    f.values.push_back(FittedValue{prefix + "_bandwidth", x[1] > 0 ? 1 / x[1] : kNaN, true, "recorded: " + why, false});
+    f.values.push_back(FittedValue{prefix + "_latency", x[0], false, false, "recorded: " + why, false});
+    f.values.push_back(FittedValue{prefix + "_bandwidth", x[1] > 0 ? 1 / x[1] : kNaN, true, false, "recorded: " + why, false});
     for (const Sample* s : pts)
       f.points.push_back(FitPoint{s->file, s->point.pointer, s->point.bytes, s->point.time_median, x[0] + x[1] * s->point.bytes});
     summarize(f);
@@ -299,15 +314,14 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
 
 std::string reduce_group(const Point& pt) { return pt.variant + " " + pt.dtype + " " + pt.store; }
 
-ParamSet params_for(const Calibration& c, const Point& pt, Regime r) {
-  ParamSet p = c.published;
+ModelParams params_for(const Calibration& c, const Point& pt, Regime r) {
+  ModelParams mp;
+  ParamSet& p = mp.node;
+  p = c.published;
   for (std::size_t j = 0; j < p.size(); ++j) {
     const double v = pick({c.base[0][j], c.base[1][j]}, r);
     if (set(v)) p[j] = v;
   }
-  const std::string g = pt.stage == "reduce" ? reduce_group(pt) : c.node_reduce_group;
-  if (auto it = c.reduce.find(g); it != c.reduce.end() && set(pick(it->second, r)))
-    at(p, Param::ReducePerCore) = pick(it->second, r);
   auto tr = c.transport.find(pt.ranks);
   if (tr == c.transport.end()) tr = c.transport.find(c.node_ranks);
   if (tr != c.transport.end()) {
@@ -316,20 +330,187 @@ ParamSet params_for(const Calibration& c, const Point& pt, Regime r) {
     if (set(bw)) at(p, Param::NicBandwidth) = bw;
     if (set(lat)) at(p, Param::NicLatency) = lat;
   }
-  return p;
+  mp.memory = c.memory;
+  mp.reduce_kind = "reduce " + c.node_reduce_group;
+  return mp;
 }
 
 ParamSet node_params(const Calibration& c) {
   ParamSet p = unset_params();
   for (std::size_t j = 0; j < p.size(); ++j) p[j] = pick({c.base[0][j], c.base[1][j]}, Regime::Dram);
-  if (auto it = c.reduce.find(c.node_reduce_group); it != c.reduce.end())
-    at(p, Param::ReducePerCore) = pick(it->second, Regime::Dram);
+  // From the memory model: DRAM as every core's memcpy reaches it, one core's reduce input rate.
+  const auto dram = static_cast<std::size_t>(Level::Dram);
+  if (auto it = c.memory.kinds.find("copy memcpy"); it != c.memory.kinds.end() && set(it->second.rate[dram])) {
+    const double v = level_rate(c.memory, it->second, Level::Dram, c.cores);
+    if (set(v)) at(p, Param::DramBandwidth) = v;
+    // An emulated device's link: one copy thread's memcpy from DRAM, half of its traffic the payload.
+    if (c.emulated_devices) at(p, Param::DeviceLink) = it->second.rate[dram] / 2;
+  }
+  if (auto it = c.memory.kinds.find("reduce " + c.node_reduce_group); it != c.memory.kinds.end() && set(it->second.rate[dram])) {
+    const double v = kind_rate(it->second, Level::Dram);
+    if (set(v)) at(p, Param::ReducePerCore) = v * c.node_reduce_k / (c.node_reduce_k + 1.0);
+  }
   if (auto it = c.transport.find(c.node_ranks); it != c.transport.end()) {
     at(p, Param::NicBandwidth) = pick({it->second[0][0], it->second[1][0]}, Regime::Dram);
     at(p, Param::NicLatency) = pick({it->second[0][1], it->second[1][1]}, Regime::Dram);
   }
   return p;
 }
+
+namespace {
+
+// Per-thread traffic rate a copy or reduce point measured.
+double measured_rate(const Point& pt) {
+  const double W = pt.stage == "copy" ? 2 * pt.bytes : (pt.k + 1.0) * pt.bytes;
+  return W / pt.time_median / kernel_threads(pt);
+}
+
+// The level that serves most of a point's bytes (start values; which levels a kind has points of).
+constexpr double kSharpnessStart = 4;
+constexpr double kCovered = 0.05;  // a level serving less of every point of a kind does not pin its rate
+
+// The memory model (bench_model.hpp): first the copies (shared values and each copy kind), then each
+// reduce group with the shared values kept. A kind's rate at a level no training point of it is
+// served from (>= 5% of its bytes at the start's sharpness) is not fitted: it stays unset ("not
+// pinned"), and the model takes the nearest slower level's there.
+void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::vector<Sample>& training) {
+  MemoryModel& mm = c.memory;
+  std::map<std::string, std::vector<const Sample*>> by_kind;
+  std::vector<std::string> copy_kinds, reduce_kinds;
+  for (const auto& s : training) {
+    const std::string k = kernel_kind(s.point);
+    if (k.empty()) continue;
+    auto& v = by_kind[k];
+    if (v.empty()) (s.point.stage == "copy" ? copy_kinds : reduce_kinds).push_back(k);
+    v.push_back(&s);
+  }
+  if (by_kind.empty()) return;
+  std::sort(copy_kinds.begin(), copy_kinds.end());
+  std::sort(reduce_kinds.begin(), reduce_kinds.end());
+  auto fractions = [&](const Point& p) {
+    const double W = p.stage == "copy" ? 2 * p.bytes : (p.k + 1.0) * p.bytes;
+    return level_fractions(m, kSharpnessStart, W, kernel_threads(p));
+  };
+  auto dominant = [&](const Point& p) {
+    const auto f = fractions(p);
+    return static_cast<int>(std::max_element(f.begin(), f.end()) - f.begin());
+  };
+  // Free values of one kind: its rates at the levels its points reach, its gain if a point runs
+  // on several threads. The unpinned ones are listed as such.
+  auto kind_free = [&](const std::string& kind, const std::string& prefix, std::vector<Free>& free,
+                       std::vector<FittedValue>& unpinned) {
+    const auto& pts = by_kind[kind];
+    KindRates& kr = mm.kinds[kind];
+    kr.rate.fill(kNaN);
+    kr.gain = kNaN;
+    std::array<std::vector<double>, kLevels> rates;
+    std::array<bool, kLevels> covered{};
+    bool multi = false;
+    for (const Sample* s : pts) {
+      const auto f = fractions(s->point);
+      for (int l = 0; l < kLevels; ++l) covered[static_cast<std::size_t>(l)] = covered[static_cast<std::size_t>(l)] || f[static_cast<std::size_t>(l)] >= kCovered;
+      rates[static_cast<std::size_t>(dominant(s->point))].push_back(measured_rate(s->point));
+      multi = multi || kernel_threads(s->point) > 1;
+    }
+    std::vector<double> all;
+    for (const Sample* s : pts) all.push_back(measured_rate(s->point));
+    const double fallback = median_of(all);
+    for (int l = 0; l < kLevels; ++l) {
+      const auto ul = static_cast<std::size_t>(l);
+      const std::string name = prefix + level_name(static_cast<Level>(l)) + "_rate";
+      if (!covered[ul]) {
+        unpinned.push_back(FittedValue{name, kNaN, true, false,
+                                       std::string("not pinned: no training point of this kind is served from the ") +
+                                           level_name(static_cast<Level>(l)) + " (the model takes the nearest slower level's rate there)",
+                                       true});
+        continue;
+      }
+      free.push_back(Free{name, &kr.rate[ul], rates[ul].empty() ? fallback : median_of(rates[ul]), true});
+    }
+    if (multi) free.push_back(Free{prefix + "thread_gain", &kr.gain, 1.0, false, 0.0, true});
+    else
+      unpinned.push_back(FittedValue{prefix + "thread_gain", kNaN, false, true,
+                                     "not pinned: every training point of this kind ran on one thread", true});
+  };
+  // Shared values: from the copies, else from the reduces (then fitted with every reduce group at once).
+  const bool have_copies = !copy_kinds.empty();
+  std::vector<const Sample*> first;
+  for (const auto& k : have_copies ? copy_kinds : reduce_kinds) first.insert(first.end(), by_kind[k].begin(), by_kind[k].end());
+  std::vector<Free> free;
+  std::vector<FittedValue> unpinned;
+  double smallest = std::numeric_limits<double>::infinity();
+  bool multi = false;
+  std::array<double, kLevels> top{};
+  std::array<bool, kLevels> capped{};
+  for (const Sample* s : first) {
+    smallest = std::min(smallest, s->point.time_median);
+    const int n = kernel_threads(s->point);
+    if (n > 1) {
+      multi = true;
+      const auto f = fractions(s->point);
+      for (int l : {static_cast<int>(Level::Llc), static_cast<int>(Level::Dram)})
+        if (f[static_cast<std::size_t>(l)] >= kCovered) {
+          capped[static_cast<std::size_t>(l)] = true;
+          top[static_cast<std::size_t>(l)] = std::max(top[static_cast<std::size_t>(l)], measured_rate(s->point) * n);
+        }
+    }
+  }
+  free.push_back(Free{"call_latency", &mm.call_latency, 0.1 * smallest, false, 0.0});
+  if (multi) free.push_back(Free{"fork_cost", &mm.fork_cost, 0.5 * smallest, false, 0.0});
+  else unpinned.push_back(FittedValue{"fork_cost", kNaN, false, false, "not pinned: every training point ran on one thread", true});
+  free.push_back(Free{"transition_sharpness", &mm.sharpness, kSharpnessStart, false, 0.5, true});
+  for (Level l : {Level::Llc, Level::Dram}) {
+    const auto ul = static_cast<std::size_t>(l);
+    const std::string name = std::string(level_name(l)) + "_shared_bandwidth";
+    if (capped[ul]) free.push_back(Free{name, &mm.shared[ul], 2 * top[ul], true});
+    else
+      unpinned.push_back(FittedValue{name, kNaN, true, false,
+                                     std::string("not pinned: no training point on several threads is served from the ") + level_name(l),
+                                     true});
+  }
+  const std::string method =
+      "Levenberg-Marquardt through the simulator (analytic engine), from the best of a log-spaced scan";
+  // Where several threads share a cap, a rate above it is flat (min(n r, cap) ignores it) and a local
+  // method started there stays: the one-thread points (below the caps) give the rates first.
+  auto warm_start = [&](const std::vector<std::string>& kinds, std::size_t prefix, std::vector<Free>& all) {
+    std::vector<const Sample*> one;
+    for (const auto& k : kinds)
+      for (const Sample* s : by_kind[k])
+        if (kernel_threads(s->point) == 1) one.push_back(s);
+    std::vector<Free> f{all[0]};
+    for (const Free& x : all)
+      if (x.name == "transition_sharpness") f.push_back(x);
+    std::vector<FittedValue> u;
+    for (const auto& k : kinds) {
+      std::vector<Free> kf;
+      kind_free(k, k.substr(prefix) + "_", kf, u);
+      for (const Free& x : kf)
+        if (x.name.find("thread_gain") == std::string::npos) f.push_back(x);
+    }
+    const std::size_t before = c.fits.size();
+    fitter.fit("warm start", "", "", Regime::Dram, one, f, false, true);
+    while (c.fits.size() > before) c.fits.pop_back();
+    for (Free& x : all)  // start the full fit where the warm start ended
+      if (set(*x.slot) && *x.slot > 0) x.start = *x.slot;
+  };
+  if (have_copies) {
+    for (const auto& k : copy_kinds) kind_free(k, k.substr(5) + "_", free, unpinned);
+    warm_start(copy_kinds, 5, free);
+    fitter.fit("memory model: copies", "copy", "", Regime::Dram, first, free, false, true, unpinned);
+    for (const auto& k : reduce_kinds) {
+      std::vector<Free> f;
+      std::vector<FittedValue> u;
+      kind_free(k, "", f, u);
+      fitter.fit("memory model: reduce", "reduce", k.substr(7), Regime::Dram, by_kind[k], f, false, true, u);
+    }
+  } else {
+    for (const auto& k : reduce_kinds) kind_free(k, k.substr(7) + " ", free, unpinned);
+    fitter.fit("memory model: reduces", "reduce", "", Regime::Dram, first, free, false, true, unpinned);
+  }
+  (void)method;
+}
+
+}  // namespace
 
 Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) {
   Calibration c;
@@ -355,7 +536,26 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
   // The transport of the fewest ranks: the least oversubscribed run of ranks sharing one machine.
   c.node_ranks = tree_ranks.empty() ? 0 : *tree_ranks.begin();
 
+  c.emulated_devices = !m.node.gpus.empty() && m.node.gpus.front().gpu.emulated();
+  c.cores = 0;
+  for (const auto& sk : m.node.sockets) c.cores += sk.cpu.cores;
+  c.cores = std::max(1, c.cores);
+  {  // the inputs of the node group's reduces (the most common k)
+    std::map<int, int> ks;
+    for (const auto& s : training)
+      if (s.point.stage == "reduce" && reduce_group(s.point) == c.node_reduce_group) ++ks[s.point.k];
+    int best = 0;
+    for (const auto& [k, n] : ks)
+      if (n > best) {
+        best = n;
+        c.node_reduce_k = k;
+      }
+  }
+  c.memory = unset_memory_model();
   Fitter fitter(m, c);
+  fit_memory(fitter, m, c, training);
+  // An emulated device's copy is a copy thread's memcpy: the memory model gives its link.
+  const bool link_from_memory = c.memory.kinds.count("copy memcpy") && !m.node.gpus.empty() && m.node.gpus.front().gpu.emulated();
   for (Regime r : {Regime::Cache, Regime::Dram}) {
     auto pts = [&](const std::function<bool(const Point&)>& want) {
       std::vector<const Sample*> v;
@@ -376,24 +576,6 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       return set(v) ? v : at(c.published, p);
     };
 
-    // DRAM: a copy of S reads and writes S (2S through DRAM); the simulator has no copy latency.
-    const auto copies = pts(stage_is({"copy"}));
-    if (!copies.empty()) {
-      const auto [lat, y] = line(copies, 2.0, false, kNaN);
-      (void)lat;
-      fitter.fit("memory copy", "copy", "", r, copies,
-                 {Free{param_name(Param::DramBandwidth), &at(base, Param::DramBandwidth), y > 0 ? 1 / y : kNaN, true}}, true);
-      std::set<int> threads;
-      for (const Sample* s : copies) threads.insert(s->point.threads);
-      for (int t : threads) {
-        std::vector<const Sample*> v;
-        for (const Sample* s : copies)
-          if (s->point.threads == t) v.push_back(s);
-        fitter.record_line("memory copy per thread count", "copy", plural(static_cast<std::size_t>(t), "thread", "threads"), r, v,
-                           "copy", "the simulator's copy is limited by DRAM whatever the threads");
-      }
-    }
-
     // Device copies: time = latency + bytes / link for D2H and H2D (one link rate, one latency),
     // and both directions at once, where the device port's duplex cap is the contention term. The
     // start comes from lines fitted by linear least squares; the joint fit runs through the simulator.
@@ -406,7 +588,8 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       if (!dev.empty()) {
         const auto [l, y] = line(dev, 1.0, !set(known), known);
         lat = l;
-        free.push_back(Free{param_name(Param::DeviceLink), &at(base, Param::DeviceLink), y > 0 ? 1 / y : kNaN, true});
+        if (!link_from_memory)
+          free.push_back(Free{param_name(Param::DeviceLink), &at(base, Param::DeviceLink), y > 0 ? 1 / y : kNaN, true});
         if (!set(known))
           free.push_back(Free{param_name(Param::DeviceLatency), &at(base, Param::DeviceLatency), std::max(lat, 0.0), false,
                               kLatencyFloor});
@@ -420,19 +603,6 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       all.insert(all.end(), bidir.begin(), bidir.end());
       fitter.fit("device copies", bidir.empty() ? "d2h+h2d" : dev.empty() ? "bidir" : "d2h+h2d+bidir", "", r, all, free,
                  !dev.empty());
-    }
-
-    // The CPU reduce, per (ISA, dtype, stores): k x S input bytes on `threads` cores.
-    for (const std::string& g : groups) {
-      const auto red = pts([&](const Point& p) { return p.stage == "reduce" && reduce_group(p) == g; });
-      if (red.empty()) continue;
-      std::vector<double> rates;
-      for (const Sample* s : red)
-        rates.push_back(s->point.k * s->point.bytes / std::max(1, s->point.threads) / s->point.time_median);
-      std::sort(rates.begin(), rates.end());
-      auto& slot = c.reduce.try_emplace(g, std::array<double, 2>{kNaN, kNaN}).first->second[ri(r)];
-      fitter.fit("CPU reduce", "reduce", g, r, red,
-                 {Free{param_name(Param::ReducePerCore), &slot, rates[rates.size() / 2], true}}, false);
     }
 
     // The pipeline (Algorithm 1) through the simulator's own HFReduce schedule: its chunk overhead.

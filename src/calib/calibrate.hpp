@@ -44,6 +44,7 @@ struct FittedValue {
   std::string name;     ///< param_name(), or a recorded quantity ("copy_bandwidth")
   double value = 0;     ///< SI: bytes per second or seconds
   bool bandwidth = true;
+  bool number = false;  ///< dimensionless (a thread gain, a sharpness); else a bandwidth or a time
   std::string status;   ///< "fitted", "not pinned: ...", "recorded: ..."
   bool applied = true;  ///< feeds the simulator (params_for); recorded values do not
 };
@@ -63,6 +64,7 @@ struct Fit {
   std::string stages;  ///< "copy", "d2h+h2d", ...
   std::string group;   ///< "", "1 thread", "avx512 fp32 regular", "2 ranks"
   Regime regime = Regime::Dram;
+  bool levels = false;  ///< a fit of the memory model, over every memory level (its regime is not used)
   std::string method;
   std::vector<FittedValue> values;
   std::vector<FitPoint> points;
@@ -77,15 +79,21 @@ struct Calibration {
   double llc = 0;
   ParamSet published;
   std::array<ParamSet, 2> base;                                  ///< by regime; NaN: not fitted
-  std::map<std::string, std::array<double, 2>> reduce;           ///< per-core reduce rate by group, by regime
+  MemoryModel memory = unset_memory_model();                     ///< copies and reduces, every level
   std::map<int, std::array<std::array<double, 2>, 2>> transport; ///< by ranks, by regime: {bandwidth, latency}
   std::string node_reduce_group;  ///< the reduce group the node model takes (what HFReduce's pipeline runs)
+  bool emulated_devices = false;  ///< the node's devices are host memory (their link: a copy thread's memcpy)
+  int cores = 1;                  ///< the node model's cores (the memory model's DRAM rate of all of them)
+  int node_reduce_k = 8;          ///< inputs of that group's measured reduces (its traffic rate x k / (k + 1) is the input rate)
   int node_ranks = 0;             ///< the rank count whose transport the node model takes (0: none)
   std::vector<Fit> fits;
 };
 
-/// Fits, for each regime (cache, then DRAM), in this order: DRAM bandwidth (memory copies; linear
-/// least squares), the device link, copy latency and the port's duplex cap together (D2H, H2D and
+/// Fits first the memory model (bench_model.hpp) to the copies and reduces of every level together:
+/// the call latency, fork cost, transition sharpness, the LLC's and DRAM's shared caps and each copy
+/// kind's rates per level and thread gain to the copies, then each reduce group's rates and gain
+/// to its reduces. Then, for each regime (cache, then DRAM), the composed stages: the device link
+/// (unless the memory model gives it: an emulated device's copy thread is a memcpy), copy latency and the port's duplex cap together (D2H, H2D and
 /// both at once; started from linear least squares), the per-core reduce rate per (ISA, dtype,
 /// stores) group, the pipeline's per-chunk overhead, and the transport's latency and bandwidth per
 /// rank count (by Levenberg-Marquardt through the simulator, analytic engine). Latencies and the
@@ -98,10 +106,11 @@ struct Calibration {
 
 /// What to simulate `pt` (of regime `r`) with: the regime's fitted values, else the other
 /// regime's, else the node model's.
-[[nodiscard]] ParamSet params_for(const Calibration& c, const Point& pt, Regime r);
+[[nodiscard]] ModelParams params_for(const Calibration& c, const Point& pt, Regime r);
 
 /// The values the node model takes (NaN where nothing was fitted): the DRAM regime's, else the
-/// cache regime's; the reduce rate of node_reduce_group; the transport of node_ranks.
+/// cache regime's; from the memory model, the DRAM rate all cores' memcpy reaches and the DRAM
+/// input rate of one core of node_reduce_group; the transport of node_ranks.
 [[nodiscard]] ParamSet node_params(const Calibration& c);
 
 /// Series key of a point: its file and configuration (everything but the size).

@@ -47,13 +47,18 @@ void parse_fit(const Reader& f) {
   (void)f.string("name");
   (void)f.string("stages");
   (void)f.string("group");
-  (void)f.choice("regime", {"cache", "dram", "none"});  // none: a fit of a cluster's nccl-tests log
+  // none: a fit of a cluster's nccl-tests log; levels: a fit of the memory model, over every level
+  (void)f.choice("regime", {"cache", "dram", "levels", "none"});
   (void)f.string("method");
   (void)number_at_least(f, "rms_relative_residual", 0);
   (void)number_at_least(f, "max_relative_residual", 0);
   for (const Reader& v : f.child("values", "an array of fitted values").elements("values")) {
     (void)v.string("name");
-    if (!v.child("value").is_null()) check_value(v.child("value"));
+    if (const Reader x = v.child("value"); x.is_number()) {  // a dimensionless value (a thread gain, a sharpness)
+      if (!(x.as_number() >= 0)) x.fail("expected a non-negative value, got " + x.describe());
+    } else if (!x.is_null()) {
+      check_value(x);
+    }
     (void)v.child("value_si", "the value in SI units (a number, or null)");
     (void)v.string("status");
     (void)v.boolean("applied");
@@ -113,6 +118,13 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
   const ParamSet v = node_params(c);
   // The fit a node value came from: the DRAM regime's, else the cache regime's, of the right group.
   auto source_fit = [&](Param p) -> const Fit* {
+    // Values the memory model gives: its copies' fit (DRAM), the node group's reduce fit.
+    if ((p == Param::DramBandwidth || (p == Param::DeviceLink && c.emulated_devices)) && c.memory.kinds.count("copy memcpy"))
+      for (const Fit& f : c.fits)
+        if (f.levels && f.stages == "copy") return &f;
+    if (p == Param::ReducePerCore && c.memory.kinds.count("reduce " + c.node_reduce_group))
+      for (const Fit& f : c.fits)
+        if (f.levels && f.stages == "reduce" && (f.group == c.node_reduce_group || f.group.empty())) return &f;
     const std::string want_group = p == Param::ReducePerCore ? c.node_reduce_group
                                    : (p == Param::NicBandwidth || p == Param::NicLatency)
                                        ? std::to_string(c.node_ranks) + (c.node_ranks == 1 ? " rank" : " ranks")
@@ -125,6 +137,14 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
     return nullptr;
   };
   auto status_of = [&](const Fit& f, Param p) {
+    if (f.levels)
+      return p == Param::DeviceLink
+                 ? std::string("from the memory model: one copy thread's memcpy from DRAM, memcpy dram_rate / 2 (payload: half its traffic)")
+             : p == Param::DramBandwidth
+                 ? std::string("from the memory model: DRAM as all ") + std::to_string(c.cores) +
+                       " cores' memcpy reaches it, min(cores x memcpy dram_rate (with the thread gain), dram_shared_bandwidth)"
+                 : "from the memory model: one core's DRAM rate of " + c.node_reduce_group + " x k / (k + 1), k = " +
+                       std::to_string(c.node_reduce_k) + " (traffic to input bytes)";
     for (const FittedValue& fv : f.values)
       if (fv.name == param_name(p)) return fv.status;
     return std::string();
@@ -143,7 +163,8 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
     const std::string fit_ptr = "/fits/" + std::to_string(f - c.fits.data());
     const std::string source = file + " " + fit_ptr + ": " + f->name + (f->group.empty() ? "" : " (" + f->group + ")") + ", fitted to " +
                                std::to_string(f->points.size()) + " " + f->stages + (f->points.size() == 1 ? " point (" : " points (") +
-                               regime_name(f->regime) + " regime) of " + join(files) + "; relative RMS residual " + rms +
+                               (f->levels ? std::string("every memory level") : std::string(regime_name(f->regime)) + " regime") +
+                               ") of " + join(files) + "; relative RMS residual " + rms +
                                (status == "fitted" ? "" : "; " + status);
     const auto [scope, why] = scope_of(p);
     out.push_back(Override{kind, name, pointer, unit_string(at(v, p), is_bandwidth(p)), source, param_name(p), scope, why, ""});

@@ -30,22 +30,23 @@ std::string calib_value(double si, bool bandwidth) {
 void print_fits(std::ostream& os, const calib::Calibration& c) {
   report::Table t({"regime", "fit", "group", "points", "values", "RMS", "max"});
   calib::Regime last = calib::Regime::Cache;
-  bool first = true;
+  bool first = true, last_levels = false;
   for (const auto& f : c.fits) {
-    if (!first && f.regime != last) t.rule();
+    if (!first && (f.regime != last || f.levels != last_levels)) t.rule();
     first = false;
     last = f.regime;
+    last_levels = f.levels;
     std::string vals;
     for (const auto& v : f.values) {
       if (!vals.empty()) vals += ", ";
-      vals += v.name + " " + calib_value(v.value, v.bandwidth);
+      vals += v.name + " " + (v.number ? (std::isnan(v.value) ? std::string("-") : fmt_g(v.value, 4)) : calib_value(v.value, v.bandwidth));
       if (v.status.rfind("not pinned", 0) == 0) vals += " (not pinned)";
       else if (v.status.rfind("an upper bound", 0) == 0) vals += " (upper bound)";
       else if (v.status.rfind("a lower bound", 0) == 0) vals += " (lower bound)";
       else if (v.status.rfind("at its floor", 0) == 0) vals += " (at its floor)";
       else if (!v.applied) vals += " (recorded)";
     }
-    t.add({calib::regime_name(f.regime), f.name, f.group.empty() ? "-" : f.group, std::to_string(f.points.size()), vals,
+    t.add({f.levels ? "levels" : calib::regime_name(f.regime), f.name, f.group.empty() ? "-" : f.group, std::to_string(f.points.size()), vals,
            fmt_f(100 * f.rms, 1) + "%", fmt_f(100 * f.max_abs, 1) + "%"});
   }
   t.print(os, "  ");

@@ -113,7 +113,7 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
     w.field("name", f.name);
     w.field("stages", f.stages);
     w.field("group", f.group);
-    w.field("regime", calib::regime_name(f.regime));
+    w.field("regime", f.levels ? "levels" : calib::regime_name(f.regime));
     w.field("method", f.method);
     w.field("rms_relative_residual", f.rms);
     w.field("max_relative_residual", f.max_abs);
@@ -124,8 +124,11 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
       w.field("name", v.name);
       w.key("value");
       if (std::isnan(v.value)) w.null();
+      else if (v.number) w.value(v.value);
       else w.value(calib::unit_string(v.value, v.bandwidth));
-      w.field("value_si", v.value);
+      w.key("value_si");
+      if (std::isnan(v.value)) w.null();
+      else w.value(v.value);
       w.field("status", v.status);
       w.field("applied", v.applied);
       w.end_object();

@@ -50,9 +50,10 @@ inline constexpr PlausibleRange kSize{1.0, 1099511627776.0, "1 B", "1 TiB", "siz
 // socket's DRAM about 6 TB; below 1 MiB is a unit slip ("40B"), above 1 PiB an exponent slip.
 inline constexpr PlausibleRange kMemory{1048576.0, 1125899906842624.0, "1 MiB", "1 PiB", "memory or storage capacity",
                                         "device memories are GB, a socket's DRAM at most a few TB, a drive at most ~100 TB"};
-// Last-level caches: 64 KiB (an embedded core) to 16 GiB (10x AMD's 1.1 GiB 3D V-Cache socket).
-inline constexpr PlausibleRange kCache{65536.0, 17179869184.0, "64 KiB", "16 GiB", "cache size",
-                                       "last-level caches span hundreds of KiB to about 1 GiB per socket"};
+// CPU caches: 4 KiB (below any L1 data cache in service: they are 16-64 KiB) to 16 GiB (10x AMD's
+// 1.1 GiB 3D V-Cache socket).
+inline constexpr PlausibleRange kCache{4096.0, 17179869184.0, "4 KiB", "16 GiB", "cache size",
+                                       "L1 data caches are tens of KiB, last-level caches up to about 1 GiB per socket"};
 // Latencies: a picosecond is less than a signal takes to cross a chip; 10 ms is longer than a
 // round trip across a continent, far beyond any hop inside a cluster (a km of fibre is 5 us).
 inline constexpr PlausibleRange kTime{1e-12, 1e-2, "1 ps", "10 ms", "latency",

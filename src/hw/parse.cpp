@@ -95,6 +95,8 @@ CpuSpec parse_cpu(const CatalogEntry& e) {
   c.tdp = r.optional_fact_quantity<Watts>("tdp");
   c.reduce_bandwidth_per_core = r.optional_fact_quantity<BytesPerSecond>("reduce_bandwidth_per_core");
   c.last_level_cache = r.optional_fact_quantity<Bytes>("last_level_cache", false, &plausible::kCache);
+  c.l1d_cache_per_core = r.optional_fact_quantity<Bytes>("l1d_cache_per_core", false, &plausible::kCache);
+  c.l2_cache_per_core = r.optional_fact_quantity<Bytes>("l2_cache_per_core", false, &plausible::kCache);
   r.finish();
   return c;
 }

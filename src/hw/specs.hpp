@@ -61,6 +61,10 @@ struct CpuSpec {
   /// Last-level cache a socket's cores share (bytes); calibration uses it to tell cache-resident
   /// benchmark runs from DRAM-bound ones.
   std::optional<Bytes> last_level_cache;
+  /// Per-core L1 data and L2 caches (bytes): calibration's memory model (calib/bench_model.hpp)
+  /// tells the levels a CPU kernel's working set is served from.
+  std::optional<Bytes> l1d_cache_per_core;
+  std::optional<Bytes> l2_cache_per_core;
 };
 
 struct NicSpec {
