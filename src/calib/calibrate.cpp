@@ -42,7 +42,7 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 
 class Fitter {
 public:
-  Fitter(const BenchModel& m, Calibration& c) : m_(m), c_(c) {}
+  Fitter(const BenchModel& m, Calibration& c, eval::Engine& engine) : m_(m), c_(c), engine_(engine) {}
 
   double sim(const Sample& s) { return simulate(m_, params_for(c_, s.point, s.regime), s.point, engine_); }
 
@@ -194,7 +194,7 @@ private:
 
   const BenchModel& m_;
   Calibration& c_;
-  eval::FluidEngine engine_;
+  eval::Engine& engine_;
 };
 
 // Weighted (relative) linear least squares for time = latency + bytes x y, or bytes x y alone when
@@ -512,7 +512,7 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
 
 }  // namespace
 
-Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) {
+Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine) {
   Calibration c;
   c.node = m.node.name;
   c.llc = m.llc;
@@ -552,7 +552,7 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training) 
       }
   }
   c.memory = unset_memory_model();
-  Fitter fitter(m, c);
+  Fitter fitter(m, c, engine);
   fit_memory(fitter, m, c, training);
   // An emulated device's copy is a copy thread's memcpy: the memory model gives its link.
   const bool link_from_memory = c.memory.kinds.count("copy memcpy") && !m.node.gpus.empty() && m.node.gpus.front().gpu.emulated();

@@ -96,10 +96,11 @@ struct Calibration {
 /// (unless the memory model gives it: an emulated device's copy thread is a memcpy), copy latency and the port's duplex cap together (D2H, H2D and
 /// both at once; started from linear least squares), the per-core reduce rate per (ISA, dtype,
 /// stores) group, the pipeline's per-chunk overhead, and the transport's latency and bandwidth per
-/// rank count (by Levenberg-Marquardt through the simulator, analytic engine). Latencies and the
+/// rank count (by Levenberg-Marquardt through the simulator on `engine`: the fluid engine, which
+/// the application layer passes in). Latencies and the
 /// chunk overhead come from the cache regime (small sizes) when it has points; the DRAM regime
 /// keeps them, so that its pipelines and whole allreduces are predictions of the other fits.
-[[nodiscard]] Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training);
+[[nodiscard]] Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine);
 
 /// "avx512 fp32 regular": the group a reduce point's rate is fitted in.
 [[nodiscard]] std::string reduce_group(const Point& pt);

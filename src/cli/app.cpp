@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/kinds.hpp"
 #include "calib/calibration_file.hpp"
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
@@ -26,12 +27,6 @@
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "core/version.hpp"
-#include "coll/collective.hpp"
-#include "hw/parse.hpp"
-#include "sim/simgrid_engine.hpp"
-#include "plan/prices.hpp"
-#include "train/compute.hpp"
-#include "train/nn_model.hpp"
 
 #ifndef FFSIM_INSTALL_MODELS_DIR
 #define FFSIM_INSTALL_MODELS_DIR "share/ffsim/models"
@@ -242,32 +237,7 @@ void Context::calibration_not_applied(const std::string& why) {
 
 std::vector<std::string> Context::kind_names() const { return kinds.names(); }
 
-void register_kinds(Context& ctx) {
-  ctx.kinds.add(hw::kGpu, "a GPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_gpu(e);
-  });
-  ctx.kinds.add(hw::kCpu, "a CPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_cpu(e);
-  });
-  ctx.kinds.add(hw::kNic, "a network adapter", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_nic(e);
-  });
-  ctx.kinds.add(hw::kSwitch, "a network switch", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_switch(e);
-  });
-  ctx.kinds.add(hw::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
-                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
-  ctx.kinds.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
-  ctx.kinds.add(calib::kCalibration, "fitted parameters of a node model (ffsim calibrate) and the facts they override",
-                [](const config::CatalogEntry& e, const config::Catalog& c) { calib::check_calibration_entry(e, c); });
-  ctx.kinds.add(train::kNnModel, "a neural network: layers, widths, experts (the model zoo)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_nn_model(e); });
-  ctx.kinds.add(train::kComputeModel, "kernel efficiencies of the training compute model (calibration hook)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_compute_model(e); });
-  ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
-                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
-}
+void register_kinds(Context& ctx) { app::register_kinds(ctx.kinds); }
 
 namespace {
 
@@ -342,7 +312,6 @@ namespace {
 int run_command(int argc, char** argv) {
   Context ctx;
   register_kinds(ctx);
-  sim::register_simgrid_engine(eval::engines());
   CLI::App app{"ffsim: what-if simulator and capacity planner for GPU training clusters", "ffsim"};
   // CLI11's messages in ffsim's form (before the subcommands are added: they copy it).
   app.failure_message([](const CLI::App* a, const CLI::Error& e) {

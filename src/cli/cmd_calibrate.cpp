@@ -10,17 +10,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/engines.hpp"
+#include "app/kinds.hpp"
 #include "calib/calibration_file.hpp"
 #include "calib/nccl_tests.hpp"
 #include "calib/scope.hpp"
 #include "cli/app.hpp"
+#include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "cli/calib_report.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
-#include "hw/parse.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
@@ -89,7 +90,8 @@ void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::Be
     std::set<std::pair<std::string, std::string>> used;
     for (const auto& f : c.fits)
       for (const auto& p : f.points) used.insert({p.file, p.pointer});
-    eval::FluidEngine fluid;
+    const auto fluid_engine = app::make_engine("fluid");
+    eval::Engine& fluid = *fluid_engine;
     for (const auto& smp : samples) {
       if (!calib::not_simulated(smp.point).empty() || !smp.outlier.empty() || used.count({smp.file, smp.point.pointer})) continue;
       const double t = calib::simulate(m, calib::params_for(c, smp.point, smp.regime), smp.point, fluid);
@@ -313,8 +315,8 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
   const config::Catalog& cat = ctx.published_catalog();
-  if (!cat.find(hw::kNode, a.node)) {
-    const auto valid = cat.names(hw::kNode);
+  if (!cat.find(app::node_kind(), a.node)) {
+    const auto valid = cat.names(app::node_kind());
     throw UsageError("--node: unknown node model \"" + a.node + "\"" + did_you_mean(a.node, valid) + "; valid: " + join(valid));
   }
   if (!a.name.empty() && !config::is_snake_case(a.name))
@@ -356,7 +358,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     outliers += s.outlier.empty() ? 0 : 1;
     if (calib::not_simulated(s.point).empty() && s.outlier.empty()) usable.push_back(s);
   }
-  const calib::Calibration c = calib::calibrate(m, usable);
+  const calib::Calibration c = calib::calibrate(m, usable, *app::make_engine("fluid"));
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);

@@ -3,19 +3,18 @@
 // per node, and the binding resource.
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
 
+#include "app/collective_table.hpp"
+#include "app/engines.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "coll/collective.hpp"
-#include "coll/nccl_select.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -87,39 +86,12 @@ std::vector<double> size_list(const std::string& s) {
   return v;
 }
 
-// The first `gpus` GPUs, or with cross_zone half of the nodes from each of the first two zones.
-coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
-  if (!cross_zone) return coll::Group::first_gpus(p, gpus);
-  const int per = static_cast<int>(p.cluster().node.gpus.size());
-  if (gpus % per != 0) throw UsageError("--cross-zone needs whole nodes: " + std::to_string(gpus) + " GPUs is not a multiple of " + std::to_string(per));
-  const int nodes = gpus / per;
-  if (nodes < 2)
-    throw UsageError("--cross-zone: " + std::to_string(gpus) + " GPUs are one node, which sits in one zone; a group across "
-                     "two zones needs at least 2 nodes (" + std::to_string(2 * per) + " GPUs)");
-  int second = -1;
-  const auto* f = p.fabric();
-  const int z0 = f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(0, p.nic_for(sched::Place::dram(0, 0)))))].zone;
-  for (int v = 0; v < p.cluster().nodes && second < 0; ++v)
-    if (f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(v, p.nic_for(sched::Place::dram(v, 0)))))].zone != z0)
-      second = v;
-  if (second < 0) throw UsageError("--cross-zone: the scenario's fabric has a single zone");
-  const int a = (nodes + 1) / 2, b = nodes - a;
-  if (a > second || second + b > p.cluster().nodes) throw UsageError("--cross-zone: not enough nodes in the zones");
-  coll::Group g;
-  for (int v = 0; v < a; ++v)
-    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(v, l));
-  for (int v = 0; v < b; ++v)
-    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(second + v, l));
-  return g;
-}
-
 int run_collective(Context& ctx, const CollArgs& a) {
   if (a.explain && (a.json || a.csv))
     throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
                      "--json or --csv (drop one)");
   const auto algos = split_list(a.algos, "--algo");
-  for (const auto& x : algos)
-    if (!coll::algorithms().find(x)) throw UsageError("--algo: " + coll::algorithms().unknown_message(x));
+  for (const auto& x : algos) app::check_algorithm(x);
   std::vector<int> gpus;
   for (const auto& x : split_list(a.gpus, "--gpus")) {
     constexpr long long kMax = 1LL << 24;
@@ -140,114 +112,42 @@ int run_collective(Context& ctx, const CollArgs& a) {
     gpus.push_back(static_cast<int>(v));
   }
   const std::vector<double> sizes = size_list(a.size);
-  const std::vector<std::string> engines{"analytic", "fluid", "fluid-full", "fluid-eager", "simgrid"};
-  if (std::find(engines.begin(), engines.end(), a.engine) == engines.end())
-    throw UsageError("--engine: expected one of analytic, fluid, fluid-full, fluid-eager, simgrid; got \"" + a.engine + "\"" +
-                     did_you_mean(a.engine, engines));
-  // Nothing silently ignored: --threads runs simulations side by side (fluid engines only), --full
-  // turns off a simulation's shortcuts (the closed form has none).
-  if (a.threads > 0 && (a.engine == "analytic" || a.engine == "simgrid"))
+  const app::EngineChoice engine_choice = app::choose_engine(a.engine, app::Analytic::ClosedForm);
+  const app::EngineCaps& caps = engine_choice.caps;
+  // Nothing silently ignored: --threads runs simulations side by side (engines safe on threads
+  // only), --full turns off a simulation's shortcuts (the closed form has none).
+  if (a.threads > 0 && (!caps.simulates || !caps.parallel_safe))
     throw UsageError(std::string("--threads: runs the rows' simulations side by side on the fluid engines; ") +
-                     (a.engine == "analytic" ? "the closed form (--engine analytic) simulates nothing"
-                                             : "the SimGrid engine runs one simulation at a time") +
+                     (!caps.simulates ? "the closed form (--engine " + a.engine + ") simulates nothing"
+                                      : "the SimGrid engine runs one simulation at a time") +
                      ": drop --threads or add --engine fluid");
-  if (a.full && a.engine == "analytic")
-    throw UsageError("--full: simulates the whole schedule without the exact shortcuts; the closed form (--engine analytic) "
-                     "has none to turn off: drop --full or add --engine fluid (or simgrid)");
+  if (a.full && !caps.simulates)
+    throw UsageError("--full: simulates the whole schedule without the exact shortcuts; the closed form (--engine " + a.engine +
+                     ") has none to turn off: drop --full or add --engine fluid (or simgrid)");
   if (!a.trace.empty()) {
     if (algos.size() != 1 || gpus.size() != 1 || sizes.size() != 1)
       throw UsageError("--trace: a trace shows one run; give one --algo, one --gpus count and one --size (got " +
                        std::to_string(algos.size()) + ", " + std::to_string(gpus.size()) + " and " +
                        std::to_string(sizes.size()) + ")");
-    if (a.engine == "analytic")
-      throw UsageError("--trace: the analytic engine is a closed form without a timeline; add --engine fluid (or simgrid)");
+    if (!caps.timeline)
+      throw UsageError("--trace: the " + a.engine + " engine is a closed form without a timeline; add --engine fluid (or simgrid)");
     // The file is written once the run succeeded (a failed run leaves it as it was).
     check_output_path("--trace", a.trace, {a.scenario, ctx.calibration});
   }
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
-  const auto p = plan::make_platform(sc);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
-  // The engine of --engine (none for the closed form).
-  auto make_engine = [&]() -> std::unique_ptr<eval::Engine> {
-    // For comparisons: the same max-min allocation solved over whole components (fluid-full), and
-    // also without lazy constraints (fluid-eager, the plain solve).
-    if (a.engine == "fluid-full") return std::make_unique<eval::FluidEngine>(true, true, false);
-    if (a.engine == "fluid-eager") return std::make_unique<eval::FluidEngine>(false, true, false);
-    if (a.engine == "analytic") return nullptr;
-    return eval::engines().get(a.engine == "fluid" ? "analytic" : "simgrid").factory();
-  };
-  const std::unique_ptr<eval::Engine> engine = make_engine();
-
-  struct Row {
-    std::string algo;
-    int gpus;
-    double bytes, time, algbw, busbw, host, wall;
-    std::string bottleneck, note;
-  };
-  // The rows in order (algorithm, GPU count, size); checked here, run below.
-  struct Job {
-    std::string name;
-    int gpus;
-    coll::Group group;
-    double bytes, per_rank;
-  };
-  std::vector<Job> jobs;
-  for (const auto& name : algos) {
-    const auto algo = coll::algorithms().get(name).factory();
-    for (int n : gpus) {
-      if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
-      // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
-      // size / n; every other kind takes it per rank as it is.
-      const coll::Group group = make_group(*p, n, a.cross_zone);
-      for (double bytes : sizes)
-        jobs.push_back({name, n, group, bytes, algo->kind() == coll::Kind::AllGather ? bytes / n : bytes});
-    }
-  }
-  std::vector<Row> rows(jobs.size());
-  auto run_row = [&](std::size_t i, eval::Engine* e, const platform::Platform& pf) {
-    const Job& j = jobs[i];
-    const auto algo = coll::algorithms().get(j.name).factory();
-    const auto t0 = std::chrono::steady_clock::now();
-    coll::Estimate est;
-    try {
-      est = algo->estimate(pf, lib, j.group, j.per_rank);
-    } catch (const ValueError& err) {
-      // A group the algorithm cannot run on is a usage error of this command.
-      throw UsageError("--algo " + j.name + " --gpus " + std::to_string(j.gpus) + ": " + err.what());
-    }
-    const double t = !e ? est.time
-                     : a.full ? algo->simulate_full(*e, pf, lib, j.group, j.per_rank)
-                              : algo->simulate(*e, pf, lib, j.group, j.per_rank);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double algbw = t > 0 ? j.bytes / t : 0;
-    rows[i] = {j.name, j.gpus, j.bytes, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
-               est.bottleneck, est.note};
-  };
-  // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
-  // thread, each on its own engine and its own copy of the platform (the same results as one after
-  // the other; wall_s is then each row's own time while the others run beside it).
-  const int threads = a.threads > 0 ? a.threads : hardware_threads();
-  if (engine && a.engine != "simgrid" && threads > 1 && jobs.size() > 1) {
-    parallel_for(jobs.size(), threads, [&](std::size_t i) {
-      const platform::Platform copy = *p;
-      const std::unique_ptr<eval::Engine> e = make_engine();
-      run_row(i, e.get(), copy);
-    });
-  } else {
-    for (std::size_t i = 0; i < jobs.size(); ++i) run_row(i, engine.get(), *p);
-  }
-  if (!a.trace.empty()) {
-    // The whole schedule (no shortcut), every op on its tracks (one row: checked above).
-    const Job& j = jobs.front();
-    const auto algo = coll::algorithms().get(j.name).factory();
-    sched::Schedule s;
-    (void)algo->emit(s, *p, lib, j.group, j.per_rank, coll::Options{});
-    const eval::Result res = engine->run(s, *p);
-    const auto tr = report::schedule_trace(s, res, *p, j.name + " of " + fmt_bytes(Bytes(j.bytes)) + " over " + std::to_string(j.gpus) +
-                                                         " GPUs on " + sc.name + " (" + a.engine + " engine)");
-    write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
-  }
+  app::CollectiveRequest req;
+  req.algos = algos;
+  req.gpus = gpus;
+  req.sizes = sizes;
+  req.cross_zone = a.cross_zone;
+  req.full = a.full;
+  req.threads = a.threads > 0 ? a.threads : hardware_threads();
+  req.trace = !a.trace.empty();
+  req.explain = a.explain;
+  const app::CollectiveResult res = app::run_collective(sc, ctx.catalog(), engine_choice, req);
+  const std::vector<app::CollectiveRow>& rows = res.rows;
+  if (res.trace) write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, *res.trace); });
   if (a.json || a.csv) {
     // One record per row, in SI base units: the JSON rows and the CSV columns are the same.
     std::vector<Record> recs;
@@ -280,11 +180,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
     return kOk;
   }
   // The operations the rows run (allreduce, reduce-scatter, ...), in the order of --algo.
-  std::vector<std::string> kinds;
-  for (const auto& name : algos) {
-    const std::string k = coll::kind_name(coll::algorithms().get(name).factory()->kind());
-    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
-  }
+  const std::vector<std::string>& kinds = res.kinds;
   std::string ops;
   for (std::size_t i = 0; i < kinds.size(); ++i) ops += (i == 0 ? "" : i + 1 == kinds.size() ? " and " : ", ") + kinds[i];
   const bool several = sizes.size() > 1;
@@ -315,12 +211,12 @@ int run_collective(Context& ctx, const CollArgs& a) {
                "  memory per node, in multiples of the size S; bound by: the resource that binds the closed form's\n"
                "  bandwidth term (at small sizes the latencies and the pipeline's fill dominate the time)\n";
   // The NCCL tree's chunk is an assumption that matters at scale: say so where a row rests on it.
-  const bool tree_rows = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+  const bool tree_rows = std::any_of(rows.begin(), rows.end(), [](const app::CollectiveRow& r) {
     return r.algo == "nccl" || r.algo == "nccl_tree" || r.algo == "broadcast";
   });
-  if (tree_rows && lib.nccl.tree_chunk_bytes > 0)
-    std::cout << "  nccl_tree, broadcast and nccl where it picks the tree pipeline " << fmt_bytes(Bytes(lib.nccl.tree_chunk_bytes))
-              << " chunks, an [I] stand-in: NCCL's own rule moves " << fmt_bytes(Bytes(lib.nccl.step_size))
+  if (tree_rows && res.tree_chunk_bytes > 0)
+    std::cout << "  nccl_tree, broadcast and nccl where it picks the tree pipeline " << fmt_bytes(Bytes(res.tree_chunk_bytes))
+              << " chunks, an [I] stand-in: NCCL's own rule moves " << fmt_bytes(Bytes(res.step_size))
               << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; docs/results.md, \"NCCL's tree chunk\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
@@ -328,29 +224,22 @@ int run_collective(Context& ctx, const CollArgs& a) {
     std::vector<std::string> ehead{"GPUs", "algorithm", "channels", "latency", "algbw (NCCL's view)", "predicted time", "picked"};
     if (several) ehead.insert(ehead.begin() + 1, "size");
     report::Table e(ehead);
-    for (int n : gpus) {
-      const coll::Group g = make_group(*p, n, a.cross_zone);
-      for (double bytes : sizes) {
-        const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
-        const std::string pick = coll::nccl_pick(*p, lib, g, bytes);
-        for (const auto& c : table) {
-          std::vector<std::string> cells{std::to_string(n), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)),
-                                         fmt_bandwidth(BytesPerSecond(c.algbw)), fmt_time(Seconds(c.time)), c.algorithm == pick ? "yes" : ""};
-          if (several) cells.insert(cells.begin() + 1, fmt_bytes(Bytes(bytes)));
-          e.add(cells);
-        }
-      }
+    for (const auto& c : res.explain->rows) {
+      std::vector<std::string> cells{std::to_string(c.gpus), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)),
+                                     fmt_bandwidth(BytesPerSecond(c.algbw)), fmt_time(Seconds(c.time)), c.picked ? "yes" : ""};
+      if (several) cells.insert(cells.begin() + 1, fmt_bytes(Bytes(c.bytes)));
+      e.add(cells);
     }
     e.print(std::cout, "  ");
     {
-      const auto v = coll::nccl_view(*p, lib, make_group(*p, gpus.front(), a.cross_zone));
-      std::cout << "  channels: " << lib.nccl.channels << " per compute NIC x " << v.nics << " NIC"
+      const app::NcclExplain& v = *res.explain;
+      std::cout << "  channels: " << v.channels << " per compute NIC x " << v.nics << " NIC"
                 << (v.nics > 1 ? "s" : "") << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed))
                 << " (per channel, the slower of the " << (v.intra_nvlink ? "NVLink" : "PCIe")
-                << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(lib.nccl.max_bus_bw))
-                << "; ring algBw = busBw n / 2(n-1), tree algBw = busBw x " << fmt_f(lib.nccl.tree_bw_factor, 2)
-                << " / 2;\n  ring latency x " << fmt_g(lib.nccl.ring_plateau_factor)
-                << " across nodes from " << fmt_bytes(Bytes(lib.nccl.ring_plateau_bytes_per_rank))
+                << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(v.max_bus_bw))
+                << "; ring algBw = busBw n / 2(n-1), tree algBw = busBw x " << fmt_f(v.tree_bw_factor, 2)
+                << " / 2;\n  ring latency x " << fmt_g(v.ring_plateau_factor)
+                << " across nodes from " << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
                 << " per rank on (tuning.cc's \"plateau effect of ring\")\n";
     }
     // The closed form of each algorithm: where its host-memory traffic and bound come from.
@@ -359,11 +248,10 @@ int run_collective(Context& ctx, const CollArgs& a) {
                  "  the model counts the bytes of its own flows; at the node's DRAM bandwidth that is the ceiling below.\n";
     for (const auto& r : rows)
       if (r.host > 0) {
-        BytesPerSecond dram(0);
-        for (const auto& s : sc.cluster.node.sockets) dram += s.dram_bandwidth;
+        const BytesPerSecond dram(res.node_dram_bandwidth);
         std::cout << "  " << r.algo << " at " << r.gpus << " GPUs" << (several ? ", " + fmt_bytes(Bytes(r.bytes)) : std::string()) << ": " << fmt_f(r.host, 1) << " S per node -> ceiling "
                   << fmt_bandwidth(BytesPerSecond(dram.si() / r.host)) << " (" << fmt_bandwidth(dram) << " / " << fmt_f(r.host, 1)
-                  << "); " << (a.engine == "analytic" ? "closed form " : "simulated ") << fmt_bandwidth(BytesPerSecond(r.algbw))
+                  << "); " << (!caps.simulates ? "closed form " : "simulated ") << fmt_bandwidth(BytesPerSecond(r.algbw))
                   << ", held below it by " << r.bottleneck << "\n";
       }
   }
@@ -378,16 +266,16 @@ void setup_collective(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<CollArgs>();
   ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(input_file()),
               "a scenario file");
-  ctx.expects(sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(coll::algorithms().names())),
-              "a comma-separated list of algorithms (" + join(coll::algorithms().names()) + ")");
+  ctx.expects(sub->add_option("--algo", a->algos, "Comma-separated algorithms: " + join(app::algorithm_names())),
+              "a comma-separated list of algorithms (" + join(app::algorithm_names()) + ")");
   ctx.expects(sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default 16,32,64,128)"),
               "a comma-separated list of positive GPU counts");
   ctx.expects(sub->add_option("--size", a->size,
                               "Bytes per GPU (default 184MiB); a comma-separated list, and FIRST:LAST for every FIRST x 2^k up "
                               "to LAST (nccl-tests' -b FIRST -e LAST -f 2), e.g. 1MiB:1GiB"),
               "a size with a unit (e.g. 184MiB), a list or a range FIRST:LAST");
-  ctx.expects(sub->add_option("--engine", a->engine, "analytic (closed form, default), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid"),
-              "analytic, fluid, fluid-full, fluid-eager or simgrid");
+  ctx.expects(sub->add_option("--engine", a->engine, "closed-form (analytic, the default, is its former name here), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid"),
+              "closed-form, fluid, fluid-full, fluid-eager, simgrid or analytic");
   sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the same rows, SI units (not with --explain)"));

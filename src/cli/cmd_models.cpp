@@ -4,7 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "calib/calibration_file.hpp"
+#include "app/models.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
@@ -12,21 +12,12 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
-#include "hw/parse.hpp"
-#include "plan/prices.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
-#include "train/compute.hpp"
-#include "train/nn_model.hpp"
 
 namespace ffsim::cli {
 
 namespace {
-
-std::string gemm(const hw::GpuSpec& g, const std::string& p) {
-  auto it = g.compute.find(p);
-  return it == g.compute.end() ? "-" : fmt_flop_rate(it->second.gemm());
-}
 
 // --json and --csv: every entry (of --kind) with its kind, name, file and what it overrides; the
 // per-kind facts are the catalog's own JSON files (and with --sources, each fact's source).
@@ -71,123 +62,15 @@ int models_data(Context& ctx, const std::string& only, bool sources, bool csv) {
 
 int run_models(Context& ctx, const std::string& only, bool sources) {
   const config::Catalog& cat = ctx.catalog();
-  auto want = [&](const char* k) { return only.empty() || only == k; };
   bool first = true;
   auto section = [&](const std::string& title) {
     std::cout << (first ? "" : "\n") << title << '\n';
     first = false;
   };
-  if (want(hw::kGpu)) {
-    section("GPUs");
-    report::Table t({"name", "form", "memory", "HBM", "TF32 GEMM", "FP16 GEMM", "host link", "NVLink", "TDP"});
-    for (const auto* e : cat.of_kind(hw::kGpu)) {
-      const auto g = hw::parse_gpu(*e);
-      t.add({g.name, g.form_factor, fmt_bytes_si(g.memory), fmt_bandwidth(g.memory_bandwidth), gemm(g, "tf32"),
-             gemm(g, "fp16"),
-             (g.emulated() ? "copy thread "
-                           : "PCIe " + std::to_string(g.pcie_generation) + ".0 x" + std::to_string(g.pcie_lanes) + " ") +
-                 fmt_bandwidth(g.pcie_bandwidth),
-             g.nvlink_bandwidth.si() > 0 ? fmt_bandwidth(g.nvlink_bandwidth) : "-", fmt_power(g.tdp)});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(hw::kCpu)) {
-    section("CPUs");
-    report::Table t({"name", "cores", "SIMD", "channels", "DRAM (theor.)", "PCIe lanes", "TDP"});
-    for (const auto* e : cat.of_kind(hw::kCpu)) {
-      const auto c = hw::parse_cpu(*e);
-      t.add({c.name, std::to_string(c.cores), c.simd, std::to_string(c.memory_channels),
-             fmt_bandwidth(c.memory_bandwidth), std::to_string(c.pcie_lanes), c.tdp ? fmt_power(*c.tdp) : "-"});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(hw::kNic)) {
-    section("NICs");
-    report::Table t({"name", "ports", "line rate", "effective", "latency", "power"});
-    for (const auto* e : cat.of_kind(hw::kNic)) {
-      const auto n = hw::parse_nic(*e);
-      t.add({n.name, std::to_string(n.ports), fmt_bandwidth(n.port_bandwidth), fmt_bandwidth(n.effective_bandwidth),
-             fmt_time(n.latency), fmt_power(n.power)});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(hw::kSwitch)) {
-    section("Switches");
-    report::Table t({"name", "ports", "port rate", "latency", "power"});
-    for (const auto* e : cat.of_kind(hw::kSwitch)) {
-      const auto s = hw::parse_switch(*e);
-      t.add({s.name, std::to_string(s.ports), fmt_bandwidth(s.port_bandwidth), fmt_time(s.latency), fmt_power(s.power)});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(hw::kNode)) {
-    section("Nodes");
-    report::Table t({"name", "role", "sockets", "GPUs", "NICs", "PCIe ports", "NVLink", "DRAM BW", "price", "power"});
-    for (const auto* e : cat.of_kind(hw::kNode)) {
-      const auto n = hw::parse_node(*e, cat);
-      BytesPerSecond dram(0);
-      for (const auto& s : n.sockets) dram += s.dram_bandwidth;
-      std::string gpus = n.gpus.empty() ? "-" : std::to_string(n.gpus.size()) + "x " + n.gpus[0].gpu.name;
-      t.add({n.name, n.role, std::to_string(n.sockets.size()) + "x " + n.sockets[0].cpu.name, gpus,
-             std::to_string(n.nics.size()), std::to_string(n.ports.size()), n.nvlink.kind, fmt_bandwidth(dram),
-             n.price ? fmt_g(*n.price, 4) : "-", n.power ? fmt_power(*n.power) : "-"});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(plan::kPriceBook)) {
-    section("Price books");
-    report::Table t({"name", "unit", "nodes", "switches", "chassis", "cables", "optic"});
-    for (const auto* e : cat.of_kind(plan::kPriceBook)) {
-      const auto b = plan::parse_price_book(*e, cat);
-      auto items = [](const std::map<std::string, double>& m) {
-        std::string r;
-        for (const auto& [k, v] : m) r += (r.empty() ? "" : " ") + k + "=" + fmt_g(v, 4);
-        return r.empty() ? std::string("-") : r;
-      };
-      t.add({b.name, b.unit, b.nodes_from_catalog && b.nodes.empty() ? "node models' prices" : items(b.nodes),
-             items(b.switches), items(b.chassis), items(b.cables), b.optic ? fmt_g(*b.optic, 4) : "-"});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(train::kNnModel)) {
-    section("Neural networks (parameters and FLOPs derived from the architecture; published counts for comparison)");
-    report::Table t({"name", "architecture", "layers", "parameters", "activated", "published", "fwd FLOPs/sample",
-                     "sample"});
-    for (const auto* e : cat.of_kind(train::kNnModel)) {
-      const auto m = train::parse_nn_model(*e);
-      const bool tf = m.architecture == "transformer";
-      const int seq = tf ? m.transformer.max_sequence : 1;
-      const auto l = train::layer_costs(m, seq, true);
-      double active = 0;
-      for (const auto& x : l) active += x.active_params;
-      std::string what = tf ? std::to_string(m.transformer.layers) + " x " + std::to_string(m.transformer.hidden) : std::to_string(l.size());
-      if (tf && m.transformer.moe)
-        what += ", " + std::to_string(m.transformer.moe->routed_experts) + " experts top-" +
-                std::to_string(m.transformer.moe->top_k);
-      t.add({m.name, m.architecture, what, fmt_g(train::total_params(l), 4), fmt_g(active, 4),
-             m.published_parameters ? fmt_g(*m.published_parameters, 4) : "-", fmt_g(train::forward_flops(l), 4),
-             tf ? std::to_string(seq) + " tokens" : "1 image"});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(train::kComputeModel)) {
-    section("Compute models (kernel efficiencies against the GPU's GEMM rate and memory bandwidth)");
-    report::Table t({"name", "GEMM", "conv", "attention", "memory", "backward x (GEMM, attention, memory)"});
-    for (const auto* e : cat.of_kind(train::kComputeModel)) {
-      const auto c = train::parse_compute_model(*e);
-      t.add({c.name, fmt_g(c.gemm_efficiency, 3), fmt_g(c.conv_efficiency, 3), fmt_g(c.attention_efficiency, 3),
-             fmt_g(c.memory_efficiency, 3),
-             fmt_g(c.backward_gemm, 3) + ", " + fmt_g(c.backward_attention, 3) + ", " + fmt_g(c.backward_memory, 3)});
-    }
-    t.print(std::cout, "  ");
-  }
-  if (want(calib::kCalibration)) {
-    section("Calibrations (ffsim calibrate; apply one with --calibration FILE)");
-    report::Table t({"name", "node model", "measurement files", "facts overridden", "file"});
-    for (const auto* e : cat.of_kind(calib::kCalibration)) {
-      const auto c = calib::parse_calibration(e->document);
-      t.add({c.name, c.node, std::to_string(c.measurements.size()), std::to_string(c.overrides.size()), e->file});
-    }
+  for (const auto& table : app::catalog_tables(cat, only)) {
+    section(table.title);
+    report::Table t(table.head);
+    for (const auto& row : table.rows) t.add(row);
     t.print(std::cout, "  ");
   }
   if (!ctx.calibration.empty()) {

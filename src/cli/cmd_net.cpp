@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/net.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
@@ -61,8 +62,7 @@ int run_net(Context& ctx, const NetArgs& a) {
   if (opt.bytes <= 0) throw UsageError("--size must be positive");
   opt.senders_per_client = a.senders;
   opt.clients = a.clients;
-  const auto* entry = eval::engines().find(a.engine);
-  if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
+  const app::EngineChoice engine = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "net");
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const std::string why = not_applicable(a.test, sc);
@@ -76,8 +76,7 @@ int run_net(Context& ctx, const NetArgs& a) {
       throw UsageError("--senders " + std::to_string(a.senders) + ": " + a.scenario + " has " + fmt_int(storage) +
                        " storage nodes, and a client reads from each at most once; give at most " + std::to_string(storage));
   }
-  auto engine = entry->factory();
-  const plan::NetReport r = plan::run_net_test(a.test, sc, *engine, a.engine, opt);
+  const plan::NetReport r = app::net_test(a.test, sc, engine, opt);
   // One record per case, in SI base units: the JSON rows and the CSV columns are the same.
   std::vector<Record> recs;
   for (const auto& row : r.rows)
@@ -136,7 +135,8 @@ void setup_net(CLI::App& app, Context& ctx) {
               "a scenario file");
   ctx.expects(sub->add_option("test", a->test, "One of: " + join(plan::net_tests()))->required(),
               "one of " + join(plan::net_tests()));
-  ctx.expects(sub->add_option("--engine", a->engine, "analytic (default) or simgrid"), "analytic or simgrid");
+  ctx.expects(sub->add_option("--engine", a->engine, "fluid (max-min simulation; analytic, the default, is its former name here), a fluid variant (fluid-full, fluid-eager) or simgrid"),
+              "fluid, fluid-full, fluid-eager, simgrid or analytic");
   auto* size = ctx.expects(sub->add_option("--size", a->size,
                                            "Transfer size (default 184MiB); storage-read: bytes per client (not for pingpong: "
                                            "8-byte messages)"),

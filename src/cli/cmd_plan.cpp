@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/kinds.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
@@ -15,7 +16,6 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
-#include "hw/specs.hpp"
 #include "plan/design.hpp"
 #include "plan/sweep.hpp"
 #include "report/json_writer.hpp"
@@ -502,8 +502,8 @@ void setup_plan(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--baseline", a->baseline, "The design the others are compared with (default: the last one)"),
               "the name of one of the designs");
   auto* precision = sub->add_option("--precision", a->precision, "GEMM precision that measures performance (default: tf32)")
-                        ->check(one_of(hw::precisions()));
-  ctx.expects(precision, "one of " + join(hw::precisions()));
+                        ->check(one_of(app::precisions()));
+  ctx.expects(precision, "one of " + join(app::precisions()));
   ctx.expects(sub->add_option("--sweep", a->sweep,
                               "Sweep one knob: NAME=START:STOP:STEP or NAME=V1,V2 (gpus, nodes, storage, or a path such as "
                               "fabric.oversubscription)"),

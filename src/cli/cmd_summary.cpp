@@ -12,11 +12,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/engines.hpp"
+#include "app/summary.hpp"
+#include "app/train.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "coll/collective.hpp"
 #include "config/reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -212,33 +214,28 @@ std::string per_cost_line(const Plans& pl, double per_gpu) {
 }
 
 void collective_section(std::ostream& out, Findings& f, Context& ctx, const plan::ScenarioSpec& s) {
-  const auto p = plan::make_platform(s);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
-  const double S = 184.0 * 1048576;
+  const app::AllreduceSummary sum = app::allreduce_summary(s, ctx.catalog());
+  const double S = sum.bytes;
   out << "\nAllreduce of 184 MiB per GPU, closed form (ffsim collective --engine fluid|simgrid simulates it)\n";
   report::Table t({"GPUs", "hfreduce algbw", "nccl algbw", "hfreduce / nccl", "hfreduce host mem/node"});
   std::string bounds;  // what binds hfreduce at each count: below the table (a name can be long)
-  const auto hf = coll::algorithms().get("hfreduce").factory();
-  const auto nc = coll::algorithms().get("nccl").factory();
   int largest = 0;
   double hf_largest = 0;
-  for (int n : {16, 128, 1440}) {
-    if (n > s.cluster.gpus()) continue;
-    const coll::Group g = coll::Group::first_gpus(*p, n);
-    const auto eh = hf->estimate(*p, lib, g, S), en = nc->estimate(*p, lib, g, S);
-    t.add({std::to_string(n), fmt_bandwidth(BytesPerSecond(S / eh.time)), fmt_bandwidth(BytesPerSecond(S / en.time)),
-           fmt_f(en.time / eh.time, 2) + "x", fmt_f(eh.host_traffic_per_byte, 1) + " S"});
-    bounds += wrap("hfreduce at " + std::to_string(n) + " GPUs is bound by " + eh.bottleneck, "  ");
+  for (const auto& row : sum.rows) {
+    const int n = row.gpus;
+    t.add({std::to_string(n), fmt_bandwidth(BytesPerSecond(S / row.hfreduce_time)), fmt_bandwidth(BytesPerSecond(S / row.nccl_time)),
+           fmt_f(row.nccl_time / row.hfreduce_time, 2) + "x", fmt_f(row.hfreduce_host, 1) + " S"});
+    bounds += wrap("hfreduce at " + std::to_string(n) + " GPUs is bound by " + row.hfreduce_bound, "  ");
     f.allreduce.push_back({{"gpus", static_cast<long long>(n)},
                            {"bytes", S},
-                           {"hfreduce_algbw_Bps", S / eh.time},
-                           {"nccl_algbw_Bps", S / en.time},
-                           {"hfreduce_over_nccl", en.time / eh.time},
-                           {"hfreduce_host_traffic_per_node_S", eh.host_traffic_per_byte},
-                           {"hfreduce_bound_by", eh.bottleneck}});
-    f.allreduce_largest = Findings::Allreduce{n, S / eh.time, S / en.time};
+                           {"hfreduce_algbw_Bps", S / row.hfreduce_time},
+                           {"nccl_algbw_Bps", S / row.nccl_time},
+                           {"hfreduce_over_nccl", row.nccl_time / row.hfreduce_time},
+                           {"hfreduce_host_traffic_per_node_S", row.hfreduce_host},
+                           {"hfreduce_bound_by", row.hfreduce_bound}});
+    f.allreduce_largest = Findings::Allreduce{n, S / row.hfreduce_time, S / row.nccl_time};
     largest = n;
-    hf_largest = eh.time;
+    hf_largest = row.hfreduce_time;
   }
   t.print(out, "  ");
   out << bounds;
@@ -247,19 +244,15 @@ void collective_section(std::ostream& out, Findings& f, Context& ctx, const plan
   // The nccl column rests on one assumption that matters at scale: a fixed tree chunk (the
   // shipped 4 MiB, [I]) where NCCL's own source moves 512 KiB steps. Show what NCCL's own rule
   // gives, so that the comparison's dependence on it is in the output and not only in the README.
-  if (lib.nccl.tree_chunk_bytes > 0 && largest > 0) {
-    coll::LibraryParams own = lib;
-    own.nccl.tree_chunk_bytes = 0;  // coll::nccl_tree_chunk: NCCL's step, halved for small messages
-    const coll::Group g = coll::Group::first_gpus(*p, largest);
-    const auto en = nc->estimate(*p, own, g, S);
-    const auto shipped = nc->estimate(*p, lib, g, S);
+  if (sum.nccl_own_rule_time && sum.nccl_shipped_time) {
+    const double own = *sum.nccl_own_rule_time, shipped = *sum.nccl_shipped_time;
     // Said only where it changes the figure (NCCL picks the ring, or the chunks are equal, elsewhere).
-    if (std::abs(en.time - shipped.time) > 1e-3 * shipped.time) {
-      out << "  nccl (here and in the training rows below) assumes a " << fmt_bytes(Bytes(lib.nccl.tree_chunk_bytes))
+    if (std::abs(own - shipped) > 1e-3 * shipped) {
+      out << "  nccl (here and in the training rows below) assumes a " << fmt_bytes(Bytes(sum.tree_chunk_bytes))
           << " tree chunk\n  ([I]: models/libraries/nccl.json tree_chunk; docs/results.md, \"NCCL's tree chunk\");\n"
-          << "  NCCL's own rule (" << fmt_bytes(Bytes(lib.nccl.step_size))
-          << " steps, \"tree_chunk\": \"nccl\") gives " << fmt_bandwidth(BytesPerSecond(S / en.time)) << " at "
-          << largest << " GPUs,\n  hfreduce / nccl " << fmt_f(en.time / hf_largest, 2) << "x\n";
+          << "  NCCL's own rule (" << fmt_bytes(Bytes(sum.step_size))
+          << " steps, \"tree_chunk\": \"nccl\") gives " << fmt_bandwidth(BytesPerSecond(S / own)) << " at "
+          << largest << " GPUs,\n  hfreduce / nccl " << fmt_f(own / hf_largest, 2) << "x\n";
     }
   }
 }
@@ -322,16 +315,13 @@ void training_section(std::ostream& out, Findings& f, Context& ctx, const Job& j
     out << "\n" << wrap(title.substr(1) + ": not run (" + f.training_missing + ")", "");
     return;
   }
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
-  auto engine = eval::engines().get("analytic").factory();
+  const app::EngineChoice fluid = app::choose_engine("fluid", app::Analytic::Fluid);
   report::Table tab({"cluster", "backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU", "samples/s/GPU"});
   // One backend of the job on one cluster; the rows, or nothing when the cluster cannot run it.
   auto run = [&](const plan::ScenarioSpec& on, const char* backend) {
-    const auto p = plan::make_platform(on);
     w.backend = backend;
-    train::CollectiveCosts costs(*engine, *p, lib, train::CollectiveCosts::Method::Estimate);
-    const train::StepEnv env{*p, *engine, costs, false};
-    return train::simulate_scaling(w, env, gpus);
+    const app::StepSession session(on, ctx.catalog(), fluid, train::CollectiveCosts::Method::Estimate, false, 1);
+    return train::simulate_scaling(w, session.env(), gpus);
   };
   auto add = [&](const std::string& cluster, const char* backend, const std::vector<train::StepResult>& rows) {
     for (const auto& r : rows)

@@ -12,11 +12,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/engines.hpp"
+#include "app/train.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "coll/collective.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -84,15 +85,14 @@ std::string pct(double f) { return fmt_f(100 * f, 1) + "%"; }
 int run_train(Context& ctx, const TrainArgs& a) {
   if (a.trace_gpus > 0 && a.trace.empty())
     throw UsageError("--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
-  const auto* entry = eval::engines().find(a.engine);
-  if (!entry) throw UsageError("--engine: " + eval::engines().unknown_message(a.engine));
+  const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
-  if (a.threads > 0 && (a.engine != "analytic" || a.collectives != "simulate"))
+  if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
     throw UsageError("--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
                      "and --collectives simulate (the default); " +
-                     (a.engine != "analytic" ? "the SimGrid engine runs one simulation at a time"
+                     (!choice.caps.parallel_safe ? "the SimGrid engine runs one simulation at a time"
                                              : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
                                                                            : std::string("--collectives emit simulates them inside the step")) +
                      ": drop --threads");
@@ -133,19 +133,11 @@ int run_train(Context& ctx, const TrainArgs& a) {
   // The GPU's rates for the workload's precision: a model error (exit 3) before any step runs.
   const auto& gpu = sc.cluster.node.gpus.front().gpu;
   const train::GpuRates rates = train::rates_of(gpu, w.precision);
-  const auto platform = plan::make_platform(sc);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
-  auto engine = entry->factory();
-  train::CollectiveCosts costs(*engine, *platform, lib,
-                               a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
-                                                           : train::CollectiveCosts::Method::Simulate);
-  // The fluid engine keeps no state between runs: a step's distinct collectives run at once, one
-  // per hardware thread (the times are the same as one after the other).
-  if (a.engine == "analytic") {
-    const int threads = a.threads > 0 ? a.threads : hardware_threads();
-    costs.set_parallel([] { return eval::engines().get("analytic").factory(); }, threads);
-  }
-  const train::StepEnv env{*platform, *engine, costs, a.collectives == "emit"};
+  const app::StepSession session(sc, ctx.catalog(), choice,
+                                 a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
+                                                             : train::CollectiveCosts::Method::Simulate,
+                                 a.collectives == "emit", a.threads > 0 ? a.threads : hardware_threads());
+  const train::StepEnv& env = session.env();
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
   // Progress on a terminal: a step with large simulated collectives can take minutes.
@@ -153,7 +145,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   // Every count's distinct collectives at once (with parallel runs); an error here comes back in
   // the loop below, with its GPU count.
   try {
-    if (progress && costs.parallel()) std::cerr << "\r  simulating the collectives of " << gpus.size() << " GPU counts...   " << std::flush;
+    if (progress && env.costs.parallel()) std::cerr << "\r  simulating the collectives of " << gpus.size() << " GPU counts...   " << std::flush;
     train::prepare_steps(w, env, gpus, a.full);
   } catch (const ValueError&) {
   }
@@ -298,10 +290,10 @@ void setup_train(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--backend", a->backend,
                               "Gradient reduction backend: " + join(train::backend_names()) + " (default: the scenario's)"),
               "one of " + join(train::backend_names()));
-  ctx.expects(sub->add_option("--engine", a->engine, "analytic (default) or simgrid: the engine of steps and collectives"),
-              "analytic or simgrid");
+  ctx.expects(sub->add_option("--engine", a->engine, "fluid (analytic, the default, is its former name here), fluid-full, fluid-eager or simgrid: the engine of steps and collectives"),
+              "fluid, fluid-full, fluid-eager, simgrid or analytic");
   ctx.expects(sub->add_option("--threads", a->threads,
-                              "Simulate a step's distinct collectives on this many threads at once (analytic engine; "
+                              "Simulate a step's distinct collectives on this many threads at once (fluid engine; "
                               "default: the machine's hardware threads; the results do not depend on it)")
                   ->check(int_in(1, 4096)),
               "an integer in [1, 4096]");

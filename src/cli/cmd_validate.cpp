@@ -8,10 +8,12 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <CLI/CLI.hpp>
 
+#include "app/engines.hpp"
 #include "calib/calibration_file.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
@@ -81,8 +83,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
   if (a.calibration.empty()) throw UsageError("validate needs --calibration <file> (written by ffsim calibrate)");
   ctx.calibration = a.calibration;  // validate reads only the published catalog: this changes no model
   if (!(a.holdout >= 0 && a.holdout < 1)) throw UsageError("--holdout: expected a number in [0, 1), got " + fmt_g(a.holdout));
-  if (a.engine != "both" && a.engine != "analytic" && a.engine != "simgrid")
-    throw UsageError("--engine: expected analytic, simgrid or both, got \"" + a.engine + "\"");
+  // "both": the fluid engine and SimGrid side by side; otherwise the one engine named.
+  std::optional<app::EngineChoice> choice;
+  if (a.engine != "both") choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "validate");
   const calib::CalibrationFile cf = calib::load_calibration(a.calibration);
   ctx.calibration_not_applied("validate refits every value on the training points; the file names the node model and the "
                               "machines it was fitted to");
@@ -118,7 +121,8 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (r.skipped.empty() && !held[i] && samples[i].outlier.empty()) training.push_back(samples[i]);
     rows.push_back(r);
   }
-  const calib::Calibration c = calib::calibrate(m, training);
+  const auto reference = app::make_engine("fluid");  // the engine of the fits
+  const calib::Calibration c = calib::calibrate(m, training, *reference);
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
   const std::vector<std::string> order{"copy", "reduce", "d2h", "h2d", "bidir", "pipeline", "internode", "allreduce", "mpi_allreduce"};
   auto rank_of = [&](const std::string& st) { return std::find(order.begin(), order.end(), st) - order.begin(); };
@@ -129,9 +133,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (kx != ky) return kx < ky;
     return x.s->point.bytes < y.s->point.bytes;
   });
-  eval::FluidEngine fluid;
-  auto simgrid = eval::engines().get("simgrid").factory();
-  const bool run_analytic = a.engine != "simgrid", run_simgrid = a.engine != "analytic";
+  const bool run_analytic = !choice || choice->engine == "fluid", run_simgrid = !choice || choice->engine == "simgrid";
+  const auto fluid_engine = choice && choice->engine == "fluid" ? choice->make() : app::make_engine("fluid");
+  const auto simgrid = app::make_engine("simgrid");
+  eval::Engine& fluid = *fluid_engine;
   for (Row& r : rows) {
     if (!r.skipped.empty()) continue;
     const auto p = calib::params_for(c, r.s->point, r.s->regime);
@@ -331,8 +336,8 @@ void setup_validate(CLI::App& app, Context& ctx) {
                               "in-sample)")
                   ->check(holdout),
               "a number in [0, 1)");
-  ctx.expects(sub->add_option("--engine", a->engine, "analytic, simgrid or both (default) for the held-out points"),
-              "analytic, simgrid or both");
+  ctx.expects(sub->add_option("--engine", a->engine, "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),
+              "fluid, simgrid, both or analytic");
   sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   sub->add_flag("--all", a->all, "List the training points too");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/kinds.hpp"
 #include "config/catalog.hpp"
 #include "core/registry.hpp"
 
@@ -23,8 +24,8 @@ class Validator;
 
 namespace ffsim::cli {
 
-/// Validates one catalog entry of a kind (used by `ffsim check` and `ffsim models`).
-using KindValidator = std::function<void(const config::CatalogEntry&, const config::Catalog&)>;
+/// Validates one catalog entry of a kind (app/kinds.hpp; used by `ffsim check` and `ffsim models`).
+using KindValidator = app::KindValidator;
 
 /// A --size argument in bytes ("184MiB", "4096B"): a unit is required, and the value must be a
 /// whole, non-negative number of bytes; anything else is a UsageError naming the option.
@@ -68,7 +69,7 @@ struct Context {
   [[nodiscard]] const std::string& models_origin() const { return models_origin_; }
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
   std::string calibration;
-  /// Kinds of catalog entries and how to validate them (filled by register_kinds()).
+  /// Kinds of catalog entries and how to validate them (filled by register_kinds(): app/kinds.hpp).
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.
   std::function<int()> action;
@@ -108,7 +109,7 @@ private:
   std::string models_origin_;
 };
 
-/// Registers every kind of catalog entry the layers define.
+/// Registers every kind of catalog entry the layers define (app::register_kinds).
 void register_kinds(Context& ctx);
 
 // One setup function per subcommand, each in its own file (cmd_<name>.cpp).

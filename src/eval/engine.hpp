@@ -1,4 +1,4 @@
-// Evaluating a schedule on a platform: the result every engine returns, and the engine registry.
+// Evaluating a schedule on a platform: the result every engine returns, the Engine interface, the fluid engine.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "core/registry.hpp"
 #include "platform/platform.hpp"
 #include "sched/schedule.hpp"
 
@@ -39,7 +38,9 @@ struct Result {
   [[nodiscard]] std::uint32_t bottleneck() const;
 };
 
-/// An evaluator of schedules: "analytic" (our max-min fluid model) or "simgrid" (SimGrid replay).
+/// An evaluator of schedules: the max-min fluid model below, or SimGrid's replay (src/sim). The
+/// engines are registered, with what each can do, by the application layer (src/app/engines.hpp);
+/// domain code takes an Engine& or an EngineFactory and never names one.
 class Engine {
 public:
   virtual ~Engine() = default;
@@ -47,11 +48,8 @@ public:
   [[nodiscard]] virtual Result run(const sched::Schedule& s, const platform::Platform& p) = 0;
 };
 
+/// Makes a fresh engine (one per thread where runs go side by side).
 using EngineFactory = std::function<std::unique_ptr<Engine>()>;
-using EngineRegistry = Registry<EngineFactory>;
-
-/// The registry; "analytic" is registered here, the SimGrid layer adds "simgrid".
-EngineRegistry& engines();
 
 /// The max-min fluid evaluator: the same sharing model as SimGrid's CM02 (weighted max-min over
 /// every resource of a flow's path, per-flow rate caps, a fixed latency before data moves), solved

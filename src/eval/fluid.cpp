@@ -22,16 +22,6 @@ std::uint32_t Result::bottleneck() const {
   return best;
 }
 
-EngineRegistry& engines() {
-  static EngineRegistry r = [] {
-    EngineRegistry x("engine");
-    x.add("analytic", "max-min fluid model solved event by event (no SimGrid); microseconds to seconds",
-          [] { return std::make_unique<FluidEngine>(); });
-    return x;
-  }();
-  return r;
-}
-
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();

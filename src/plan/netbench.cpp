@@ -28,6 +28,7 @@ struct Ctx {
   const ScenarioSpec& sc;
   const platform::Platform& p;
   eval::Engine& engine;
+  eval::Engine& limits;
   const NetOptions& opt;
 };
 
@@ -45,11 +46,8 @@ int socket_of_gpu(const hw::NodeSpec& n, int g) {
   return 0;
 }
 
-// Limiters come from the analytic engine (the SimGrid engine does not report them).
-eval::Result explain(const Ctx& c, const Schedule& s) {
-  eval::FluidEngine f;
-  return f.run(s, c.p);
-}
+// Limiters come from the engine that reports them (the SimGrid engine does not).
+eval::Result explain(const Ctx& c, const Schedule& s) { return c.limits.run(s, c.p); }
 
 NetReport copies(const Ctx& c, bool d2h) {
   NetReport r;
@@ -294,8 +292,7 @@ NetReport isolation(const Ctx& c) {
     const auto res = c.engine.run(s, p);
     double t = 0;
     for (auto o : ops) t = std::max(t, res.ops[o].end);
-    eval::FluidEngine f;
-    const auto why = f.run(s, p);
+    const auto why = c.limits.run(s, p);
     return std::make_pair(t, limiter_name(p, why.ops[ops.front()].limiter));
   };
   platform::TrafficConfig off = c.sc.traffic;
@@ -322,10 +319,10 @@ NetReport isolation(const Ctx& c) {
 
 }  // namespace
 
-NetReport run_net_test(const std::string& name, const ScenarioSpec& sc, eval::Engine& engine,
+NetReport run_net_test(const std::string& name, const ScenarioSpec& sc, eval::Engine& engine, eval::Engine& limits,
                        const std::string& engine_name, const NetOptions& opt) {
   const auto p = make_platform(sc);
-  Ctx c{sc, *p, engine, opt};
+  Ctx c{sc, *p, engine, limits, opt};
   NetReport r;
   if (name == "d2h") r = copies(c, true);
   else if (name == "h2d") r = copies(c, false);

@@ -38,9 +38,10 @@ struct NetOptions {
 /// The tests, in the order `ffsim net --help` lists them.
 [[nodiscard]] const std::vector<std::string>& net_tests();
 
-/// Runs test `name` on the scenario's platform with `engine`. Throws UsageError for an unknown
-/// test, ValueError when the scenario lacks what the test needs (e.g. no storage nodes).
+/// Runs test `name` on the scenario's platform with `engine`; the limiter column comes from
+/// `limits`, an engine that reports limiters (may be `engine` itself). Throws UsageError for an
+/// unknown test, ValueError when the scenario lacks what the test needs (e.g. no storage nodes).
 [[nodiscard]] NetReport run_net_test(const std::string& name, const ScenarioSpec& sc, eval::Engine& engine,
-                                     const std::string& engine_name, const NetOptions& opt);
+                                     eval::Engine& limits, const std::string& engine_name, const NetOptions& opt);
 
 }  // namespace ffsim::plan

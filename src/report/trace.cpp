@@ -9,23 +9,22 @@
 
 #include "core/format.hpp"
 #include "report/json_writer.hpp"
-#include "train/step.hpp"
 
 namespace ffsim::report {
 
 namespace {
 
 struct Placed {
-  const train::TraceEvent* e;
+  const sched::TraceEvent* e;
   int pid;
   int tid;
 };
 
 }  // namespace
 
-void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
+void write_chrome_trace(std::ostream& os, const sched::Trace& t) {
   // Group events by (node, lane), in a deterministic order.
-  std::map<std::pair<int, std::string>, std::vector<const train::TraceEvent*>> lanes;
+  std::map<std::pair<int, std::string>, std::vector<const sched::TraceEvent*>> lanes;
   for (const auto& e : t.events) lanes[{e.node, e.lane}].push_back(&e);
   std::vector<Placed> placed;
   struct Thread {
@@ -35,7 +34,7 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
   std::vector<Thread> threads;
   std::map<int, int> next_tid;
   for (auto& [key, evs] : lanes) {
-    std::stable_sort(evs.begin(), evs.end(), [](const train::TraceEvent* a, const train::TraceEvent* b) {
+    std::stable_sort(evs.begin(), evs.end(), [](const sched::TraceEvent* a, const sched::TraceEvent* b) {
       return a->start != b->start ? a->start < b->start : a->end > b->end;
     });
     // First fit: an event goes to the first sub-lane whose last event has ended.
@@ -114,19 +113,20 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t) {
   os << '\n';
 }
 
-train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r, const platform::Platform& p,
+sched::Trace schedule_trace(const sched::Schedule& s, const eval::Result& r, const platform::Platform& p,
                                 std::string title) {
   using sched::Place;
   using sched::PlaceKind;
   const hw::NodeSpec& node = p.cluster().node;
-  train::StepTrace t;
+  sched::Trace t;
   t.title = std::move(title);
   // Storage nodes get processes after the GPU nodes.
   auto pid = [&](const Place& x) { return x.storage ? p.cluster().nodes + x.node : x.node; };
   auto socket = [&](const Place& x) {
     return x.storage ? std::string("storage") : node.sockets.at(static_cast<std::size_t>(x.index)).name;
   };
-  auto gpu = [&](const Place& x) { return train::gpu_lane(p, x); };
+  // A GPU's lane by its name ("gpu3"), as the training steps name it (train::gpu_lane).
+  auto gpu = [&](const Place& x) { return p.cluster().node.gpus.at(static_cast<std::size_t>(x.index)).name; };
   auto nic = [&](const Place& x) {
     if (x.kind == PlaceKind::Nic) return (x.storage ? std::string("storage nic") : node.nics.at(static_cast<std::size_t>(x.index)).name);
     const int k = p.nic_for(x);
@@ -147,7 +147,7 @@ train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r,
     if (o.limiter == eval::kLimitRateCap) detail += ", limited by its own rate cap";
     else if (o.limiter != eval::kLimitNone) detail += ", limited by " + p.resource_name(o.limiter);
     auto add = [&](const Place& at, std::string lane, const char* category) {
-      t.events.push_back(train::TraceEvent{pid(at), std::move(lane), name, category, o.start, o.end, detail});
+      t.events.push_back(sched::TraceEvent{pid(at), std::move(lane), name, category, o.start, o.end, detail});
     };
     switch (op.kind) {
       case sched::OpKind::Compute: add(op.at, gpu(op.at), "compute"); break;

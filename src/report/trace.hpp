@@ -1,4 +1,4 @@
-// Chrome/Perfetto trace export of a simulated training step (the "Trace Event Format": complete
+// Chrome/Perfetto trace export of a timeline (sched/timeline.hpp: a training step, a whole schedule)
 // "X" events, one process per node, one thread per GPU, GPU communication, NIC and CPU reducer).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
@@ -9,7 +9,7 @@
 #include "eval/engine.hpp"
 #include "platform/platform.hpp"
 #include "sched/schedule.hpp"
-#include "train/run.hpp"
+#include "sched/timeline.hpp"
 
 namespace ffsim::report {
 
@@ -17,7 +17,7 @@ namespace ffsim::report {
 /// events naming each node ("node 3") and lane, then one "X" event per op and lane (ts and dur in
 /// microseconds). Events of a lane that overlap in time go to extra lanes ("nic0 #2"), so that on
 /// every thread events follow one another and never overlap partially.
-void write_chrome_trace(std::ostream& os, const train::StepTrace& t);
+void write_chrome_trace(std::ostream& os, const sched::Trace& t);
 
 /// The timeline of a whole schedule run on an engine (`ffsim collective --trace`): per node, a
 /// track per GPU and direction of its link ("gpu3 out": D2H and sends to GPUs; "gpu3 in": H2D,
@@ -27,7 +27,7 @@ void write_chrome_trace(std::ostream& os, const train::StepTrace& t);
 /// reading a buffer, copies between sockets). Each event is named by its op's tag and carries its
 /// bytes and the resource that limited it for most of its life. Delays (software overheads, hop
 /// latencies) occupy no resource and are left out; so are ops of zero duration.
-[[nodiscard]] train::StepTrace schedule_trace(const sched::Schedule& s, const eval::Result& r,
-                                              const platform::Platform& p, std::string title);
+[[nodiscard]] sched::Trace schedule_trace(const sched::Schedule& s, const eval::Result& r, const platform::Platform& p,
+                                          std::string title);
 
 }  // namespace ffsim::report

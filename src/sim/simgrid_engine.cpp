@@ -397,10 +397,4 @@ eval::Result SimGridEngine::run(const sched::Schedule& s, const platform::Platfo
   return r;
 }
 
-void register_simgrid_engine(eval::EngineRegistry& r) {
-  if (!r.find("simgrid"))
-    r.add("simgrid", "flow-level replay on SimGrid 3.32 (CM02, max-min sharing), in a child process",
-          [] { return std::make_unique<SimGridEngine>(); });
-}
-
 }  // namespace ffsim::sim

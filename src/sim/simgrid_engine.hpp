@@ -18,7 +18,4 @@ public:
   [[nodiscard]] eval::Result run(const sched::Schedule& s, const platform::Platform& p) override;
 };
 
-/// Adds "simgrid" to the engine registry.
-void register_simgrid_engine(eval::EngineRegistry& r);
-
 }  // namespace ffsim::sim

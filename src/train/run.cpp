@@ -74,11 +74,11 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
   const StepPlan plan = w.impl->build(b, w, gpus, full);
   const eval::Result res = env.engine.run(b.schedule(), env.platform);
-  // The same step with free communication, on the analytic engine (compute and delays only).
+  // The same step with free communication, on the reference engine (compute and delays only).
   StepBuilder free(env.platform, nullptr, true);
   (void)w.impl->build(free, w, gpus, full);
-  eval::FluidEngine fluid;
-  const double free_makespan = fluid.run(free.schedule(), env.platform).makespan;
+  eval::Engine& reference = env.reference ? *env.reference : env.engine;
+  const double free_makespan = reference.run(free.schedule(), env.platform).makespan;
 
   r.layout = plan.layout;
   r.data_parallel = plan.data_parallel;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "eval/engine.hpp"
+#include "sched/timeline.hpp"
 #include "train/workload.hpp"
 
 namespace ffsim::train {
@@ -19,6 +20,9 @@ struct StepEnv {
   CollectiveCosts& costs;
   /// Each collective as its algorithm's whole schedule inside the step instead of a timed op.
   bool emit_collectives = false;
+  /// The engine of the compute-only run of each step (bubble and exposed communication): the
+  /// fluid engine, given by the application layer; nullptr: `engine`.
+  eval::Engine* reference = nullptr;
 };
 
 struct StepResult {
@@ -45,20 +49,9 @@ struct StepResult {
   std::size_t simulated_gpus = 0;
 };
 
-/// One event of a step's timeline (seconds).
-struct TraceEvent {
-  int node = 0;
-  std::string lane;          ///< "gpu3", "gpu3 comm", "nic0", "cpu reducer"
-  std::string name;
-  std::string category;      ///< compute, transfer, collective
-  double start = 0;
-  double end = 0;
-  std::string detail;        ///< optional ("4.00 MiB, limited by n0.cpu1.dram"): the event's args
-};
-struct StepTrace {
-  std::string title;
-  std::vector<TraceEvent> events;
-};
+/// A step's timeline: the trace model of sched/timeline.hpp (report/trace.hpp writes it).
+using TraceEvent = sched::TraceEvent;
+using StepTrace = sched::Trace;
 
 /// The timeline of a built and simulated step: one event per op and track (sync ops excluded).
 [[nodiscard]] StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string title);

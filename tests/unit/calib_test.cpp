@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "app/engines.hpp"
 #include "calib/bench_model.hpp"
 #include "calib/calibrate.hpp"
 #include "calib/calibration_file.hpp"
@@ -224,7 +225,7 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
       pts.push_back(p);
     }
   const std::vector<Sample> samples = measure(m, truth, pts);
-  const Calibration c = calibrate(m, samples);
+  const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
 
   // Every memory-model value, shared and per kind.
   const MemoryModel& got = c.memory;
@@ -297,7 +298,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
   };
   SUBCASE("one thread: the fork cost, the gains and the shared caps are not pinned, the rest comes back") {
     const auto samples = measure(m, truth, kernel_points(truth.memory, 1, 9));
-    const Calibration c = calibrate(m, samples);
+    const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
     CHECK(status(c, "fork_cost").rfind("not pinned", 0) == 0);
     CHECK(status(c, "memcpy_thread_gain").rfind("not pinned", 0) == 0);
     CHECK(status(c, "dram_shared_bandwidth").rfind("not pinned", 0) == 0);
@@ -316,7 +317,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
   SUBCASE("no point reaches DRAM: its rates are not pinned (unset, not invented), the others come back") {
     // Copies up to 1.125 MiB and reduces up to 256 KiB: working sets <= 2.25 MiB, far below the LLC.
     const auto samples = measure(m, truth, kernel_points(truth.memory, 2, 4));
-    const Calibration c = calibrate(m, samples);
+    const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
     // (With 4 sizes per series the other values are weakly conditioned; the full planted case checks
     // their recovery. Here: nothing is invented for the level no point reaches.)
     for (const auto& [kind, rates] : truth.memory.kinds) {
@@ -337,7 +338,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
       if (j == 0 || j == 2 || j == 3 || j == 5 || j == 8) pts.push_back(p);
     }
     const auto samples = measure(m, truth, pts);
-    const Calibration c = calibrate(m, samples);
+    const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
     for (const auto& [kind, rates] : truth.memory.kinds)
       for (int l = 0; l < kLevels; ++l) {
         CAPTURE(kind);

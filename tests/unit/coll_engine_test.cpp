@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "app/engines.hpp"
 #include "coll/collective.hpp"
 #include "coll/common.hpp"
 #include "coll/nccl_select.hpp"
@@ -30,13 +31,8 @@ namespace {
 using testing::cluster;
 
 eval::Engine& engine(const char* name) {
-  static bool reg = [] {
-    sim::register_simgrid_engine(eval::engines());
-    return true;
-  }();
-  (void)reg;
-  static std::unique_ptr<eval::Engine> fluid = eval::engines().get("analytic").factory();
-  static std::unique_ptr<eval::Engine> simgrid = eval::engines().get("simgrid").factory();
+  static std::unique_ptr<eval::Engine> fluid = app::make_engine("analytic");
+  static std::unique_ptr<eval::Engine> simgrid = app::make_engine("simgrid");
   return std::string(name) == "simgrid" ? *simgrid : *fluid;
 }
 

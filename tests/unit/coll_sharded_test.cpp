@@ -6,6 +6,7 @@
 
 #include "approx.hpp"
 
+#include "app/engines.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
 #include "plan/scenario.hpp"
@@ -38,7 +39,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes
   auto lib = coll::load_library_params(testing::catalog());
   const auto rs = coll::algorithms().get("hf_reduce_scatter").factory();
   const auto ag = coll::algorithms().get("hf_allgather").factory();
-  auto fluid = eval::engines().get("analytic").factory();
+  auto fluid = app::make_engine("analytic");
   const double S = 48.0 * 1048576;  // the full vector
   // N = 1: no ring and nothing through the NIC; reduce-scatter 17 + 1 = 18 S, allgather 1 + 2 S
   // (GDRCopy) or 1 + 7 S (each GPU's copy engine reads the 7 other shards).
@@ -84,7 +85,7 @@ TEST_CASE("coll::hf_reduce_scatter: one GPU per node copies straight into the no
   // (3 (N-1)/N); the shard back (1/N read). Total 1 + 3 (N-1)/N + 1/N, on the NIC's socket.
   const auto lib = coll::load_library_params(testing::catalog());
   const auto rs = coll::algorithms().get("hf_reduce_scatter").factory();
-  auto fluid = eval::engines().get("analytic").factory();
+  auto fluid = app::make_engine("analytic");
   const double S = 48.0 * 1048576;
   for (int N : {2, 3, 5}) {  // (one GPU on one node: nothing to do, tested in coll_engine_test)
     CAPTURE(N);
@@ -110,7 +111,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: the closed form against the s
   // 8-25% below: max-min sharing let the copies of later pieces take the NIC socket's memory
   // bandwidth from the ring's earlier pieces, and the tail ran alone, which the bound does not see.
   const auto lib = coll::load_library_params(testing::catalog());
-  auto fluid = eval::engines().get("analytic").factory();
+  auto fluid = app::make_engine("analytic");
   for (int N : {2, 3, 8}) {
     const auto sc = cluster(N);
     const auto p = plan::make_platform(sc);
@@ -133,7 +134,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: one node, each GPU's writes u
   // GDRCopy at 9.6 GB/s, 64 MiB / 9.6 GB/s = 6.99 ms when both GPUs are written at once and twice
   // that when the socket writes them in turn (one chain per socket until 2026-12-01: 14.49 ms).
   const auto lib = coll::load_library_params(testing::catalog());
-  auto fluid = eval::engines().get("analytic").factory();
+  auto fluid = app::make_engine("analytic");
   const auto p = plan::make_platform(cluster(1));
   const double S = 128.0 * 1048576, one = (S / 2) / lib.hfreduce.gdrcopy_write_bandwidth;
   const auto ag = coll::algorithms().get("hf_allgather").factory();

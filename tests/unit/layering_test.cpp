@@ -15,8 +15,23 @@ namespace {
 namespace fs = std::filesystem;
 
 // Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
-const std::vector<std::string> kLayers{"core", "config", "hw",  "topo", "sched", "platform", "eval",
-                                       "coll", "train",  "sim", "plan", "calib", "report",   "cli"};
+const std::vector<std::string> kLayers{"core", "config", "hw",  "topo",  "sched", "platform", "eval", "coll",
+                                       "train", "sim",   "plan", "calib", "report", "app",   "cli"};
+
+// Includes the order above would allow but the architecture forbids (/work/shared/layers.json's
+// "never" arrows; docs/design.md): {from, to, why}.
+struct Never {
+  std::string from, to, why;
+};
+const std::vector<Never> kNever{{"cli", "coll", "cli calls services (src/app), not algorithms"},
+                                {"cli", "hw", "cli calls services (src/app)"},
+                                {"cli", "sim", "engines are registered by the app (src/app/engines.cpp)"},
+                                {"report", "train", "the trace model is report's"}};
+
+// Engines are constructed only where they live and where they are registered: a concrete engine's
+// name anywhere else is code that picks an engine behind --engine's back.
+const std::vector<std::string> kEngineClasses{"FluidEngine", "SimGridEngine"};
+const std::vector<std::string> kEngineHomes{"eval", "sim", "app"};
 
 struct ThirdParty {
   std::string include_prefix;  // as written in #include <...>
@@ -82,7 +97,17 @@ std::vector<std::string> violations(const std::vector<SourceFile>& files) {
         if (a < 0) out.push_back(f.path + " is in an unknown layer \"" + layer + "\"");
         else if (b < 0) out.push_back(f.path + " includes " + inc + " from an unknown layer \"" + target + "\"");
         else if (b > a) out.push_back(f.path + " includes " + inc + " (" + target + " is above " + layer + ")");
-      } else if (incl.kind == '<') {
+        else
+          for (const auto& n : kNever)
+            if (n.from == layer && n.to == target) out.push_back(f.path + " includes " + inc + " (never " + n.from + " -> " + n.to + ": " + n.why + ")");
+      } else if (incl.kind == 0 &&
+                 std::find(kEngineHomes.begin(), kEngineHomes.end(), layer) == kEngineHomes.end()) {
+        const std::string code = line.substr(0, line.find("//"));
+        for (const auto& e : kEngineClasses)
+          if (code.find(e) != std::string::npos)
+            out.push_back(f.path + " names " + e + " (engines are constructed only in src/eval, src/sim and src/app)");
+      }
+      if (incl.kind == '<') {
         const std::string& inc = incl.path;
         for (const auto& tp : kThirdParty)
           if (inc.rfind(tp.include_prefix, 0) == 0 && layer != tp.home)
@@ -126,6 +151,24 @@ TEST_CASE("layering: the checker catches each kind of violation") {
   CHECK(std::count_if(v.begin(), v.end(), [](const std::string& s) { return s.rfind("cli/ok.cpp", 0) == 0; }) == 0);
   CHECK(v[0] == "topo/a.cpp includes sim/platform.hpp (sim is above topo)");
   CHECK(v[1] == "hw/b.cpp includes <nlohmann/json.hpp> outside its home src/config");
+}
+
+TEST_CASE("layering: the checker catches a forbidden arrow and an engine constructed outside its homes") {
+  const std::vector<SourceFile> bad{
+      {"cli/a.cpp", "#include \"coll/collective.hpp\"\n"},          // cli calls services, not algorithms
+      {"cli/b.cpp", "#include \"hw/specs.hpp\"\n"},                 // nor specs
+      {"cli/c.cpp", "#include \"sim/simgrid_engine.hpp\"\n"},       // nor registers engines
+      {"report/d.cpp", "#include \"train/run.hpp\"\n"},             // report knows no workload
+      {"train/e.cpp", "  eval::FluidEngine fluid;\n"},              // an engine behind --engine's back
+      {"plan/f.cpp", "  auto e = std::make_unique<sim::SimGridEngine>();\n"},
+      {"app/ok.cpp", "#include \"sim/simgrid_engine.hpp\"\n  return std::make_unique<eval::FluidEngine>();\n"},
+      {"train/ok.cpp", "// the fluid engine (FluidEngine) of the app\n#include \"eval/engine.hpp\"\n"},
+  };
+  const auto v = violations(bad);
+  CHECK(v.size() == 6);
+  CHECK(std::count_if(v.begin(), v.end(), [](const std::string& s) { return s.find("ok.cpp") != std::string::npos; }) == 0);
+  CHECK(v[0] == "cli/a.cpp includes coll/collective.hpp (never cli -> coll: cli calls services (src/app), not algorithms)");
+  CHECK(v[4] == "train/e.cpp names FluidEngine (engines are constructed only in src/eval, src/sim and src/app)");
 }
 
 TEST_CASE("layering: src/ respects the layer order and library homes") {

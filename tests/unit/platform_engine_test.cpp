@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 
+#include "app/engines.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
 #include "eval/engine.hpp"
@@ -40,12 +41,7 @@ plan::ScenarioSpec small_ff(bool isolation = false) {
 }
 
 eval::Result run(const char* engine, const sched::Schedule& s, const platform::Platform& p) {
-  static bool registered = [] {
-    sim::register_simgrid_engine(eval::engines());
-    return true;
-  }();
-  (void)registered;
-  return eval::engines().get(engine).factory()->run(s, p);
+  return app::make_engine(engine)->run(s, p);
 }
 
 // Both engines, and their agreement to 1e-6 relative on every op's end.

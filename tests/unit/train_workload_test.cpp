@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "app/engines.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
@@ -36,24 +37,20 @@ struct Env {
   std::unique_ptr<platform::Platform> p;
   coll::LibraryParams lib;
   std::unique_ptr<eval::Engine> engine;
+  std::unique_ptr<eval::Engine> reference = app::make_engine("fluid");  // the compute-only runs
   std::unique_ptr<CollectiveCosts> costs;
-  [[nodiscard]] StepEnv env() const { return StepEnv{*p, *engine, *costs}; }
+  [[nodiscard]] StepEnv env() const { return StepEnv{*p, *engine, *costs, false, reference.get()}; }
   [[nodiscard]] const WorkloadSpec& w() const { return *sc.workload; }
 };
 
 std::unique_ptr<Env> make(const std::string& workload, int nodes = 8, const char* engine = "analytic") {
-  static const bool registered = [] {
-    sim::register_simgrid_engine(eval::engines());
-    return true;
-  }();
-  (void)registered;
   auto e = std::make_unique<Env>();
   const std::string text = R"({"name": "t", "cluster": {"node": "fire_flyer_pcie", "nodes": )" + std::to_string(nodes) +
                            R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}, "workload": )" + workload + "}";
   e->sc = plan::parse_scenario(config::Document::parse(text, "t.json", false), catalog());
   e->p = plan::make_platform(e->sc);
   e->lib = coll::load_library_params(catalog());
-  e->engine = eval::engines().get(engine).factory();
+  e->engine = app::make_engine(engine);
   e->costs = std::make_unique<CollectiveCosts>(*e->engine, *e->p, e->lib, CollectiveCosts::Method::Simulate);
   return e;
 }
@@ -502,7 +499,7 @@ TEST_CASE("train::CollectiveCosts: collectives run on several threads give the t
     CAPTURE(threads);
     const auto par = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
                                "gpus": [64]})");
-    par->costs->set_parallel([] { return eval::engines().get("analytic").factory(); }, threads);
+    par->costs->set_parallel([] { return app::make_engine("analytic"); }, threads);
     REQUIRE(par->costs->parallel());
     par->costs->begin_recording();
     for (const auto& [alg, gpus, bytes] : queries)
@@ -525,7 +522,7 @@ TEST_CASE("train::CollectiveCosts: collectives run on several threads give the t
   // A run that fails: the error of the first failing query in the order asked, as serially.
   const auto par = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
                              "gpus": [64]})");
-  par->costs->set_parallel([] { return eval::engines().get("analytic").factory(); }, 2);
+  par->costs->set_parallel([] { return app::make_engine("analytic"); }, 2);
   par->costs->begin_recording();
   (void)par->costs->time("nccl_ring", coll::Group::first_gpus(*par->p, 16), 1e6);
   (void)par->costs->time("hfreduce", coll::Group{{Place::gpu(0, 0), Place::gpu(0, 1), Place::gpu(1, 0)}}, 1e6);

@@ -1,0 +1,77 @@
+// The `collective` service: rows of (algorithm, GPU count, size) on a scenario's cluster, by the
+// closed form or a simulating engine, with NCCL's own cost table for --explain and a trace.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/engines.hpp"
+#include "config/catalog.hpp"
+#include "plan/scenario.hpp"
+#include "sched/timeline.hpp"
+
+namespace ffsim::app {
+
+/// The registered collective algorithms, sorted (for --algo's help).
+[[nodiscard]] std::vector<std::string> algorithm_names();
+
+/// A UsageError "--algo: unknown collective algorithm ..." unless `name` is registered.
+void check_algorithm(const std::string& name);
+
+struct CollectiveRequest {
+  std::vector<std::string> algos;  ///< registered names, in order
+  std::vector<int> gpus;
+  std::vector<double> sizes;       ///< bytes per GPU as nccl-tests count them
+  bool cross_zone = false;         ///< half of the nodes in each of the first two zones
+  bool full = false;               ///< simulate without the exact shortcuts
+  int threads = 1;                 ///< rows simulated side by side (engines safe on threads)
+  bool trace = false;              ///< the timeline of the one row's whole schedule
+  bool explain = false;            ///< NCCL's own cost table
+};
+
+struct CollectiveRow {
+  std::string algo;
+  int gpus = 0;
+  double bytes = 0, time = 0, algbw = 0, busbw = 0;
+  double host = 0;  ///< host-memory traffic per node, in multiples of the size
+  double wall = 0;  ///< seconds the row took to evaluate
+  std::string bottleneck, note;
+};
+
+/// One line of NCCL's cost table (tuning.cc, Simple protocol).
+struct NcclCostRow {
+  int gpus = 0;
+  double bytes = 0;
+  std::string algorithm;
+  int channels = 0;
+  double latency = 0, algbw = 0, time = 0;
+  bool picked = false;
+};
+
+struct NcclExplain {
+  std::vector<NcclCostRow> rows;
+  int channels = 0;  ///< per compute NIC
+  int nics = 0;      ///< compute NICs per node, of the first GPU count's group
+  double speed = 0;  ///< bytes/s per channel
+  bool intra_nvlink = false;
+  double max_bus_bw = 0, tree_bw_factor = 0, ring_plateau_factor = 0, ring_plateau_bytes_per_rank = 0;
+};
+
+struct CollectiveResult {
+  std::vector<std::string> kinds;  ///< the operations the rows run (allreduce, ...), in --algo's order
+  std::vector<CollectiveRow> rows;
+  double tree_chunk_bytes = 0;     ///< the NCCL tree's chunk (0: NCCL's own rule)
+  double step_size = 0;            ///< NCCL's step
+  double node_dram_bandwidth = 0;  ///< bytes/s, all sockets of a node
+  std::optional<sched::Trace> trace;
+  std::optional<NcclExplain> explain;
+};
+
+/// Runs the rows on `sc` with `engine` (the closed form when it simulates nothing). UsageError for
+/// a GPU count or group that cannot run; SimulationError from the engine.
+[[nodiscard]] CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Catalog& cat,
+                                              const EngineChoice& engine, const CollectiveRequest& req);
+
+}  // namespace ffsim::app
