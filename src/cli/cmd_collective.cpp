@@ -225,14 +225,13 @@ int run_collective(Context& ctx, const CollArgs& a) {
                est.bottleneck, est.note};
   };
   // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
-  // thread, each on its own engine and its own copy of the platform (the same results as one after
-  // the other; wall_s is then each row's own time while the others run beside it).
+  // thread, each on its own engine, all on the one platform (its router is thread-safe; the same
+  // results as one after the other; wall_s is then each row's own time while the others run beside it).
   const int threads = a.threads > 0 ? a.threads : hardware_threads();
   if (engine && a.engine != "simgrid" && threads > 1 && jobs.size() > 1) {
     parallel_for(jobs.size(), threads, [&](std::size_t i) {
-      const platform::Platform copy = *p;
       const std::unique_ptr<eval::Engine> e = make_engine();
-      run_row(i, e.get(), copy);
+      run_row(i, e.get(), *p);
     });
   } else {
     for (std::size_t i = 0; i < jobs.size(); ++i) run_row(i, engine.get(), *p);
