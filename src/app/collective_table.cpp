@@ -100,13 +100,12 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
                est.bottleneck, est.note};
   };
   // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
-  // thread, each on its own engine and its own copy of the platform (the same results as one after
-  // the other; wall_s is then each row's own time while the others run beside it).
+  // thread, each on its own engine, all on the one platform (its router is thread-safe; the same
+  // results as one after the other; wall_s is then each row's own time while the others run beside it).
   if (engine && engine_choice.caps.parallel_safe && req.threads > 1 && jobs.size() > 1) {
     parallel_for(jobs.size(), req.threads, [&](std::size_t i) {
-      const platform::Platform copy = *p;
       const std::unique_ptr<eval::Engine> e = make_engine();
-      run_row(i, e.get(), copy);
+      run_row(i, e.get(), *p);
     });
   } else {
     for (std::size_t i = 0; i < jobs.size(); ++i) run_row(i, engine.get(), *p);

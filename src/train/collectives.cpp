@@ -113,12 +113,11 @@ void CollectiveCosts::run_recorded() {
   if (!parallel() || q.size() < 2) {
     for (std::size_t i = 0; i < q.size(); ++i) query(i, engine_, p_);
   } else {
-    // Each query runs on a copy of the platform as it is now (its path cache is filled as the run
-    // goes), with a fresh engine: the threads share nothing but read-only data.
+    // Each query runs with a fresh engine on the one platform (its router is thread-safe): the
+    // threads share nothing else.
     parallel_for(q.size(), threads_, [&](std::size_t i) {
-      const platform::Platform copy = p_;
       const std::unique_ptr<eval::Engine> e = make_engine_();
-      query(i, *e, copy);
+      query(i, *e, p_);
     });
   }
   for (std::size_t i = 0; i < q.size(); ++i) cache_.emplace(std::move(q[i].key), t[i]);

@@ -49,8 +49,8 @@ public:
   double time(const std::string& algorithm, const coll::Group& g, double bytes);
 
   /// Lets run_recorded() simulate on `threads` threads at once, each run with its own engine from
-  /// `make_engine` and its own copy of the platform (only for engines that keep no state between
-  /// runs, such as the fluid engine; SimGrid's is one per process). Each run is independent and
+  /// `make_engine`, all on the one platform (its router is thread-safe). Only for engines that keep
+  /// no state between runs, such as the fluid engine (SimGrid's is one per process). Each run is independent and
   /// deterministic, so the times are those of running them one after the other.
   void set_parallel(std::function<std::unique_ptr<eval::Engine>()> make_engine, int threads);
   /// Whether a step should be recorded first (Simulate with parallel runs set).

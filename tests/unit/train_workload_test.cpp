@@ -482,7 +482,7 @@ TEST_CASE("train::pipeline: ZeRO-1 reduce-scatters the gradients and allgathers 
 }
 
 TEST_CASE("train::CollectiveCosts: collectives run on several threads give the times of one after the other") {
-  // Each run has its own engine and its own copy of the platform, and the fluid engine is
+  // Each run has its own engine, all share the one platform (its router is thread-safe), and the fluid engine is
   // deterministic: the times must be equal bit for bit (not merely close) to the serial ones,
   // whatever the thread count, and so must whole steps built on them. HFReduce (host path) and the
   // NCCL ring over 2-8 nodes and several sizes, one of them repeated (asked twice, run once).

@@ -1,0 +1,57 @@
+// Lowering of schedule operations into flows.
+// SPDX-License-Identifier: Apache-2.0
+#include "platform/lower.hpp"
+
+#include <algorithm>
+
+namespace ffsim::platform {
+
+using sched::Place;
+
+void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::OpId id, Lowered& out) {
+  const sched::Op& o = s.op(id);
+  out.latency = 0;
+  out.flows.clear();
+  switch (o.kind) {
+    case sched::OpKind::Delay: out.latency = o.amount; return;
+    case sched::OpKind::Compute: {
+      // A compute op is a flow of `amount` GPU-seconds through the GPU's compute resource
+      // (capacity 1): alone it takes exactly `amount`; two at once share the GPU.
+      const Place& g = o.at;
+      const std::uint32_t pid = r.compute_path_id(g);
+      out.flows.push_back(Flow{pid, o.amount, 1.0, sched::TrafficClass::Other, 0.0, r.path(pid).rate_cap});
+      return;
+    }
+    case sched::OpKind::Transfer: {
+      // A flow carries its class's lane weight on its whole path (CM02 max-min, and SimGrid, give a
+      // flow one weight), and every flow of a class carries it, inside a node too: a collective
+      // alone then runs as with no classes at all (its flows all weigh the same). Until 2026-12-01
+      // only transfers between nodes carried it, so a lone HFReduce's sends outweighed its own
+      // copies 4:1 in host memory: 1.8% faster at 72 GPUs, the host-path reduce-scatter 6-8%.
+      // What remains: service levels arbitrate only the NIC and switch ports, but here another
+      // class's flows in the same DRAM or PCIe link meet the weights too.
+      const std::uint32_t pid = r.path_id(o.at, o.to);
+      const double w = m.traffic().weight(o.cls);
+      out.latency = r.path(pid).latency;
+      // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
+      out.flows.push_back(Flow{pid, o.amount, w, o.cls, m.options().arbitration_latency / w,
+                               std::min(r.path(pid).rate_cap, o.rate_cap)});
+      return;
+    }
+    case sched::OpKind::Reduce: {
+      // k reads of `amount` from the inputs into the cores, one write of `amount` to the output.
+      // An accumulating reduce keeps its output (the last input) in cache: it reads only the others.
+      // Its memory traffic carries its class's weight (Schedule::set_class), as the copies beside it.
+      const double w = m.traffic().weight(o.cls), d = m.options().arbitration_latency / w;
+      const std::uint32_t end = o.accumulate ? o.inputs_end - 1 : o.inputs_end;
+      auto add = [&](std::uint32_t pid) {
+        out.flows.push_back(Flow{pid, o.amount, w, o.cls, d, r.path(pid).rate_cap});
+      };
+      for (std::uint32_t i = o.inputs_begin; i < end; ++i) add(r.path_id(s.reduce_inputs()[i], o.at));
+      if (!o.accumulate) add(r.path_id(o.at, o.to));
+      return;
+    }
+  }
+}
+
+}  // namespace ffsim::platform

@@ -1,0 +1,138 @@
+// The router: the path between any two places of a Machine (the resources a flow crosses, its
+// latency and rate cap), computed on first use and kept in a table that any number of threads
+// share: lookups and insertions may run at once, and a path, once made, never moves.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "platform/machine.hpp"
+
+namespace ffsim::platform {
+
+/// The resources a flow crosses (a resource may appear twice: it is then loaded twice), a cap on
+/// the flow's own rate (peer-to-peer limits), and the fixed latency before data moves.
+struct Path {
+  std::vector<std::uint32_t> resources;
+  double rate_cap = std::numeric_limits<double>::infinity();  ///< bytes per second
+  double latency = 0;                                         ///< seconds
+  const char* cap_what = nullptr;  ///< what sets rate_cap, for labels ("GPU<->NIC peer-to-peer cap ...")
+};
+
+/// Paths by a pair of 64-bit keys, each made once and numbered in the order they were first asked
+/// for (one thread alone gets the same ids as an unshared table). Thread-safe: the keys are
+/// spread over shards, each with its own lock; paths live in segments that double in size and
+/// are never moved, so a reference stays valid while other threads add paths.
+class PathTable {
+public:
+  PathTable() = default;
+  ~PathTable();
+  PathTable(const PathTable&) = delete;
+  PathTable& operator=(const PathTable&) = delete;
+
+  /// The id of the path under (ka, kb); the first call makes it with `make()` (under the shard's
+  /// lock, so `make` must not intern into this table).
+  template <class Make>
+  std::uint32_t intern(std::uint64_t ka, std::uint64_t kb, Make&& make);
+  /// A path by an id that intern returned (to this thread, or to another before a synchronisation).
+  [[nodiscard]] const Path& operator[](std::uint32_t id) const {
+    const auto [k, off] = locate(id);
+    return segments_[k].load(std::memory_order_acquire)[off];
+  }
+  /// Ids handed out so far.
+  [[nodiscard]] std::size_t size() const { return next_.load(std::memory_order_acquire); }
+
+private:
+  using Key = std::pair<std::uint64_t, std::uint64_t>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return static_cast<std::size_t>(k.first * 0x9E3779B97F4A7C15ULL ^
+                                      (k.second + 0x632BE59BD9B4E019ULL + (k.first << 6)));
+    }
+  };
+  struct alignas(64) Shard {
+    std::mutex m;
+    std::unordered_map<Key, std::uint32_t, KeyHash> index;
+  };
+  static constexpr unsigned kShardBits = 5;
+  // Segment k holds 64 << k paths: 27 segments cover every 32-bit id.
+  static constexpr unsigned kFirstBits = 6;
+  static constexpr std::size_t kSegments = 32 - kFirstBits + 1;
+  static std::pair<std::size_t, std::size_t> locate(std::uint32_t id) {
+    const std::uint64_t j = std::uint64_t{id} + (std::uint64_t{1} << kFirstBits);
+    const auto k = static_cast<std::size_t>(std::bit_width(j)) - 1 - kFirstBits;
+    return {k, static_cast<std::size_t>(j - (std::uint64_t{1} << (k + kFirstBits)))};
+  }
+  void store(std::uint32_t id, Path&& p);
+
+  std::array<Shard, std::size_t{1} << kShardBits> shards_;
+  std::array<std::atomic<Path*>, kSegments> segments_{};
+  std::atomic<std::uint32_t> next_{0};
+};
+
+template <class Make>
+std::uint32_t PathTable::intern(std::uint64_t ka, std::uint64_t kb, Make&& make) {
+  const Key key{ka, kb};
+  const std::uint64_t h = KeyHash{}(key);
+  Shard& sh = shards_[static_cast<std::size_t>((h * 0xBF58476D1CE4E5B9ULL) >> (64 - kShardBits))];
+  const std::lock_guard<std::mutex> lock(sh.m);
+  if (const auto it = sh.index.find(key); it != sh.index.end()) return it->second;
+  const std::uint32_t id = next_.fetch_add(1, std::memory_order_acq_rel);
+  store(id, make());
+  sh.index.emplace(key, id);
+  return id;
+}
+
+/// Routing on a Machine: which resources a transfer between two places crosses (PCIe tree, socket
+/// links, NVLink, the NIC chosen by affinity and plane, NCCL's PXN relay, the fabric's up/down
+/// route). `route` is a pure function of the machine; `path_id` interns its result. Every member
+/// may be called from any number of threads at once.
+class Router {
+public:
+  explicit Router(const Machine& m) : m_(m) {}
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  /// The path id between two places (computed once, then shared).
+  [[nodiscard]] std::uint32_t path_id(const sched::Place& from, const sched::Place& to) const;
+  /// The path of a GPU's compute resource alone (Compute ops).
+  [[nodiscard]] std::uint32_t compute_path_id(const sched::Place& gpu) const;
+  [[nodiscard]] const Path& path(std::uint32_t id) const { return table_[id]; }
+  [[nodiscard]] std::size_t path_count() const { return table_.size(); }
+
+  /// The path between two places, made afresh.
+  [[nodiscard]] Path route(const sched::Place& from, const sched::Place& to) const;
+  // An inter-node path in three parts, which route concatenates and all_pairs_loads counts once
+  // per distinct part: the sender's side (relay and local path to its NIC, the NIC's send
+  // resource), the fabric hops (and the NIC and route latency), the receiver's side (the NIC's
+  // receive resource and the local path from it).
+  /// The NICs an inter-node transfer leaves and enters by.
+  [[nodiscard]] std::pair<int, int> net_nics(const sched::Place& from, const sched::Place& to) const;
+  /// The NIC a GPU-node place sends by to a NIC in fabric plane `plane`.
+  [[nodiscard]] int send_nic(const sched::Place& from, int plane) const;
+  void send_side(const sched::Place& from, int na, Path& p) const;
+  void net_hops(const sched::Place& from, int na, const sched::Place& to, int nb, Path& p) const;
+  void recv_side(int nb, const sched::Place& to, Path& p) const;
+
+private:
+  /// Appends the node-local path between two places of the same node.
+  void local_path(const sched::Place& from, const sched::Place& to, Path& p) const;
+  // Chains between a device port and its socket (in the given direction).
+  /// Port q in one direction (`dir`: port_up or port_down) and its caps on both directions.
+  static void port_hop(const NodeModel& t, const std::vector<int>& dir, int q, std::vector<int>& local);
+  static void chain_up(const NodeModel& t, std::uint32_t b, int port, Path& p);
+  static void chain_down(const NodeModel& t, std::uint32_t b, int port, Path& p);
+
+  const Machine& m_;
+  mutable PathTable table_;
+};
+
+}  // namespace ffsim::platform
