@@ -21,13 +21,15 @@
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/coll_reader.hpp"
+#include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "core/version.hpp"
 #include "coll/collective.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "sim/simgrid_engine.hpp"
 #include "plan/prices.hpp"
 #include "train/compute.hpp"
@@ -243,28 +245,28 @@ void Context::calibration_not_applied(const std::string& why) {
 std::vector<std::string> Context::kind_names() const { return kinds.names(); }
 
 void register_kinds(Context& ctx) {
-  ctx.kinds.add(hw::kGpu, "a GPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_gpu(e);
+  ctx.kinds.add(config::kGpu, "a GPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)config::parse_gpu(e);
   });
-  ctx.kinds.add(hw::kCpu, "a CPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_cpu(e);
+  ctx.kinds.add(config::kCpu, "a CPU model", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)config::parse_cpu(e);
   });
-  ctx.kinds.add(hw::kNic, "a network adapter", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_nic(e);
+  ctx.kinds.add(config::kNic, "a network adapter", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)config::parse_nic(e);
   });
-  ctx.kinds.add(hw::kSwitch, "a network switch", [](const config::CatalogEntry& e, const config::Catalog&) {
-    (void)hw::parse_switch(e);
+  ctx.kinds.add(config::kSwitch, "a network switch", [](const config::CatalogEntry& e, const config::Catalog&) {
+    (void)config::parse_switch(e);
   });
-  ctx.kinds.add(hw::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
-                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)hw::parse_node(e, c); });
+  ctx.kinds.add(config::kNode, "a server: sockets, PCIe tree, GPUs, NICs",
+                [](const config::CatalogEntry& e, const config::Catalog& c) { (void)config::parse_node(e, c); });
   ctx.kinds.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { coll::check_library_entry(e); });
+                [](const config::CatalogEntry& e, const config::Catalog&) { config::check_library_entry(e); });
   ctx.kinds.add(calib::kCalibration, "fitted parameters of a node model (ffsim calibrate) and the facts they override",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { calib::check_calibration_entry(e, c); });
-  ctx.kinds.add(train::kNnModel, "a neural network: layers, widths, experts (the model zoo)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_nn_model(e); });
-  ctx.kinds.add(train::kComputeModel, "kernel efficiencies of the training compute model (calibration hook)",
-                [](const config::CatalogEntry& e, const config::Catalog&) { (void)train::parse_compute_model(e); });
+  ctx.kinds.add(config::kNnModel, "a neural network: layers, widths, experts (the model zoo)",
+                [](const config::CatalogEntry& e, const config::Catalog&) { (void)config::parse_nn_model(e); });
+  ctx.kinds.add(config::kComputeModel, "kernel efficiencies of the training compute model (calibration hook)",
+                [](const config::CatalogEntry& e, const config::Catalog&) { (void)config::parse_compute_model(e); });
   ctx.kinds.add(plan::kPriceBook, "per-unit prices of nodes, switches, chassis, cables and optics",
                 [](const config::CatalogEntry& e, const config::Catalog& c) { (void)plan::parse_price_book(e, c); });
 }

@@ -20,7 +20,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
@@ -313,8 +313,8 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
   const config::Catalog& cat = ctx.published_catalog();
-  if (!cat.find(hw::kNode, a.node)) {
-    const auto valid = cat.names(hw::kNode);
+  if (!cat.find(config::kNode, a.node)) {
+    const auto valid = cat.names(config::kNode);
     throw UsageError("--node: unknown node model \"" + a.node + "\"" + did_you_mean(a.node, valid) + "; valid: " + join(valid));
   }
   if (!a.name.empty() && !config::is_snake_case(a.name))

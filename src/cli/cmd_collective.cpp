@@ -16,6 +16,7 @@
 #include "cli/output.hpp"
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -167,7 +168,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const auto p = plan::make_platform(sc);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  const coll::LibraryParams lib = config::load_library_params(ctx.catalog());
   // The engine of --engine (none for the closed form).
   auto make_engine = [&]() -> std::unique_ptr<eval::Engine> {
     // For comparisons: the same max-min allocation solved over whole components (fluid-full), and

@@ -17,6 +17,7 @@
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "config/reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -213,7 +214,7 @@ std::string per_cost_line(const Plans& pl, double per_gpu) {
 
 void collective_section(std::ostream& out, Findings& f, Context& ctx, const plan::ScenarioSpec& s) {
   const auto p = plan::make_platform(s);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  const coll::LibraryParams lib = config::load_library_params(ctx.catalog());
   const double S = 184.0 * 1048576;
   out << "\nAllreduce of 184 MiB per GPU, closed form (ffsim collective --engine fluid|simgrid simulates it)\n";
   report::Table t({"GPUs", "hfreduce algbw", "nccl algbw", "hfreduce / nccl", "hfreduce host mem/node"});
@@ -322,7 +323,7 @@ void training_section(std::ostream& out, Findings& f, Context& ctx, const Job& j
     out << "\n" << wrap(title.substr(1) + ": not run (" + f.training_missing + ")", "");
     return;
   }
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  const coll::LibraryParams lib = config::load_library_params(ctx.catalog());
   auto engine = eval::engines().get("analytic").factory();
   report::Table tab({"cluster", "backend", "GPUs", "step", "compute", "exposed comm", "efficiency", "MFU", "samples/s/GPU"});
   // One backend of the job on one cluster; the rows, or nothing when the cluster cannot run it.

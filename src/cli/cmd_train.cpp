@@ -17,6 +17,7 @@
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -134,7 +135,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   const auto& gpu = sc.cluster.node.gpus.front().gpu;
   const train::GpuRates rates = train::rates_of(gpu, w.precision);
   const auto platform = plan::make_platform(sc);
-  const coll::LibraryParams lib = coll::load_library_params(ctx.catalog());
+  const coll::LibraryParams lib = config::load_library_params(ctx.catalog());
   auto engine = entry->factory();
   train::CollectiveCosts costs(*engine, *platform, lib,
                                a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate

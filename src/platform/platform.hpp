@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/parse.hpp"
+#include "hw/specs.hpp"
 #include "platform/traffic.hpp"
 #include "sched/schedule.hpp"
 #include "topo/fabric.hpp"
