@@ -1,6 +1,7 @@
 // The `collective` service.
 // SPDX-License-Identifier: Apache-2.0
 #include "app/collective_table.hpp"
+#include "config/coll_reader.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +54,7 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
 CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Catalog& cat, const EngineChoice& engine_choice,
                                 const CollectiveRequest& req) {
   const auto p = plan::make_platform(sc);
-  const coll::LibraryParams lib = coll::load_library_params(cat);
+  const coll::LibraryParams lib = config::load_library_params(cat);
   // The engine of --engine (none for the closed form).
   auto make_engine = [&] { return engine_choice.make(); };
   const std::unique_ptr<eval::Engine> engine = make_engine();

@@ -6,7 +6,8 @@
 
 #include "calib/calibration_file.hpp"
 #include "core/format.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
+#include "config/train_reader.hpp"
 #include "plan/prices.hpp"
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
@@ -29,10 +30,10 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
     tables.push_back({std::move(title), std::move(head), {}});
     return tables.back();
   };
-  if (want(hw::kGpu)) {
+  if (want(config::kGpu)) {
     CatalogTable& t = add("GPUs", {"name", "form", "memory", "HBM", "TF32 GEMM", "FP16 GEMM", "host link", "NVLink", "TDP"});
-    for (const auto* e : cat.of_kind(hw::kGpu)) {
-      const auto g = hw::parse_gpu(*e);
+    for (const auto* e : cat.of_kind(config::kGpu)) {
+      const auto g = config::parse_gpu(*e);
       t.rows.push_back({g.name, g.form_factor, fmt_bytes_si(g.memory), fmt_bandwidth(g.memory_bandwidth), gemm(g, "tf32"),
              gemm(g, "fp16"),
              (g.emulated() ? "copy thread "
@@ -41,33 +42,33 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
              g.nvlink_bandwidth.si() > 0 ? fmt_bandwidth(g.nvlink_bandwidth) : "-", fmt_power(g.tdp)});
     }
   }
-  if (want(hw::kCpu)) {
+  if (want(config::kCpu)) {
     CatalogTable& t = add("CPUs", {"name", "cores", "SIMD", "channels", "DRAM (theor.)", "PCIe lanes", "TDP"});
-    for (const auto* e : cat.of_kind(hw::kCpu)) {
-      const auto c = hw::parse_cpu(*e);
+    for (const auto* e : cat.of_kind(config::kCpu)) {
+      const auto c = config::parse_cpu(*e);
       t.rows.push_back({c.name, std::to_string(c.cores), c.simd, std::to_string(c.memory_channels),
              fmt_bandwidth(c.memory_bandwidth), std::to_string(c.pcie_lanes), c.tdp ? fmt_power(*c.tdp) : "-"});
     }
   }
-  if (want(hw::kNic)) {
+  if (want(config::kNic)) {
     CatalogTable& t = add("NICs", {"name", "ports", "line rate", "effective", "latency", "power"});
-    for (const auto* e : cat.of_kind(hw::kNic)) {
-      const auto n = hw::parse_nic(*e);
+    for (const auto* e : cat.of_kind(config::kNic)) {
+      const auto n = config::parse_nic(*e);
       t.rows.push_back({n.name, std::to_string(n.ports), fmt_bandwidth(n.port_bandwidth), fmt_bandwidth(n.effective_bandwidth),
              fmt_time(n.latency), fmt_power(n.power)});
     }
   }
-  if (want(hw::kSwitch)) {
+  if (want(config::kSwitch)) {
     CatalogTable& t = add("Switches", {"name", "ports", "port rate", "latency", "power"});
-    for (const auto* e : cat.of_kind(hw::kSwitch)) {
-      const auto s = hw::parse_switch(*e);
+    for (const auto* e : cat.of_kind(config::kSwitch)) {
+      const auto s = config::parse_switch(*e);
       t.rows.push_back({s.name, std::to_string(s.ports), fmt_bandwidth(s.port_bandwidth), fmt_time(s.latency), fmt_power(s.power)});
     }
   }
-  if (want(hw::kNode)) {
+  if (want(config::kNode)) {
     CatalogTable& t = add("Nodes", {"name", "role", "sockets", "GPUs", "NICs", "PCIe ports", "NVLink", "DRAM BW", "price", "power"});
-    for (const auto* e : cat.of_kind(hw::kNode)) {
-      const auto n = hw::parse_node(*e, cat);
+    for (const auto* e : cat.of_kind(config::kNode)) {
+      const auto n = config::parse_node(*e, cat);
       BytesPerSecond dram(0);
       for (const auto& s : n.sockets) dram += s.dram_bandwidth;
       std::string gpus = n.gpus.empty() ? "-" : std::to_string(n.gpus.size()) + "x " + n.gpus[0].gpu.name;
@@ -89,11 +90,11 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
              items(b.switches), items(b.chassis), items(b.cables), b.optic ? fmt_g(*b.optic, 4) : "-"});
     }
   }
-  if (want(train::kNnModel)) {
+  if (want(config::kNnModel)) {
     CatalogTable& t = add("Neural networks (parameters and FLOPs derived from the architecture; published counts for comparison)", {"name", "architecture", "layers", "parameters", "activated", "published", "fwd FLOPs/sample",
                      "sample"});
-    for (const auto* e : cat.of_kind(train::kNnModel)) {
-      const auto m = train::parse_nn_model(*e);
+    for (const auto* e : cat.of_kind(config::kNnModel)) {
+      const auto m = config::parse_nn_model(*e);
       const bool tf = m.architecture == "transformer";
       const int seq = tf ? m.transformer.max_sequence : 1;
       const auto l = train::layer_costs(m, seq, true);
@@ -108,10 +109,10 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
              tf ? std::to_string(seq) + " tokens" : "1 image"});
     }
   }
-  if (want(train::kComputeModel)) {
+  if (want(config::kComputeModel)) {
     CatalogTable& t = add("Compute models (kernel efficiencies against the GPU's GEMM rate and memory bandwidth)", {"name", "GEMM", "conv", "attention", "memory", "backward x (GEMM, attention, memory)"});
-    for (const auto* e : cat.of_kind(train::kComputeModel)) {
-      const auto c = train::parse_compute_model(*e);
+    for (const auto* e : cat.of_kind(config::kComputeModel)) {
+      const auto c = config::parse_compute_model(*e);
       t.rows.push_back({c.name, fmt_g(c.gemm_efficiency, 3), fmt_g(c.conv_efficiency, 3), fmt_g(c.attention_efficiency, 3),
              fmt_g(c.memory_efficiency, 3),
              fmt_g(c.backward_gemm, 3) + ", " + fmt_g(c.backward_attention, 3) + ", " + fmt_g(c.backward_memory, 3)});

@@ -1,6 +1,7 @@
 // The collective figures of `ffsim summary`.
 // SPDX-License-Identifier: Apache-2.0
 #include "app/summary.hpp"
+#include "config/coll_reader.hpp"
 
 #include "coll/collective.hpp"
 
@@ -8,7 +9,7 @@ namespace ffsim::app {
 
 AllreduceSummary allreduce_summary(const plan::ScenarioSpec& s, const config::Catalog& cat) {
   const auto p = plan::make_platform(s);
-  const coll::LibraryParams lib = coll::load_library_params(cat);
+  const coll::LibraryParams lib = config::load_library_params(cat);
   AllreduceSummary r;
   const double S = 184.0 * 1048576;
   r.bytes = S;

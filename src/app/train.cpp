@@ -1,13 +1,14 @@
 // The `train` service.
 // SPDX-License-Identifier: Apache-2.0
 #include "app/train.hpp"
+#include "config/coll_reader.hpp"
 
 namespace ffsim::app {
 
 StepSession::StepSession(const plan::ScenarioSpec& sc, const config::Catalog& cat, const EngineChoice& engine,
                          train::CollectiveCosts::Method method, bool emit_collectives, int threads)
     : platform_(plan::make_platform(sc)),
-      lib_(coll::load_library_params(cat)),
+      lib_(config::load_library_params(cat)),
       engine_(engine.make()),
       reference_(make_engine("fluid")) {
   costs_ = std::make_unique<train::CollectiveCosts>(*engine_, *platform_, lib_, method);

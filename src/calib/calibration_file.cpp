@@ -7,10 +7,11 @@
 #include <cstdio>
 
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 
 namespace ffsim::calib {
 
@@ -170,7 +171,7 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
     out.push_back(Override{kind, name, pointer, unit_string(at(v, p), is_bandwidth(p)), source, param_name(p), scope, why, ""});
   };
   for (std::size_t i = 0; i < n.sockets.size(); ++i)
-    add(Param::DramBandwidth, hw::kNode, n.name, "/sockets/" + std::to_string(i) + "/dram_bandwidth");
+    add(Param::DramBandwidth, config::kNode, n.name, "/sockets/" + std::to_string(i) + "/dram_bandwidth");
   std::vector<std::string> done;
   auto once = [&](const std::string& key) {
     if (std::find(done.begin(), done.end(), key) != done.end()) return false;
@@ -178,20 +179,20 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
     return true;
   };
   for (const auto& g : n.gpus)
-    if (once("gpu " + g.gpu.name)) add(Param::DeviceLink, hw::kGpu, g.gpu.name, "/pcie_bandwidth");
-  if (!n.gpus.empty()) add(Param::DeviceLatency, hw::kNode, n.name, "/pcie_latency");
+    if (once("gpu " + g.gpu.name)) add(Param::DeviceLink, config::kGpu, g.gpu.name, "/pcie_bandwidth");
+  if (!n.gpus.empty()) add(Param::DeviceLatency, config::kNode, n.name, "/pcie_latency");
   for (std::size_t i = 0; i < n.ports.size(); ++i)
     for (const auto& g : n.gpus)
       if (g.port == n.ports[i].name && once("port " + n.ports[i].name))
-        add(Param::Duplex, hw::kNode, n.name, "/ports/" + std::to_string(i) + "/duplex_bandwidth");
+        add(Param::Duplex, config::kNode, n.name, "/ports/" + std::to_string(i) + "/duplex_bandwidth");
   for (const auto& s : n.sockets)
-    if (once("cpu " + s.cpu.name)) add(Param::ReducePerCore, hw::kCpu, s.cpu.name, "/reduce_bandwidth_per_core");
+    if (once("cpu " + s.cpu.name)) add(Param::ReducePerCore, config::kCpu, s.cpu.name, "/reduce_bandwidth_per_core");
   add(Param::ChunkOverhead, "collective_library", "hfreduce", "/chunk_overhead");
   for (const auto& x : n.nics)
     if (once("nic " + x.nic.name)) {
-      add(Param::NicBandwidth, hw::kNic, x.nic.name, "/port_bandwidth");
-      add(Param::NicBandwidth, hw::kNic, x.nic.name, "/effective_bandwidth");
-      add(Param::NicLatency, hw::kNic, x.nic.name, "/latency");
+      add(Param::NicBandwidth, config::kNic, x.nic.name, "/port_bandwidth");
+      add(Param::NicBandwidth, config::kNic, x.nic.name, "/effective_bandwidth");
+      add(Param::NicLatency, config::kNic, x.nic.name, "/latency");
     }
   return out;
 }
@@ -269,8 +270,8 @@ CalibrationFile load_calibration(const std::string& path) {
 }
 
 void apply_calibration(config::Catalog& cat, const CalibrationFile& c) {
-  if (!cat.find(hw::kNode, c.node)) {
-    const auto valid = cat.names(hw::kNode);
+  if (!cat.find(config::kNode, c.node)) {
+    const auto valid = cat.names(config::kNode);
     throw ConfigError(c.file, "/node", "unknown node model \"" + c.node + "\"" + did_you_mean(c.node, valid) + "; valid: " + join(valid));
   }
   bool library = false;
@@ -284,8 +285,8 @@ void apply_calibration(config::Catalog& cat, const CalibrationFile& c) {
   }
   // The calibrated models must still be valid models (a fitted duplex cap above twice the port's rate is not).
   try {
-    (void)hw::parse_node(*cat.find(hw::kNode, c.node), cat);
-    if (library) (void)coll::load_library_params(cat);
+    (void)config::parse_node(*cat.find(config::kNode, c.node), cat);
+    if (library) (void)config::load_library_params(cat);
   } catch (const ConfigError& e) {
     // Name the override that broke the model when there is one (its fact, in its model's file).
     for (const Override& o : c.overrides) {

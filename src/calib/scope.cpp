@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "config/hw_reader.hpp"
 #include "config/scenario_doc.hpp"
 #include "core/error.hpp"
 #include "core/spell.hpp"
@@ -39,11 +40,11 @@ void refs(const Reader& node, const char* array, const char* key, std::set<std::
 // belong to every scenario.
 bool owned_by(const config::Catalog& cat, const std::vector<std::string>& family, const std::string& kind,
               const std::string& name) {
-  if (kind == hw::kNode) return contains(family, name);
-  const char* array = kind == hw::kCpu ? "sockets" : kind == hw::kGpu ? "gpus" : kind == hw::kNic ? "nics" : nullptr;
+  if (kind == config::kNode) return contains(family, name);
+  const char* array = kind == config::kCpu ? "sockets" : kind == config::kGpu ? "gpus" : kind == config::kNic ? "nics" : nullptr;
   if (!array) return false;
-  const char* key = kind == hw::kCpu ? "cpu" : "model";
-  for (const auto* e : cat.of_kind(hw::kNode)) {
+  const char* key = kind == config::kCpu ? "cpu" : "model";
+  for (const auto* e : cat.of_kind(config::kNode)) {
     std::set<std::string> used;
     refs(e->document.root(), array, key, used);
     if (used.count(name) && !contains(family, e->name)) return false;
@@ -85,7 +86,7 @@ std::size_t CalibrationUse::applied() const {
 
 std::vector<std::string> node_family(const config::Catalog& cat, const std::string& node) {
   std::vector<std::string> out;
-  for (const auto* e : cat.of_kind(hw::kNode)) {
+  for (const auto* e : cat.of_kind(config::kNode)) {
     // Walk the chain of "extends" (the catalog refused cycles when it loaded).
     std::string cur = e->name;
     for (std::size_t hops = 0; !cur.empty() && hops < 64; ++hops) {
@@ -93,7 +94,7 @@ std::vector<std::string> node_family(const config::Catalog& cat, const std::stri
         out.push_back(e->name);
         break;
       }
-      const config::CatalogEntry* x = cat.find(hw::kNode, cur);
+      const config::CatalogEntry* x = cat.find(config::kNode, cur);
       cur = x ? extends_of(*x) : "";
     }
   }
@@ -109,8 +110,8 @@ CalibrationUse apply_scoped(config::Catalog& cat, const CalibrationFile& c, cons
   u.node = c.node;
   for (const auto& t : targets)  // "": a scenario scenario_node could not read (its own loading fails)
     if (!t.empty() && !contains(u.targets, t)) u.targets.push_back(t);
-  if (!cat.find(hw::kNode, c.node)) {
-    const auto valid = cat.names(hw::kNode);
+  if (!cat.find(config::kNode, c.node)) {
+    const auto valid = cat.names(config::kNode);
     throw ConfigError(c.file, "/node", "unknown node model \"" + c.node + "\"" + did_you_mean(c.node, valid) + "; valid: " + join(valid));
   }
   u.family = node_family(cat, c.node);
@@ -145,11 +146,11 @@ CalibrationUse apply_scoped(config::Catalog& cat, const CalibrationFile& c, cons
     if (s.applied) {
       apply.overrides.push_back(o);
       // A node fact holds for the family's node models that inherit the measured node's value.
-      if (o.kind == hw::kNode && o.name == c.node) {
-        const auto base = fact_text(cat.find(hw::kNode, c.node)->document.root(), o.pointer);
+      if (o.kind == config::kNode && o.name == c.node) {
+        const auto base = fact_text(cat.find(config::kNode, c.node)->document.root(), o.pointer);
         for (const auto& f : u.family) {
           if (f == c.node) continue;
-          const auto v = fact_text(cat.find(hw::kNode, f)->document.root(), o.pointer);
+          const auto v = fact_text(cat.find(config::kNode, f)->document.root(), o.pointer);
           if (base && v && *v == *base) {
             Override x = o;
             x.name = f;

@@ -22,6 +22,8 @@
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/coll_reader.hpp"
+#include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"

@@ -9,6 +9,7 @@
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"

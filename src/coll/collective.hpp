@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "config/catalog.hpp"
 #include "core/registry.hpp"
 #include "eval/engine.hpp"
 #include "platform/platform.hpp"
@@ -58,16 +57,11 @@ struct HfreduceParams {
   bool interleave_d2h = true;      ///< D2H buffers interleaved over both NUMA nodes
 };
 
-/// What a collective library is tuned with.
+/// What a collective library is tuned with (config/coll_reader.hpp reads it from models/libraries/).
 struct LibraryParams {
   NcclParams nccl;
   HfreduceParams hfreduce;
 };
-
-/// Parses the "collective_library" catalog entries (models/libraries/*.json) named "nccl" and "hfreduce".
-[[nodiscard]] LibraryParams load_library_params(const config::Catalog& cat);
-/// Validates one "collective_library" entry (for `ffsim check`).
-void check_library_entry(const config::CatalogEntry& e);
 
 /// The GPUs taking part, in rank order (ranks of a node are consecutive).
 struct Group {

@@ -172,4 +172,16 @@ struct NodeSpec {
   [[nodiscard]] int compute_nics() const;
 };
 
+/// The machines of a scenario: GPU nodes and storage nodes.
+struct StorageSpec {
+  NodeSpec node;
+  int count = 0;
+};
+struct ClusterSpec {
+  NodeSpec node;                 ///< the GPU node
+  int nodes = 0;                 ///< number of GPU nodes
+  std::optional<StorageSpec> storage;
+  [[nodiscard]] int gpus() const { return nodes * static_cast<int>(node.gpus.size()); }
+};
+
 }  // namespace ffsim::hw

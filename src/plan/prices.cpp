@@ -63,8 +63,8 @@ PriceBook parse_price_book(const config::Reader& r, const std::string& name, con
   b.unit = r.string("unit");
   if (b.unit.empty()) r.fail_at("unit", "expected the unit of the prices (e.g. \"USD\"), got an empty string");
   b.nodes_from_catalog = r.boolean_or("nodes_from_catalog", false);
-  b.nodes = read_prices(r, "nodes", "node model", cat.names(hw::kNode), b.fitted);
-  b.switches = read_prices(r, "switches", "switch model", cat.names(hw::kSwitch), b.fitted);
+  b.nodes = read_prices(r, "nodes", "node model", cat.names(config::kNode), b.fitted);
+  b.switches = read_prices(r, "switches", "switch model", cat.names(config::kSwitch), b.fitted);
   b.chassis = read_prices(r, "chassis", "chassis model", {}, b.fitted);
   for (const auto& [k, v] : b.chassis)
     if (!config::is_snake_case(k))
@@ -76,7 +76,7 @@ PriceBook parse_price_book(const config::Reader& r, const std::string& name, con
 
 PriceBook parse_price_book(const config::CatalogEntry& e, const config::Catalog& cat) {
   const config::Reader r = e.document.root();
-  hw::allow_entry_keys(r);
+  config::allow_entry_keys(r);
   PriceBook b = parse_price_book(r, e.name, cat);
   r.finish();
   return b;

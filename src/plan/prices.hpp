@@ -10,7 +10,7 @@
 
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "topo/fabric.hpp"
 
 namespace ffsim::plan {

@@ -2,7 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan/scenario.hpp"
 
+#include "config/platform_reader.hpp"
 #include "config/scenario_doc.hpp"
+#include "config/topo_reader.hpp"
+#include "config/train_reader.hpp"
 
 namespace ffsim::plan {
 
@@ -14,10 +17,10 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   s.name = r.name("name");
   s.description = r.string_or("description", "");
   r.allow({"extends"});
-  s.cluster = hw::parse_cluster(r.child("cluster", "the cluster's node model and size"), cat);
+  s.cluster = config::parse_cluster(r.child("cluster", "the cluster's node model and size"), cat);
   const config::Reader fr = r.child("fabric", "the network design: topology, switch model, parameters");
-  s.fabric = topo::parse_fabric(fr, cat);
-  topo::negotiate_link_rates(s.cluster, s.fabric.sw, r.child("cluster"));
+  s.fabric = config::parse_fabric(fr, cat);
+  for (const auto& note : topo::negotiate_link_rates(s.cluster, s.fabric.sw)) r.child("cluster").note(note);
   if (s.cluster.node.compute_nics() == 0) r.child("cluster").fail_at("node", "the GPU node has no compute NIC to attach to the fabric");
   if (auto pb = r.optional_child("price_book")) {
     if (pb->is_string()) {
@@ -31,8 +34,8 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
       pb->fail("expected the name of a price book in models/ or an inline price book object, got " + pb->describe());
     }
   }
-  if (auto t = r.optional_child("traffic")) s.traffic = platform::parse_traffic(*t);
-  if (auto w = r.optional_child("workload")) s.workload = train::parse_workload(*w, cat, s.cluster);
+  if (auto t = r.optional_child("traffic")) s.traffic = config::parse_traffic(*t);
+  if (auto w = r.optional_child("workload")) s.workload = config::parse_workload(*w, cat, s.cluster);
   r.finish();
   if (!check_fit) return s;
   // Building the fabric once checks that the cluster fits the design; pricing its counts checks the book.

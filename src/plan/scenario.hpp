@@ -7,7 +7,7 @@
 
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "platform/platform.hpp"
 #include "platform/traffic.hpp"
 #include "plan/prices.hpp"

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "hw/parse.hpp"
+#include "hw/specs.hpp"
 #include "platform/traffic.hpp"
 #include "sched/schedule.hpp"
 #include "topo/fabric.hpp"

@@ -14,6 +14,7 @@
 #include "platform/lower.hpp"
 #include "platform/machine.hpp"
 #include "platform/router.hpp"
+#include "hw/specs.hpp"
 #include "platform/traffic.hpp"
 #include "sched/schedule.hpp"
 #include "topo/fabric.hpp"

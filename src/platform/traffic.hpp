@@ -5,7 +5,6 @@
 #include <array>
 #include <vector>
 
-#include "config/reader.hpp"
 #include "sched/schedule.hpp"
 
 namespace ffsim::platform {
@@ -22,12 +21,5 @@ struct TrafficConfig {
   /// The weight a flow of class `c` shares bandwidth with (1 without isolation).
   [[nodiscard]] double weight(sched::TrafficClass c) const;
 };
-
-/// Parses a scenario's "traffic" section:
-/// {"isolation": true, "service_levels": {"hfreduce": 1, "nccl": 2, "storage": 3, "other": 0},
-///  "virtual_lanes": [{"service_levels": [0], "weight": 1}, {"service_levels": [1, 2], "weight": 4}, ...]}
-/// Every class used must map to a service level (0..15) that exactly one lane carries; weights are
-/// integers 1..255 as in InfiniBand VL arbitration tables.
-[[nodiscard]] TrafficConfig parse_traffic(const config::Reader& r);
 
 }  // namespace ffsim::platform

@@ -78,18 +78,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Topology> make_multi_plane(const config::Reader& p, const hw::SwitchSpec& sw, const CableLatencies& c,
-                                           const config::Catalog&) {
-  const int planes = static_cast<int>(p.integer("planes", 1, 1024));
-  const double oversub = p.number_in_or("oversubscription", 1.0, 1e6, 1.0);
-  const bool full = p.choice_or("plane_build", {"as_needed", "full"}, "as_needed") == "full";
-  p.finish();
-  try {
-    (void)two_layer_shape(sw.ports, oversub, 0, true);
-  } catch (const ValueError& e) {
-    p.fail(e.what());
-  }
-  return std::make_unique<MultiPlane>(sw, c, planes, oversub, full);
+std::unique_ptr<Topology> make_multi_plane(const MultiPlaneParams& p, const hw::SwitchSpec& sw, const CableLatencies& c) {
+  (void)two_layer_shape(sw.ports, p.oversubscription, 0, true);
+  return std::make_unique<MultiPlane>(sw, c, p.planes, p.oversubscription, p.full);
 }
 
 }  // namespace ffsim::topo

@@ -6,10 +6,16 @@
 
 namespace ffsim::topo {
 
-/// The "multi_plane" registry factory. Parameters: "planes" (P), "oversubscription" (default 1),
-/// "plane_build" ("as_needed" or "full"). NIC i of every node joins plane i mod P; the planes share
-/// no switch, so only NIC ports of the same plane reach each other.
-std::unique_ptr<Topology> make_multi_plane(const config::Reader& params, const hw::SwitchSpec& sw,
-                                           const CableLatencies& cables, const config::Catalog& cat);
+/// The parameters of "multi_plane" (JSON: "planes", "oversubscription", "plane_build").
+struct MultiPlaneParams {
+  int planes = 1;                 ///< P
+  double oversubscription = 1.0;  ///< of each plane's two-layer tree
+  bool full = false;              ///< build every plane at its full size ("plane_build": "full")
+};
+
+/// The "multi_plane" design: NIC i of every node joins plane i mod P; the planes share no switch,
+/// so only NIC ports of the same plane reach each other. ValueError for a radix it cannot use.
+std::unique_ptr<Topology> make_multi_plane(const MultiPlaneParams& params, const hw::SwitchSpec& sw,
+                                           const CableLatencies& cables);
 
 }  // namespace ffsim::topo

@@ -91,41 +91,10 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Topology> make_multi_zone(const config::Reader& p, const hw::SwitchSpec& sw, const CableLatencies& c,
-                                          const config::Catalog&) {
-  const int zones = static_cast<int>(p.integer("zones", 1, 64));
-  const double oversub = p.number_in_or("oversubscription", 1.0, 1e6, 1.0);
-  const bool full = p.choice_or("zone_build", {"as_needed", "full"}, "as_needed") == "full";
-  std::string chassis;
-  if (p.has("zone_chassis")) {
-    const config::Reader cr = p.child("zone_chassis");
-    chassis = cr.as_string();
-    if (!config::is_snake_case(chassis))
-      cr.fail("expected the snake_case name of a director chassis in the price book (e.g. \"cs8500\"), got \"" + chassis +
-              "\"");
-  }
-  int iz_switches = 0, iz_links = 0;
-  if (auto iz = p.optional_child("inter_zone")) {
-    iz_switches = static_cast<int>(iz->fact_integer("switches", 0, 1024));
-    if (iz_switches == 0 && zones > 1)
-      iz->fail_at("switches", "expected at least 1 inter-zone switch: without one the " + std::to_string(zones) +
-                                  " zones cannot reach each other (give the switches that join them, or \"zones\": 1)");
-    iz_links = static_cast<int>(iz->fact_integer("links_per_zone", 1, 1 << 20));
-    if (static_cast<long long>(iz_links) * zones > sw.ports)
-      iz->fail_at("links_per_zone", std::to_string(iz_links) + " links into each of " + std::to_string(zones) +
-                                        " zones need " + std::to_string(iz_links * zones) + " ports; the " + sw.name +
-                                        " has " + std::to_string(sw.ports));
-    iz->finish();
-  } else if (zones > 1) {
-    p.fail("missing required key \"inter_zone\" (expected {\"switches\": N, \"links_per_zone\": M} joining the zones)");
-  }
-  p.finish();
-  try {
-    (void)two_layer_shape(sw.ports, oversub, 0, true);
-  } catch (const ValueError& e) {
-    p.fail(e.what());
-  }
-  return std::make_unique<MultiZone>(sw, c, zones, oversub, full, iz_switches, iz_links, std::move(chassis));
+std::unique_ptr<Topology> make_multi_zone(const MultiZoneParams& p, const hw::SwitchSpec& sw, const CableLatencies& c) {
+  (void)two_layer_shape(sw.ports, p.oversubscription, 0, true);
+  return std::make_unique<MultiZone>(sw, c, p.zones, p.oversubscription, p.full, p.inter_zone_switches, p.links_per_zone,
+                                     p.chassis);
 }
 
 }  // namespace ffsim::topo

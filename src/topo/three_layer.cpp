@@ -104,17 +104,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Topology> make_three_layer(const config::Reader& p, const hw::SwitchSpec& sw, const CableLatencies& c,
-                                           const config::Catalog&) {
-  const std::string rule = p.choice_or("core_sizing", {"exact", "power_of_two_pods"}, "exact");
-  p.finish();
-  const CoreSizing sizing = rule == "exact" ? CoreSizing::Exact : CoreSizing::PowerOfTwoPods;
-  try {
-    (void)three_layer_shape(sw.ports, 0, sizing);
-  } catch (const ValueError& e) {
-    p.fail(e.what());
-  }
-  return std::make_unique<ThreeLayer>(sw, c, sizing);
+std::unique_ptr<Topology> make_three_layer(const ThreeLayerParams& p, const hw::SwitchSpec& sw, const CableLatencies& c) {
+  (void)three_layer_shape(sw.ports, 0, p.core_sizing);
+  return std::make_unique<ThreeLayer>(sw, c, p.core_sizing);
 }
 
 }  // namespace ffsim::topo

@@ -26,8 +26,13 @@ struct ThreeLayerShape {
 /// (k^3/4 endpoints for k pods).
 [[nodiscard]] ThreeLayerShape three_layer_shape(int radix, long long endpoints, CoreSizing sizing);
 
-/// The "three_layer" registry factory. Parameters: "core_sizing" ("exact" or "power_of_two_pods").
-std::unique_ptr<Topology> make_three_layer(const config::Reader& params, const hw::SwitchSpec& sw,
-                                           const CableLatencies& cables, const config::Catalog& cat);
+/// The parameters of "three_layer" (JSON: "core_sizing": "exact" or "power_of_two_pods").
+struct ThreeLayerParams {
+  CoreSizing core_sizing = CoreSizing::Exact;
+};
+
+/// The "three_layer" design; ValueError for a radix it cannot use.
+std::unique_ptr<Topology> make_three_layer(const ThreeLayerParams& params, const hw::SwitchSpec& sw,
+                                           const CableLatencies& cables);
 
 }  // namespace ffsim::topo

@@ -1,4 +1,4 @@
-// The topology registry and the "fabric" section parser.
+// What a cluster asks of its fabric, and the link rates its NICs train at.
 // SPDX-License-Identifier: Apache-2.0
 #include "topo/topology.hpp"
 
@@ -6,26 +6,8 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
-#include "topo/multi_plane.hpp"
-#include "topo/multi_zone.hpp"
-#include "topo/three_layer.hpp"
-#include "topo/two_layer.hpp"
 
 namespace ffsim::topo {
-
-const TopologyRegistry& topologies() {
-  static const TopologyRegistry registry = [] {
-    TopologyRegistry r("topology");
-    r.add("two_layer", "two-layer fat-tree (leaf-spine), any even radix and oversubscription", make_two_layer);
-    r.add("multi_zone", "zones of two-layer fat-trees joined by inter-zone switches; storage dual-homed", make_multi_zone);
-    r.add("three_layer", "three-layer fat-tree: pods of leaves and spines under a core; explicit core sizing rule",
-          make_three_layer);
-    r.add("multi_plane", "one NIC per GPU, NIC i in plane i mod P; each plane a two-layer fat-tree (Sec. IX)",
-          make_multi_plane);
-    return r;
-  }();
-  return registry;
-}
 
 FabricDemand demand_of(const hw::ClusterSpec& c) {
   FabricDemand d;
@@ -55,13 +37,14 @@ std::optional<hw::NicSpec> negotiated(const hw::NicSpec& n, const hw::SwitchSpec
 std::string gbps(BytesPerSecond b) { return fmt_g(b.si() * 8 / 1e9, 4) + " Gb/s"; }
 }  // namespace
 
-void negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw, const config::Reader& cluster) {
+std::vector<std::string> negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw) {
+  std::vector<std::string> notes;
   auto apply = [&](hw::NodeSpec& node, bool storage_node, const std::string& key) {
     for (auto& x : node.nics) {
       if (!storage_node && x.role == "storage") continue;  // not on the fabric (demand_of)
       const auto n = negotiated(x.nic, sw);
       if (!n) continue;
-      cluster.note("NIC " + x.name + " of node \"" + node.name + "\" (" + x.nic.name + ", " + gbps(x.nic.port_bandwidth) +
+      notes.push_back("NIC " + x.name + " of node \"" + node.name + "\" (" + x.nic.name + ", " + gbps(x.nic.port_bandwidth) +
                    ") is faster than the " + gbps(sw.port_bandwidth) + " ports of switch \"" + sw.name + "\": " + key +
                    " links train at the common rate, " + gbps(sw.port_bandwidth) + ", and carry " +
                    fmt_bandwidth(n->effective_bandwidth) + " of payload instead of " +
@@ -71,27 +54,7 @@ void negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw, const co
   };
   apply(c.node, false, "its");
   if (c.storage) apply(c.storage->node, true, "its");
-}
-
-FabricSpec parse_fabric(const config::Reader& r, const config::Catalog& cat) {
-  FabricSpec f;
-  config::Reader name = r.child("topology", "a topology name (" + join(topologies().names()) + ")");
-  f.topology = name.as_string();
-  const auto* entry = topologies().find(f.topology);
-  if (!entry) name.fail(topologies().unknown_message(f.topology));
-  f.sw = hw::switch_ref(r, "switch", cat);
-  // Without "cable_latency" in the scenario: [I] light in a cable covers about 0.2 m/ns (5 ns/m), so
-  // a host cable of about 1 m (in the rack) takes 5 ns and a switch-to-switch cable of about 10 m
-  // (across the row) 50 ns; both are below a switch's own forwarding latency and no published figure
-  // of Fire-Flyer 2's cable lengths exists. A scenario overrides them with sourced values.
-  CableLatencies cables{Seconds(5e-9), Seconds(50e-9)};
-  if (auto c = r.optional_child("cable_latency")) {
-    cables.host = c->fact_quantity<Seconds>("host", true);
-    cables.switch_ = c->fact_quantity<Seconds>("switch", true);
-    c->finish();
-  }
-  f.design = entry->factory(r, f.sw, cables, cat);
-  return f;
+  return notes;
 }
 
 }  // namespace ffsim::topo

@@ -1,16 +1,15 @@
-// Topology generators: a registry of named fabric designs, each one file, each parsing its own
-// parameters from a scenario's "fabric" section and building a Fabric for a demand.
+// Topology generators: named fabric designs, each one file with a plain parameter struct, each
+// building a Fabric for a demand. config/topo_reader.hpp reads a scenario's "fabric" section into
+// them and holds the registry of names.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "config/catalog.hpp"
-#include "config/reader.hpp"
-#include "core/registry.hpp"
-#include "hw/parse.hpp"
+#include "hw/specs.hpp"
 #include "topo/fabric.hpp"
 
 namespace ffsim::topo {
@@ -46,16 +45,6 @@ public:
   [[nodiscard]] virtual std::string summary() const = 0;
 };
 
-/// Parses a topology's own parameters from the "fabric" section (the keys "topology", "switch"
-/// and "cable_latency" are read by parse_fabric); it must call finish() on `params`.
-using TopologyFactory =
-    std::function<std::unique_ptr<Topology>(const config::Reader& params, const hw::SwitchSpec& sw,
-                                            const CableLatencies& cables, const config::Catalog& cat)>;
-using TopologyRegistry = Registry<TopologyFactory>;
-
-/// The registry with every built-in topology (one registration line each, in topology.cpp).
-[[nodiscard]] const TopologyRegistry& topologies();
-
 /// The NIC ports a cluster attaches: compute NICs of GPU nodes, all NICs of storage nodes.
 [[nodiscard]] FabricDemand demand_of(const hw::ClusterSpec& c);
 
@@ -64,8 +53,9 @@ using TopologyRegistry = Registry<TopologyFactory>;
 /// switch's ports (a 400 Gb/s NDR NIC in a 200 Gb/s HDR switch) runs at the switch's rate. Every
 /// NIC that attaches to the fabric (compute NICs of GPU nodes, all NICs of storage nodes) faster
 /// than `sw` gets the switch's line rate, and its payload rate scaled by the same ratio (the
-/// protocol overhead is a fraction of the line rate); each one is reported by a note at `cluster`.
-void negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw, const config::Reader& cluster);
+/// protocol overhead is a fraction of the line rate); returns one note per NIC changed, for the
+/// caller to report at the scenario's "cluster".
+[[nodiscard]] std::vector<std::string> negotiate_link_rates(hw::ClusterSpec& c, const hw::SwitchSpec& sw);
 
 /// A scenario's "fabric" section.
 struct FabricSpec {
@@ -73,8 +63,5 @@ struct FabricSpec {
   hw::SwitchSpec sw;                ///< the switch model
   std::shared_ptr<const Topology> design;
 };
-
-/// Parses {"topology": "<name>", "switch": "<model>", "cable_latency": {...}?, ...params}.
-[[nodiscard]] FabricSpec parse_fabric(const config::Reader& r, const config::Catalog& cat);
 
 }  // namespace ffsim::topo

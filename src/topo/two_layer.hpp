@@ -48,9 +48,15 @@ ZoneSwitches add_two_layer_zone(Fabric& f, const TwoLayerShape& shape, const hw:
                                 const std::vector<int>& endpoint_ids, int zone, int plane, const std::string& prefix,
                                 int reserved = 0, const std::string& chassis_model = "");
 
-/// The "two_layer" registry factory.
-std::unique_ptr<Topology> make_two_layer(const config::Reader& params, const hw::SwitchSpec& sw,
-                                         const CableLatencies& cables, const config::Catalog& cat);
+/// The parameters of "two_layer".
+struct TwoLayerParams {
+  double oversubscription = 1.0;  ///< down/up ports per leaf, >= 1
+  bool full = false;              ///< build all k leaves ("build": "full") rather than as needed
+};
+
+/// The "two_layer" design; ValueError for a switch radix it cannot use.
+std::unique_ptr<Topology> make_two_layer(const TwoLayerParams& params, const hw::SwitchSpec& sw,
+                                         const CableLatencies& cables);
 
 /// Adds the GPU-node and storage endpoints of a demand (names "n<node>.nic<i>", "s<node>.nic<i>").
 /// Returns their indices: GPU-node ports first, in node order.

@@ -7,35 +7,6 @@
 
 namespace ffsim::train {
 
-ComputeModel parse_compute_model(const config::CatalogEntry& e) {
-  const config::Reader r = e.document.root();
-  r.allow({"kind", "name", "description", "extends"});
-  ComputeModel m;
-  m.name = e.name;
-  const config::Reader eff = r.child("efficiency", "efficiencies: gemm, conv, attention, memory");
-  m.gemm_efficiency = eff.fact_number("gemm", 0.01, 1);
-  m.conv_efficiency = eff.fact_number("conv", 0.01, 1);
-  m.attention_efficiency = eff.fact_number("attention", 0.01, 1);
-  m.memory_efficiency = eff.fact_number("memory", 0.01, 1);
-  eff.finish();
-  const config::Reader bw = r.child("backward_factor", "backward over forward work: gemm, attention, memory");
-  m.backward_gemm = bw.fact_number("gemm", 0, 10);
-  m.backward_attention = bw.fact_number("attention", 0, 10);
-  m.backward_memory = bw.fact_number("memory", 0, 10);
-  bw.finish();
-  m.memory_passes = r.fact_number("memory_passes", 0, 100);
-  r.finish();
-  return m;
-}
-
-void apply_efficiency_overrides(ComputeModel& m, const config::Reader& r) {
-  if (r.has("gemm")) m.gemm_efficiency = r.fact_number("gemm", 0.01, 1);
-  if (r.has("conv")) m.conv_efficiency = r.fact_number("conv", 0.01, 1);
-  if (r.has("attention")) m.attention_efficiency = r.fact_number("attention", 0.01, 1);
-  if (r.has("memory")) m.memory_efficiency = r.fact_number("memory", 0.01, 1);
-  r.finish();
-}
-
 Work& Work::operator+=(const Work& o) {
   gemm_flops += o.gemm_flops;
   conv_flops += o.conv_flops;

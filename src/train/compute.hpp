@@ -5,15 +5,11 @@
 
 #include <string>
 
-#include "config/catalog.hpp"
-#include "config/reader.hpp"
 #include "core/units.hpp"
 #include "hw/specs.hpp"
 #include "train/nn_model.hpp"
 
 namespace ffsim::train {
-
-inline constexpr const char* kComputeModel = "compute_model";
 
 /// Efficiencies (fractions of a rate) and work ratios. The calibration hook: a calibrated entry
 /// "extends" the default and overrides these; a scenario names it, or overrides single values.
@@ -32,11 +28,6 @@ struct ComputeModel {
   /// Memory traffic of forward memory-bound kernels per stored activation element (x element size).
   double memory_passes = 2;
 };
-
-/// Parses a "compute_model" catalog entry.
-[[nodiscard]] ComputeModel parse_compute_model(const config::CatalogEntry& e);
-/// Overrides from a scenario section {"gemm": 0.7, ...} (the keys of "efficiency").
-void apply_efficiency_overrides(ComputeModel& m, const config::Reader& r);
 
 /// The work of one layer pass.
 struct Work {

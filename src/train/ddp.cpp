@@ -110,13 +110,6 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Workload> make_ddp(const config::Reader& r, const WorkloadSpec&) {
-  // PyTorch DDP's defaults: bucket_cap_mb = 25 and a first bucket of 1 MiB
-  // (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
-  const double cap = r.has("bucket") ? r.fact_quantity<Bytes>("bucket").si() : 25.0 * 1048576;
-  const double first = r.has("first_bucket") ? r.fact_quantity<Bytes>("first_bucket").si() : 1048576.0;
-  r.finish();
-  return std::make_unique<Ddp>(cap, first);
-}
+std::unique_ptr<Workload> make_ddp(const DdpParams& p) { return std::make_unique<Ddp>(p.bucket, p.first_bucket); }
 
 }  // namespace ffsim::train

@@ -21,7 +21,14 @@ struct Bucket {
 [[nodiscard]] std::vector<Bucket> assign_buckets(const std::vector<LayerCost>& layers, double bytes_per_param,
                                                  double cap, double first_cap);
 
-/// The registry factory: keys "bucket" (default 25 MiB) and "first_bucket" (default 1 MiB).
-std::unique_ptr<Workload> make_ddp(const config::Reader& r, const WorkloadSpec& common);
+/// The parameters of "ddp" (JSON: "bucket", "first_bucket"): PyTorch DDP's defaults, bucket_cap_mb
+/// = 25 and a first bucket of 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
+struct DdpParams {
+  double bucket = 25.0 * 1048576;  ///< bytes
+  double first_bucket = 1048576.0;
+};
+
+/// The "ddp" workload.
+std::unique_ptr<Workload> make_ddp(const DdpParams& params);
 
 }  // namespace ffsim::train

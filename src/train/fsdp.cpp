@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/format.hpp"
-#include "train/workload.hpp"
+#include "train/fsdp.hpp"
 
 namespace ffsim::train {
 
@@ -147,13 +147,6 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Workload> make_fsdp(const config::Reader& r, const WorkloadSpec&) {
-  // PyTorch FSDP prefetches one unit ahead (forward_prefetch, BackwardPrefetch.BACKWARD_PRE).
-  const int prefetch = r.has("prefetch") ? static_cast<int>(r.fact_integer("prefetch", 0, 64)) : 1;
-  // One layer per unit: PyTorch's transformer_auto_wrap_policy wraps each block.
-  const int unit_layers = r.has("unit_layers") ? static_cast<int>(r.fact_integer("unit_layers", 1, 1 << 16)) : 1;
-  r.finish();
-  return std::make_unique<Fsdp>(prefetch, unit_layers);
-}
+std::unique_ptr<Workload> make_fsdp(const FsdpParams& p) { return std::make_unique<Fsdp>(p.prefetch, p.unit_layers); }
 
 }  // namespace ffsim::train

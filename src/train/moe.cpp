@@ -19,24 +19,4 @@ double alltoall_bytes(const LayerCost& l, double samples, double act_bytes) {
   return l.dispatch_elems * samples * act_bytes;
 }
 
-std::unique_ptr<Workload> make_moe(const config::Reader& r, const WorkloadSpec& common) {
-  if (common.model.architecture != "transformer" || !common.model.transformer.moe)
-    r.child("model").fail("workload kind \"moe\" needs a model with mixture-of-experts layers; \"" + common.model.name +
-                          "\" has none (use kind \"pipeline\")");
-  const PipelineParams p = parse_pipeline_params(r, true);
-  // Expert parallelism places whole routed experts on each of its ranks (DeepSeekMoE, arXiv
-  // 2401.06066 Sec. 4.1): an EP that does not divide the experts would put a fraction on each.
-  const int experts = common.model.transformer.moe->routed_experts;
-  if (experts % p.ep != 0) {
-    std::string divisors;
-    for (int d = 1; d <= experts; ++d)
-      if (experts % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
-    r.fail_at("ep", "EP=" + std::to_string(p.ep) + " does not divide the " + std::to_string(experts) + " routed experts of \"" +
-                        common.model.name + "\" (" + fmt_f(static_cast<double>(experts) / p.ep, 2) +
-                        " experts per rank); expert parallelism places whole experts: choose an EP among " + divisors);
-  }
-  r.finish();
-  return make_pipeline_workload(p, true);
-}
-
 }  // namespace ffsim::train

@@ -1,4 +1,4 @@
-// The model zoo: parsing "nn_model" entries and deriving per-layer costs.
+// The model zoo: deriving per-layer costs.
 // SPDX-License-Identifier: Apache-2.0
 #include "train/nn_model.hpp"
 
@@ -11,95 +11,6 @@ namespace ffsim::train {
 
 namespace {
 
-int fact_int(const config::Reader& r, std::string_view key, int min = 1, int max = 1 << 30) {
-  return static_cast<int>(r.fact_integer(key, min, max));
-}
-
-CnnSpec parse_cnn(const config::Reader& r) {
-  CnnSpec c;
-  const config::Reader in = r.child("input", "the input image: channels, size");
-  c.input_channels = fact_int(in, "channels");
-  c.input_size = fact_int(in, "size");
-  in.finish();
-  c.kernel = fact_int(r, "conv_kernel", 1, 15);
-  const config::Reader list = r.fact("cnn_layers");
-  int size = c.input_size;
-  for (const config::Reader& l : list.elements("layer")) {
-    if (!l.is_object()) l.fail("expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features}, got " + l.describe());
-    const auto keys = l.keys();
-    if (keys.size() != 1) l.fail("expected exactly one of \"conv\", \"fc\", \"pool\" in a layer");
-    const std::string& k = keys.front();
-    const std::vector<std::string> kinds{"conv", "fc", "pool"};
-    CnnLayer x;
-    if (k == "conv") x.type = CnnLayer::Type::Conv;
-    else if (k == "pool") x.type = CnnLayer::Type::Pool;
-    else if (k == "fc") x.type = CnnLayer::Type::Fc;
-    else l.fail("unknown layer type \"" + k + "\"" + did_you_mean(k, kinds) + "; valid: " + join(kinds));
-    x.channels = static_cast<int>(l.integer(k, 1, 1 << 20));
-    l.finish();
-    if (x.type == CnnLayer::Type::Pool) {
-      if (size % x.channels != 0)
-        l.fail_at(k, "a pool of window " + std::to_string(x.channels) + " does not divide the feature map of size " +
-                                    std::to_string(size));
-      size /= x.channels;
-    }
-    c.layers.push_back(x);
-  }
-  if (c.layers.empty()) list.fail("expected at least one layer");
-  return c;
-}
-
-TransformerSpec parse_transformer(const config::Reader& r) {
-  TransformerSpec t;
-  t.layers = fact_int(r, "layers");
-  t.hidden = fact_int(r, "hidden");
-  t.heads = fact_int(r, "heads");
-  t.kv_heads = r.has("kv_heads") ? fact_int(r, "kv_heads") : t.heads;
-  if (t.heads % t.kv_heads != 0)
-    r.fail_at("kv_heads", "expected a divisor of heads (" + std::to_string(t.heads) + "), got " + std::to_string(t.kv_heads));
-  if (!r.has("mla") && t.hidden % t.heads != 0)
-    r.fail_at("heads", "expected a divisor of hidden (" + std::to_string(t.hidden) + "), got " + std::to_string(t.heads));
-  t.ffn_hidden = fact_int(r, "ffn_hidden");
-  {
-    const config::Reader f = r.fact("ffn");
-    const std::string v = f.as_string();
-    if (v != "gelu" && v != "swiglu") f.fail("expected \"gelu\" (2 matrices) or \"swiglu\" (3 matrices), got \"" + v + "\"");
-    t.gated_ffn = v == "swiglu";
-  }
-  t.bias = r.fact("bias").as_bool();
-  {
-    const config::Reader n = r.fact("norm");
-    const std::string v = n.as_string();
-    if (v != "layernorm" && v != "rmsnorm") n.fail("expected \"layernorm\" or \"rmsnorm\", got \"" + v + "\"");
-    t.layernorm = v == "layernorm";
-  }
-  t.vocab = fact_int(r, "vocab");
-  t.learned_positions = r.has("learned_positions") ? fact_int(r, "learned_positions", 0) : 0;
-  t.tied_embeddings = r.fact("tied_embeddings").as_bool();
-  t.max_sequence = fact_int(r, "max_sequence");
-  if (auto m = r.optional_child("mla")) {
-    MlaSpec a;
-    a.q_lora_rank = fact_int(*m, "q_lora_rank", 0);
-    a.kv_lora_rank = fact_int(*m, "kv_lora_rank");
-    a.qk_nope_head_dim = fact_int(*m, "qk_nope_head_dim");
-    a.qk_rope_head_dim = fact_int(*m, "qk_rope_head_dim", 0);
-    a.v_head_dim = fact_int(*m, "v_head_dim");
-    m->finish();
-    t.mla = a;
-  }
-  if (auto m = r.optional_child("moe")) {
-    MoeSpec e;
-    e.first_dense_layers = fact_int(*m, "first_dense_layers", 0, t.layers);
-    e.routed_experts = fact_int(*m, "routed_experts");
-    e.shared_experts = fact_int(*m, "shared_experts", 0);
-    e.top_k = fact_int(*m, "top_k", 1, e.routed_experts);
-    e.expert_ffn_hidden = fact_int(*m, "expert_ffn_hidden");
-    m->finish();
-    t.moe = e;
-  }
-  return t;
-}
-
 // Weights of one linear map (no FLOPs for biases and norms: they are memory-bound).
 struct Linear {
   double weights = 0;  // multiply-accumulate weights: 2 FLOPs each per token
@@ -107,22 +18,6 @@ struct Linear {
 };
 
 }  // namespace
-
-NnModelSpec parse_nn_model(const config::CatalogEntry& e) {
-  const config::Reader r = e.document.root();
-  r.allow({"kind", "name", "description", "extends"});
-  NnModelSpec m;
-  m.name = e.name;
-  m.description = e.description;
-  const config::Reader arch = r.fact("architecture");
-  m.architecture = arch.as_string();
-  if (m.architecture == "cnn") m.cnn = parse_cnn(r);
-  else if (m.architecture == "transformer") m.transformer = parse_transformer(r);
-  else arch.fail("expected \"cnn\" or \"transformer\", got \"" + m.architecture + "\"");
-  if (r.has("published_parameters")) m.published_parameters = r.fact_number("published_parameters", 1, 1e15);
-  r.finish();
-  return m;
-}
 
 namespace {
 

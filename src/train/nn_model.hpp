@@ -1,5 +1,5 @@
-// The model zoo: neural-network architectures (catalog kind "nn_model") and the per-layer
-// parameters, FLOPs and activation sizes derived from them.
+// The model zoo: neural-network architectures (catalog kind "nn_model", read by
+// config/train_reader.hpp) and the per-layer parameters, FLOPs and activation sizes derived from them.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -7,11 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/catalog.hpp"
-
 namespace ffsim::train {
-
-inline constexpr const char* kNnModel = "nn_model";
 
 /// One layer of a convolutional network (config D of VGG: 3x3 convolutions keep the spatial size,
 /// 2x2 max-pools halve it, fully connected layers flatten what comes before them).
@@ -73,8 +69,6 @@ struct NnModelSpec {
   /// The parameter count its authors publish: a validation target for the derivation, never an input.
   std::optional<double> published_parameters;
 };
-
-[[nodiscard]] NnModelSpec parse_nn_model(const config::CatalogEntry& e);
 
 /// Work of one layer for one sample (an image, or a sequence of `seq` tokens), forward pass.
 struct LayerCost {

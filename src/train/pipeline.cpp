@@ -17,22 +17,6 @@ namespace ffsim::train {
 
 using sched::Place;
 
-PipelineParams parse_pipeline_params(const config::Reader& r, bool moe) {
-  PipelineParams p;
-  p.pp = static_cast<int>(r.fact_integer("pp", 1, 1 << 16));
-  p.tp = r.has("tp") ? static_cast<int>(r.fact_integer("tp", 1, 1 << 10)) : 1;
-  if (moe) p.ep = r.has("ep") ? static_cast<int>(r.fact_integer("ep", 1, 1 << 16)) : 1;
-  p.schedule = fact_choice(r, "schedule", {"1f1b", "gpipe"}, p.schedule);
-  p.layout = fact_choice(r, "layout", {"dp_inner", "pp_inner"}, p.layout);
-  p.stagger = fact_choice(r, "stagger", {"none", "transfer"}, p.stagger);
-  p.partition = fact_choice(r, "partition", {"balanced", "uniform"}, p.partition);
-  p.zero_stage = r.has("zero_stage") ? static_cast<int>(r.fact_integer("zero_stage", 0, 1)) : 0;
-  p.recompute = r.has("recompute") ? r.fact("recompute").as_bool() : false;
-  p.overlap_grad_reduce = r.has("overlap_grad_reduce") ? r.fact("overlap_grad_reduce").as_bool() : true;
-  if (r.has("bucket")) p.bucket = r.fact_quantity<Bytes>("bucket").si();
-  return p;
-}
-
 std::vector<std::pair<std::size_t, std::size_t>> partition_stages(const std::vector<LayerCost>& layers,
                                                                   const std::vector<double>& cost, int pp,
                                                                   const std::string& how) {
@@ -469,12 +453,6 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
 
 std::unique_ptr<Workload> make_pipeline_workload(const PipelineParams& p, bool moe) {
   return std::make_unique<Pipeline>(p, moe);
-}
-
-std::unique_ptr<Workload> make_pipeline(const config::Reader& r, const WorkloadSpec&) {
-  const PipelineParams p = parse_pipeline_params(r, false);
-  r.finish();
-  return make_pipeline_workload(p, false);
 }
 
 }  // namespace ffsim::train

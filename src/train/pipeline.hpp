@@ -32,13 +32,8 @@ struct PipelineParams {
   double bucket = 25.0 * 1048576;    ///< gradient bucket limit (bytes)
 };
 
-/// Parses the pipeline keys of a "workload" section (and "ep" when `moe`); does not call finish().
-[[nodiscard]] PipelineParams parse_pipeline_params(const config::Reader& r, bool moe);
-/// The workload for these parameters.
+/// The workload for these parameters: "pipeline", or "moe" (its MoE layers expert-parallel) when `moe`.
 [[nodiscard]] std::unique_ptr<Workload> make_pipeline_workload(const PipelineParams& p, bool moe);
-/// The registry factories of "pipeline" (pipeline.cpp) and "moe" (moe.cpp).
-std::unique_ptr<Workload> make_pipeline(const config::Reader& r, const WorkloadSpec& common);
-std::unique_ptr<Workload> make_moe(const config::Reader& r, const WorkloadSpec& common);
 
 /// Contiguous layer ranges [begin, end) of each stage. "uniform": transformer blocks split evenly
 /// (extra ones to the first stages), the embedding with the first stage and the head with the last;

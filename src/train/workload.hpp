@@ -1,6 +1,7 @@
-// Training workloads: a scenario's "workload" section (the model, its batch, its parallelism and
-// the unknowns of the paper as explicit parameters), and a registry of workload kinds (DDP, FSDP,
-// pipeline, MoE), each in its own file, each building one training step as a Schedule.
+// Training workloads: what a scenario's "workload" section sets (the model, its batch, its
+// parallelism and the unknowns of the paper as explicit parameters), and the workload kinds (DDP,
+// FSDP, pipeline, MoE), each in its own file with a plain parameter struct, each building one
+// training step as a Schedule. config/train_reader.hpp reads the section and names the kinds.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -11,10 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "config/catalog.hpp"
-#include "config/reader.hpp"
-#include "core/registry.hpp"
-#include "hw/parse.hpp"
+#include "hw/specs.hpp"
 #include "train/collectives.hpp"
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
@@ -74,20 +72,6 @@ public:
   /// whose timing equals the full schedule's (proven on small cases by the tests).
   virtual StepPlan build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool full) const = 0;
 };
-
-/// Parses a kind's own keys of the "workload" section (the common keys are already read); it must
-/// call finish() on `r`.
-using WorkloadFactory = std::function<std::unique_ptr<Workload>(const config::Reader& r, const WorkloadSpec& common)>;
-using WorkloadRegistry = Registry<WorkloadFactory>;
-[[nodiscard]] const WorkloadRegistry& workloads();
-
-/// Parses a scenario's "workload" section, checking each GPU count against the cluster.
-[[nodiscard]] WorkloadSpec parse_workload(const config::Reader& r, const config::Catalog& cat, const hw::ClusterSpec& c);
-
-/// A string at `key` (a bare value or a {"value", "source"} fact) that must be one of `valid`;
-/// `def` when the key is absent.
-[[nodiscard]] std::string fact_choice(const config::Reader& r, std::string_view key, const std::vector<std::string>& valid,
-                                      const std::string& def);
 
 /// Samples per data-parallel rank per step (weak: the batch; strong: the batch over `dp`), or 0
 /// when a strong batch does not split evenly.

@@ -11,8 +11,9 @@
 #include "calib/scope.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "test_catalog.hpp"
 
 using namespace ffsim;
@@ -38,9 +39,9 @@ const std::string kChunkLibrary = R"({"kind": "collective_library", "name": "hfr
   "value": "20us", "source": "t.json: planted", "parameter": "hfreduce_chunk_overhead", "scope": "library",
   "scope_reason": "the library's own code"})";
 
-double chunk_overhead(const config::Catalog& cat) { return coll::load_library_params(cat).hfreduce.chunk_overhead; }
+double chunk_overhead(const config::Catalog& cat) { return config::load_library_params(cat).hfreduce.chunk_overhead; }
 double dram(const config::Catalog& cat, const std::string& node) {
-  return hw::parse_node(*cat.find("node", node), cat).sockets[0].dram_bandwidth.si();
+  return config::parse_node(*cat.find("node", node), cat).sockets[0].dram_bandwidth.si();
 }
 
 }  // namespace
@@ -112,7 +113,7 @@ TEST_CASE("calib::apply_scoped: a node fact goes to the node models that extend 
   CHECK(u.values[0].reason == "machine scope: the scenario's node model fire_flyer_pcie_nvlink is fire_flyer_pcie or a node model "
                               "extending it (fire_flyer_pcie, fire_flyer_pcie_nvlink)");
   for (const char* n : {"fire_flyer_pcie", "fire_flyer_pcie_nvlink"})
-    CHECK(hw::parse_node(*cat.find("node", n), cat).pcie_latency.si() == doctest::Approx(2.5e-6));
+    CHECK(config::parse_node(*cat.find("node", n), cat).pcie_latency.si() == doctest::Approx(2.5e-6));
 }
 
 TEST_CASE("calib: a calibration file's scope must be machine or library, with a reason") {

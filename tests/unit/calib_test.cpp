@@ -16,7 +16,7 @@
 #include "calib/lsq.hpp"
 #include "config/catalog.hpp"
 #include "core/error.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "test_catalog.hpp"
 
 using namespace ffsim;
@@ -625,7 +625,7 @@ TEST_CASE("calib: a calibration file overrides catalog facts, and says where the
   CHECK(c.machines == std::vector<std::string>{"vm"});
   apply_calibration(cat, c);
   const config::CatalogEntry& e = *cat.find("node", "epyc_zen5_2c_vm");
-  const hw::NodeSpec n = hw::parse_node(e, cat);
+  const hw::NodeSpec n = config::parse_node(e, cat);
   CHECK(n.sockets[0].dram_bandwidth.si() == doctest::Approx(33e9));
   CHECK(n.sockets[0].cpu.reduce_bandwidth_per_core->si() == doctest::Approx(20e9));
   bool found = false;

@@ -11,6 +11,7 @@
 #include "coll/collective.hpp"
 #include "coll/dbt.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "plan/scenario.hpp"
 #include "sched/execute.hpp"
 #include "test_catalog.hpp"
@@ -235,7 +236,7 @@ TEST_CASE("coll::double_binary_tree: no two ranks play the same roles in both tr
 }
 
 TEST_CASE("coll: every algorithm gives every rank the exact result, 1 to 17 nodes, sizes 0, 1, odd, large") {
-  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  coll::LibraryParams lib = config::load_library_params(testing::catalog());
   // Small chunks and two staging buffers, so that pipelining and buffer reuse are exercised; tree
   // slices of 200 bytes cut each 512-byte tree part into 3 uneven slices.
   lib.hfreduce.chunk_bytes = 1024;
@@ -269,7 +270,7 @@ TEST_CASE("coll: every algorithm gives every rank the exact result, 1 to 17 node
 }
 
 TEST_CASE("coll: sendrecv and the NVLink variant of HFReduce") {
-  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  coll::LibraryParams lib = config::load_library_params(testing::catalog());
   lib.hfreduce.chunk_bytes = 1024;
   lib.hfreduce.staging_buffers = 2;
   lib.hfreduce.tree_slice_bytes = 200;
@@ -297,7 +298,7 @@ TEST_CASE("coll: on nodes with a NIC per GPU pair (one ring per NIC) every algor
   // H800 nodes on 4 separate planes (the rings' hops between nodes stay in a plane): the ring's
   // reduce-scatter must still leave each rank its whole chunk and the allgather take it from there.
   // Group sizes where a node has fewer GPUs than NICs (3 per node) and sizes smaller than the rings.
-  coll::LibraryParams lib = coll::load_library_params(testing::catalog());
+  coll::LibraryParams lib = config::load_library_params(testing::catalog());
   lib.hfreduce.chunk_bytes = 1024;
   lib.hfreduce.staging_buffers = 2;
   lib.nccl.tree_chunk_bytes = 1024;

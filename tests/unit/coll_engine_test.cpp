@@ -19,6 +19,7 @@
 #include "coll/nccl_select.hpp"
 #include "cli/context.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "plan/scenario.hpp"
 #include "sim/simgrid_engine.hpp"
@@ -39,7 +40,7 @@ eval::Engine& engine(const char* name) {
 // The closed form of `algo` within `tol` (relative) of the fluid simulation of its whole schedule,
 // 184 MiB on 2, 4 and 8 whole nodes of a shipped scenario.
 void closed_form_tracks(const std::string& algo, const std::string& scenario, double tol) {
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const double S = 184.0 * 1048576;
   const auto a = coll::algorithms().get(algo).factory();
   const auto p = plan::make_platform(
@@ -59,7 +60,7 @@ void closed_form_tracks(const std::string& algo, const std::string& scenario, do
 TEST_CASE("coll::nccl_ring: one simulated step per phase, reused, equals the full schedule") {
   const auto sc = cluster(4);
   const auto p = plan::make_platform(sc);
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto ring = coll::algorithms().get("nccl_ring").factory();
   const auto rs = coll::algorithms().get("reduce_scatter").factory();
   const auto ag = coll::algorithms().get("allgather").factory();
@@ -85,7 +86,7 @@ TEST_CASE("coll::nccl_ring: one simulated step per phase, reused, equals the ful
 TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
   const auto sc = cluster(2);
   const auto p = plan::make_platform(sc);
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const double S = 64.0 * 1048576;
   SUBCASE("sendrecv across nodes") {
     // gpu3 of node 0 -> gpu5 of node 1 over GPUDirect: the node's GPU->NIC peer-to-peer cap binds
@@ -116,7 +117,7 @@ TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
 TEST_CASE("coll: every algorithm runs on ranks {1,2,3,4,5,7,8,16} x sizes {0,1,3,4,100,1001,4097,16388} bytes") {
   const auto sc = cluster(2);
   const auto p = plan::make_platform(sc);
-  auto lib = coll::load_library_params(testing::catalog());
+  auto lib = config::load_library_params(testing::catalog());
   lib.hfreduce.chunk_bytes = 1024;
   for (const auto& name : coll::algorithms().names()) {
     if (name == "hfreduce_nvlink" || name == "sendrecv") continue;  // NVLink pairs / exactly 2 ranks: own tests
@@ -171,7 +172,7 @@ TEST_CASE("coll: the HFReduce family checks its group at zero bytes too") {
   // an error, in the schedule and the closed form alike.
   const auto sc = cluster(2);
   const auto p = plan::make_platform(sc);
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const coll::Group bad{{sched::Place::gpu(0, 0), sched::Place::gpu(0, 1), sched::Place::gpu(1, 0)}};
   for (const char* name : {"hfreduce", "hf_reduce_scatter", "hf_allgather"}) {
     CAPTURE(name);
@@ -182,7 +183,7 @@ TEST_CASE("coll: the HFReduce family checks its group at zero bytes too") {
 }
 
 TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tree at large scale") {
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto p = plan::make_platform(cluster(180));
   // 184 MiB: the ring's latency 2(n-1) hops grows linearly, the tree's logarithmically.
   const double S = 184.0 * 1048576;
@@ -207,7 +208,7 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
 }
 
 TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency across nodes from nRanks x 4 KiB on") {
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto& nc = lib.nccl;
   const auto p = plan::make_platform(cluster(180));
   // Unscaled ring latency: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops.
@@ -243,7 +244,7 @@ TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency acr
 }
 
 TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's channels per NIC and NVLink hops") {
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto p = plan::make_platform(
       plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/dgx-a100-cluster.json", testing::catalog()));
   const double S = 184.0 * 1048576;
@@ -285,7 +286,7 @@ TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemc
   // 8 with cudaMemcpy (one per GPU): 24 S and 30 S. The model counts its own flows' DRAM bytes.
   const auto sc = cluster(4);
   const auto p = plan::make_platform(sc);
-  auto lib = coll::load_library_params(testing::catalog());
+  auto lib = config::load_library_params(testing::catalog());
   const auto hf = coll::algorithms().get("hfreduce").factory();
   const auto g = coll::Group::first_gpus(*p, 32);
   const double S = 184.0 * 1048576;
@@ -330,7 +331,7 @@ TEST_CASE("coll: NCCL's rings on DGX-A100 nodes: one per NIC, the step shortcut 
   const std::string text = R"({"name": "t", "cluster": {"node": "dgx_a100", "nodes": 4},
       "fabric": {"topology": "two_layer", "switch": "qm8700"}})";
   const auto p = plan::make_platform(plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog()));
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto g = coll::Group::first_gpus(*p, 32);
   const auto orders = coll::ring_orders(*p, g, lib.nccl.numa_restricted);
   REQUIRE(orders.size() == 8);
@@ -395,7 +396,7 @@ TEST_CASE("coll::nccl_tree: a parent sends each chunk to its two children at onc
   // 2026-11-30 sent to the second child after the first had its chunk: no two down sends of one
   // head overlapped, and this test failed.
   const auto p = plan::make_platform(cluster(4));
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto tree = coll::algorithms().get("nccl_tree").factory();
   sched::Schedule s;
   (void)tree->emit(s, *p, lib, coll::Group::first_gpus(*p, 32), 32.0 * 1048576, coll::Options{});
@@ -450,7 +451,7 @@ TEST_CASE("coll::nccl_tree_chunk: NCCL's chunk rule (\"nccl\") and a fixed chunk
   // NCCL 2.x (src/enqueue.cc computeColl): chunk = one step (512 KiB), halved while a channel's
   // bytes / chunk (integer) < depth x 8 and chunk > 128 KiB, then < depth x 4 and > 64 KiB, then
   // < depth and > 32 KiB; depth = ranks / nodes - 1 + floor(log2(nodes)).
-  auto lib = coll::load_library_params(testing::catalog());
+  auto lib = config::load_library_params(testing::catalog());
   CHECK(lib.nccl.step_size == 524288);
   const double fixed = lib.nccl.tree_chunk_bytes;
   CHECK(fixed > 0);  // the shipped library: a fixed chunk, whatever the size
@@ -471,7 +472,7 @@ TEST_CASE("coll::nccl_tree_chunk: NCCL's chunk rule (\"nccl\") and a fixed chunk
   CHECK(coll::nccl_tree_chunk(lib, 1040 * 1024, 8, 1) == 65536);
 }
 
-TEST_CASE("coll::load_library_params: tree_chunk takes a size or \"nccl\", anything else is an error at its pointer") {
+TEST_CASE("config::load_library_params: tree_chunk takes a size or \"nccl\", anything else is an error at its pointer") {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("ffsim-tree-chunk-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -490,7 +491,7 @@ TEST_CASE("coll::load_library_params: tree_chunk takes a size or \"nccl\", anyth
     std::ofstream(nccl) << t;
     cli::Context ctx;
     cli::register_kinds(ctx);
-    return coll::load_library_params(config::Catalog::load(dir.string(), ctx.kind_names()));
+    return config::load_library_params(config::Catalog::load(dir.string(), ctx.kind_names()));
   };
   CHECK(load_with(R"("nccl")").nccl.tree_chunk_bytes == 0);
   CHECK(load_with(R"("1MiB")").nccl.tree_chunk_bytes == 1048576);
@@ -518,7 +519,7 @@ TEST_CASE("coll::load_library_params: tree_chunk takes a size or \"nccl\", anyth
     cli::Context ctx;
     cli::register_kinds(ctx);
     try {
-      (void)coll::load_library_params(config::Catalog::load(dir.string(), ctx.kind_names()));
+      (void)config::load_library_params(config::Catalog::load(dir.string(), ctx.kind_names()));
       FAIL("no error");
     } catch (const ConfigError& e) {
       CHECK(e.pointer().rfind(where, 0) == 0);
@@ -538,7 +539,7 @@ TEST_CASE("coll::nccl_tree: a hop's latency is paid once in the pipeline's fill,
   // vector). Charged per chunk and hop after the previous send (the schedule until 2026-11-30) they
   // added 0.71 ms at K = 8 and 0.54 ms at K = 32: this test failed.
   const auto p = plan::make_platform(cluster(2));
-  auto lib = coll::load_library_params(testing::catalog());
+  auto lib = config::load_library_params(testing::catalog());
   auto none = lib;
   none.nccl.tree_hop_latency_pci = none.nccl.tree_hop_latency_nvlink = none.nccl.tree_hop_latency_net = 0;
   const auto tree = coll::algorithms().get("nccl_tree").factory();
@@ -563,7 +564,7 @@ TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCC
   // 8.4 us: 194.0 us. (A barrier at the slowest hop would give 8.4 + 30 x 9.6 = 296.4 us.) The
   // rest (arbitration, a byte's transfer, the reduce kernels) is under 1 us per step.
   const auto p = plan::make_platform(cluster(2));
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto ring = coll::algorithms().get("nccl_ring").factory();
   const auto g = coll::Group::first_gpus(*p, 16);
   const double mean = (2 * lib.nccl.ring_hop_latency_net + 14 * lib.nccl.ring_hop_latency_pci) / 16;
@@ -579,7 +580,7 @@ TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCC
 }
 
 TEST_CASE("coll::broadcast: one ring per compute NIC, each carrying its part - the closed form tracks one ring") {
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto bc = coll::algorithms().get("broadcast").factory();
   // DGX-A100, 4 nodes: 8 rings rotated to start at the root, ring r leaving node 0 through NIC r,
   // so each of node 0's 8 compute NICs sends exactly its ring's part, S / 8 (fluid engine's bytes).

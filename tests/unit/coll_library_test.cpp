@@ -10,12 +10,13 @@
 
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 
 using namespace ffsim;
 namespace fs = std::filesystem;
 
-TEST_CASE("coll::load_library_params: a misspelt library name is an error in its own file") {
+TEST_CASE("config::load_library_params: a misspelt library name is an error in its own file") {
   const fs::path dir = fs::temp_directory_path() / ("ffsim-library-name-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::copy(fs::path(FFSIM_MODELS_DIR) / "libraries", dir, fs::copy_options::recursive);
@@ -30,7 +31,7 @@ TEST_CASE("coll::load_library_params: a misspelt library name is an error in its
   std::ofstream(dir / "hfreduce.json") << text;
   // It was "models: missing collective_library "hfreduce" in the models folder", naming no file.
   try {
-    (void)coll::load_library_params(config::Catalog::load(dir.string(), {"collective_library"}));
+    (void)config::load_library_params(config::Catalog::load(dir.string(), {"collective_library"}));
     FAIL("no error");
   } catch (const ConfigError& e) {
     CHECK(e.file() == (dir / "hfreduce.json").string());

@@ -9,6 +9,7 @@
 #include "app/engines.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "plan/scenario.hpp"
 #include "test_catalog.hpp"
 
@@ -36,7 +37,7 @@ Moved moved(const platform::Platform& p, const eval::Result& r, int nd) {
 }  // namespace
 
 TEST_CASE("coll::hf_reduce_scatter / hf_allgather: host-memory and network bytes per node, derived") {
-  auto lib = coll::load_library_params(testing::catalog());
+  auto lib = config::load_library_params(testing::catalog());
   const auto rs = coll::algorithms().get("hf_reduce_scatter").factory();
   const auto ag = coll::algorithms().get("hf_allgather").factory();
   auto fluid = app::make_engine("analytic");
@@ -83,7 +84,7 @@ TEST_CASE("coll::hf_reduce_scatter: one GPU per node copies straight into the no
   // A data-parallel group of one GPU per node (a pipeline's layout): nothing to sum inside a node.
   // Per node in multiples of S: D2H 1 write; the ring's N-1 blocks sent, received, added
   // (3 (N-1)/N); the shard back (1/N read). Total 1 + 3 (N-1)/N + 1/N, on the NIC's socket.
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto rs = coll::algorithms().get("hf_reduce_scatter").factory();
   auto fluid = app::make_engine("analytic");
   const double S = 48.0 * 1048576;
@@ -110,7 +111,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: the closed form against the s
   // at 50 MB with 4 MiB pieces and 2 staging buffers, 2-16 nodes). With 4 staging buffers it was
   // 8-25% below: max-min sharing let the copies of later pieces take the NIC socket's memory
   // bandwidth from the ring's earlier pieces, and the tail ran alone, which the bound does not see.
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   auto fluid = app::make_engine("analytic");
   for (int N : {2, 3, 8}) {
     const auto sc = cluster(N);
@@ -133,7 +134,7 @@ TEST_CASE("coll::hf_reduce_scatter / hf_allgather: one node, each GPU's writes u
   // 2 GPUs of one node (both on cpu0), 128 MiB gathered: each GPU takes the other's 64 MiB through
   // GDRCopy at 9.6 GB/s, 64 MiB / 9.6 GB/s = 6.99 ms when both GPUs are written at once and twice
   // that when the socket writes them in turn (one chain per socket until 2026-12-01: 14.49 ms).
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   auto fluid = app::make_engine("analytic");
   const auto p = plan::make_platform(cluster(1));
   const double S = 128.0 * 1048576, one = (S / 2) / lib.hfreduce.gdrcopy_write_bandwidth;

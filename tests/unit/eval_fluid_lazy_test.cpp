@@ -7,6 +7,7 @@
 #include "approx.hpp"
 
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
 #include "test_catalog.hpp"
@@ -64,7 +65,7 @@ TEST_CASE("eval::FluidEngine: a dropped resource rejoins when new flows would ov
 TEST_CASE("eval::FluidEngine: lazy and eager constraints give the same HFReduce and NCCL ring schedules") {
   // Whole schedules on 1, 2, 3 and 4 nodes (8 GPUs each): D2H, CPU reduce, host memory, the NIC and
   // the fabric all saturate at times, so resources leave and rejoin the constraint set many times.
-  const auto lib = coll::load_library_params(ffsim::testing::catalog());
+  const auto lib = config::load_library_params(ffsim::testing::catalog());
   for (int nodes : {1, 2, 3, 4}) {
     const auto p = fire_flyer(nodes);
     const auto g = coll::Group::first_gpus(*p, nodes * 8);

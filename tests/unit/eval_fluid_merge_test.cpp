@@ -9,6 +9,7 @@
 #include "approx.hpp"
 
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
 #include "test_catalog.hpp"
@@ -79,7 +80,7 @@ TEST_CASE("eval::FluidEngine: a reduce's identical reads run as one flow, with t
 TEST_CASE("eval::FluidEngine: merged and separate flows give the same collective schedules") {
   // Whole schedules on 1 to 4 nodes and odd sizes: HFReduce's reduces read 4 to 8 inputs from one
   // buffer (merged), its tree adds read one; the NCCL ring has no identical flows (a control).
-  const auto lib = coll::load_library_params(ffsim::testing::catalog());
+  const auto lib = config::load_library_params(ffsim::testing::catalog());
   for (int nodes : {1, 2, 3, 4}) {
     const auto p = fire_flyer(nodes);
     for (int gpus : {nodes == 1 ? 5 : nodes * 8, nodes * 8}) {  // 5: part of a node

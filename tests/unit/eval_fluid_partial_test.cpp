@@ -10,6 +10,7 @@
 #include "approx.hpp"
 
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "eval/engine.hpp"
 #include "plan/scenario.hpp"
 #include "random_schedule.hpp"
@@ -98,7 +99,7 @@ TEST_CASE("eval::FluidEngine: partial and full solves agree on whole HFReduce an
   // 1 to 4 nodes of 8 GPUs: D2H of every GPU, the CPU reduce, host memory, the NIC and the fabric
   // saturate in turn; the tree sends of the nodes join them into one component. Odd sizes (one
   // chunk and a bit, and 24 MiB + 4 bytes) and one chunk.
-  const auto lib = coll::load_library_params(ffsim::testing::catalog());
+  const auto lib = config::load_library_params(ffsim::testing::catalog());
   for (int nodes : {1, 2, 3, 4}) {
     const auto p = fire_flyer(nodes);
     const auto g = coll::Group::first_gpus(*p, nodes * 8);

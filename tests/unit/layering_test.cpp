@@ -15,8 +15,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
-const std::vector<std::string> kLayers{"core", "config", "hw",  "topo",  "sched", "platform", "eval", "coll",
-                                       "train", "sim",   "plan", "calib", "report", "app",   "cli"};
+// config (the only JSON reader) sits above the domain layers whose params it fills in: they know no JSON.
+const std::vector<std::string> kLayers{"core", "hw",  "topo",  "sched", "platform", "eval",   "coll", "train",
+                                       "sim",  "config", "plan", "calib", "report",   "app",    "cli"};
+
+// JSON at the edge: these layers take plain parameter structs and include nothing of config/ (the
+// only JSON reader), whatever the order above says.
+const std::vector<std::string> kNoConfig{"hw", "topo", "platform", "coll", "train"};
 
 // Includes the order above would allow but the architecture forbids (/work/shared/layers.json's
 // "never" arrows; docs/design.md): {from, to, why}.
@@ -93,6 +98,10 @@ std::vector<std::string> violations(const std::vector<SourceFile>& files) {
           if (layer != target) out.push_back(f.path + " includes " + inc + " (hfreduce stands apart from the other layers)");
           continue;
         }
+        if (target == "config" && std::find(kNoConfig.begin(), kNoConfig.end(), layer) != kNoConfig.end()) {
+          out.push_back(f.path + " includes " + inc + " (" + layer + " takes parameter structs: only config/ reads JSON)");
+          continue;
+        }
         const int a = rank_of(layer), b = rank_of(target);
         if (a < 0) out.push_back(f.path + " is in an unknown layer \"" + layer + "\"");
         else if (b < 0) out.push_back(f.path + " includes " + inc + " from an unknown layer \"" + target + "\"");
@@ -144,13 +153,15 @@ TEST_CASE("layering: the checker catches each kind of violation") {
       {"sim/e.cpp", "#include <Eigen/Dense>\n"},              // Eigen outside calib
       {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},    // hfreduce depends on nothing else
       {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},       // and nothing depends on it
+      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},     // a domain layer reads JSON
       {"cli/ok.cpp", "#include \"core/units.hpp\"\n#include <CLI/CLI.hpp>\n#include <vector>\n"},
   };
   const auto v = violations(bad);
-  CHECK(v.size() == 7);
+  CHECK(v.size() == 8);
   CHECK(std::count_if(v.begin(), v.end(), [](const std::string& s) { return s.rfind("cli/ok.cpp", 0) == 0; }) == 0);
   CHECK(v[0] == "topo/a.cpp includes sim/platform.hpp (sim is above topo)");
   CHECK(v[1] == "hw/b.cpp includes <nlohmann/json.hpp> outside its home src/config");
+  CHECK(v[7] == "train/h.cpp includes config/reader.hpp (train takes parameter structs: only config/ reads JSON)");
 }
 
 TEST_CASE("layering: the checker catches a forbidden arrow and an engine constructed outside its homes") {

@@ -53,9 +53,9 @@ Prices table3_prices() {
   const PriceBook b = parse_price_book(*catalog().find(kPriceBook, "table3_relative"), catalog());
   hw::NodeSpec pcie, dgx;
   pcie.name = "fire_flyer_pcie";
-  pcie.price = hw::parse_node(*catalog().find("node", "fire_flyer_pcie"), catalog()).price;
+  pcie.price = config::parse_node(*catalog().find("node", "fire_flyer_pcie"), catalog()).price;
   dgx.name = "dgx_a100";
-  dgx.price = hw::parse_node(*catalog().find("node", "dgx_a100"), catalog()).price;
+  dgx.price = config::parse_node(*catalog().find("node", "dgx_a100"), catalog()).price;
   return {b.switch_price("qm8700"), b.chassis_price("cs8500"), b.cable_price("host_leaf"), b.node_price(pcie),
           b.node_price(dgx)};
 }

@@ -13,6 +13,7 @@
 #include "approx.hpp"
 #include "coll/collective.hpp"
 #include "coll/common.hpp"
+#include "config/coll_reader.hpp"
 #include "plan/scenario.hpp"
 #include "test_catalog.hpp"
 
@@ -130,7 +131,7 @@ TEST_CASE("platform all_pairs_loads equals the sum over every pair's path - ship
 TEST_CASE("platform all_pairs_loads - the alltoall closed form equals its per-pair definition") {
   // The closed form before all_pairs_loads: the bottleneck bound of n(n-1) flows of S/n, one per
   // pair's path, plus the largest of max(hop latency, path latency) + arbitration over the pairs.
-  const auto lib = coll::load_library_params(testing::catalog());
+  const auto lib = config::load_library_params(testing::catalog());
   const auto a2a = coll::algorithms().get("alltoall").factory();
   for (const char* sc : {"fire-flyer-2", "dgx-a100-cluster", "deepseek-v3-mpft"}) {
     const auto p = load(sc);

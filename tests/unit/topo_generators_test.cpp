@@ -10,8 +10,8 @@
 #include <set>
 #include <string>
 
-#include "config/catalog.hpp"
 #include "config/reader.hpp"
+#include "config/topo_reader.hpp"
 #include "core/error.hpp"
 #include "topo/fabric.hpp"
 #include "topo/topology.hpp"
@@ -51,9 +51,8 @@ int three_layer_core(const Fabric& f) { return f.counts().switches_by_tier.at("c
 // A generator from the registry with its parameters given as JSON (the "fabric" section less
 // "topology" and "switch").
 std::unique_ptr<Topology> make(const std::string& name, const std::string& params, int radix) {
-  static const config::Catalog empty;
   const config::Document doc = config::Document::parse(params, "fabric.json", false);
-  return topologies().get(name).factory(doc.root(), radix_switch(radix), kCables, empty);
+  return config::topologies().get(name).factory(doc.root(), radix_switch(radix), kCables);
 }
 
 // The ConfigError or ValueError message of `f`.
@@ -112,10 +111,10 @@ void check_routes(const Topology& t, const FabricDemand& d, int stride, bool bri
 }  // namespace
 
 TEST_CASE("topo::registry: every generator is registered with a description") {
-  const auto names = topologies().names();
+  const auto names = config::topologies().names();
   CHECK(names == std::vector<std::string>{"multi_plane", "multi_zone", "three_layer", "two_layer"});
-  for (const auto& e : topologies().entries()) CHECK_FALSE(e.description.empty());
-  CHECK(error_of([] { (void)topologies().get("fat_tre"); }) ==
+  for (const auto& e : config::topologies().entries()) CHECK_FALSE(e.description.empty());
+  CHECK(error_of([] { (void)config::topologies().get("fat_tre"); }) ==
         "unknown topology \"fat_tre\"; valid: multi_plane, multi_zone, three_layer, two_layer");
 }
 

@@ -9,8 +9,9 @@
 #include <numeric>
 
 #include "config/catalog.hpp"
+#include "config/train_reader.hpp"
 #include "core/error.hpp"
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 #include "test_catalog.hpp"
 #include "train/compute.hpp"
 #include "train/ddp.hpp"
@@ -23,18 +24,18 @@ using namespace ffsim::train;
 namespace {
 
 NnModelSpec model(const std::string& name) {
-  const auto* e = ffsim::testing::catalog().find(kNnModel, name);
+  const auto* e = ffsim::testing::catalog().find(config::kNnModel, name);
   REQUIRE(e != nullptr);
-  return parse_nn_model(*e);
+  return config::parse_nn_model(*e);
 }
 
 ComputeModel default_compute() {
-  const auto* e = ffsim::testing::catalog().find(kComputeModel, "default");
+  const auto* e = ffsim::testing::catalog().find(config::kComputeModel, "default");
   REQUIRE(e != nullptr);
-  return parse_compute_model(*e);
+  return config::parse_compute_model(*e);
 }
 
-hw::GpuSpec a100_pcie() { return hw::parse_gpu(*ffsim::testing::catalog().find(hw::kGpu, "a100_pcie_40gb")); }
+hw::GpuSpec a100_pcie() { return config::parse_gpu(*ffsim::testing::catalog().find(config::kGpu, "a100_pcie_40gb")); }
 
 const LayerCost& layer(const std::vector<LayerCost>& v, const std::string& name) {
   const auto it = std::find_if(v.begin(), v.end(), [&](const LayerCost& l) { return l.name == name; });

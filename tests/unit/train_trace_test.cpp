@@ -12,6 +12,7 @@
 #include <string>
 
 #include "coll/collective.hpp"
+#include "config/coll_reader.hpp"
 #include "config/reader.hpp"
 #include "plan/scenario.hpp"
 #include "report/trace.hpp"
@@ -115,7 +116,7 @@ TEST_CASE("report::trace: a DDP step with a CPU-reduced collective: GPU, NIC and
   const auto sc = scenario(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
                                "algorithms": {"allreduce": "nccl_ring"}, "gpus": [16]})", 2);
   const auto p = plan::make_platform(sc);
-  const auto lib = coll::load_library_params(catalog());
+  const auto lib = config::load_library_params(catalog());
   eval::FluidEngine fluid;
   CollectiveCosts costs(fluid, *p, lib, CollectiveCosts::Method::Simulate);
   // A step by hand: two GPUs of two nodes compute, then reduce on the host CPUs (as HFReduce does).
@@ -144,7 +145,7 @@ TEST_CASE("report::trace: a DDP step with a CPU-reduced collective: GPU, NIC and
 }
 
 TEST_CASE("report::trace: simulated DDP and pipeline steps parse back, nest and name their tracks") {
-  const auto lib = coll::load_library_params(catalog());
+  const auto lib = config::load_library_params(catalog());
   eval::FluidEngine fluid;
   SUBCASE("DDP on NCCL's ring: a compute and a communication track per GPU, the node's NIC") {
     const auto sc = scenario(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
@@ -198,7 +199,7 @@ TEST_CASE("report::schedule_trace: a whole HFReduce and an NCCL ring on their tr
   // per reduce or kernel, 1. The last one ends at the makespan.
   const auto sc = ffsim::testing::cluster(2);
   const auto p = plan::make_platform(sc);
-  const auto lib = coll::load_library_params(catalog());
+  const auto lib = config::load_library_params(catalog());
   eval::FluidEngine fluid;
   for (const std::string name : {"hfreduce", "nccl_ring"}) {
     CAPTURE(name);

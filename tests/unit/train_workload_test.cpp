@@ -15,6 +15,7 @@
 #include "app/engines.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
+#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "plan/scenario.hpp"
 #include "sim/simgrid_engine.hpp"
@@ -49,7 +50,7 @@ std::unique_ptr<Env> make(const std::string& workload, int nodes = 8, const char
                            R"(}, "fabric": {"topology": "two_layer", "switch": "qm8700"}, "workload": )" + workload + "}";
   e->sc = plan::parse_scenario(config::Document::parse(text, "t.json", false), catalog());
   e->p = plan::make_platform(e->sc);
-  e->lib = coll::load_library_params(catalog());
+  e->lib = config::load_library_params(catalog());
   e->engine = app::make_engine(engine);
   e->costs = std::make_unique<CollectiveCosts>(*e->engine, *e->p, e->lib, CollectiveCosts::Method::Simulate);
   return e;
@@ -390,7 +391,7 @@ TEST_CASE("train: the shipped experiments stay below the GPU's GEMM rate (MFU re
     CAPTURE(name);
     const auto sc = plan::load_scenario(std::string(FFSIM_TEST_DATA_DIR) + "/train/" + name + "-ring.json", catalog());
     const auto p = plan::make_platform(sc);
-    const auto lib = coll::load_library_params(catalog());
+    const auto lib = config::load_library_params(catalog());
     eval::FluidEngine fluid;
     CollectiveCosts costs(fluid, *p, lib, CollectiveCosts::Method::Estimate);
     const StepResult r = simulate_step(*sc.workload, StepEnv{*p, fluid, costs}, sc.workload->gpus.front());

@@ -1,6 +1,6 @@
-// Parse functions for hardware specs.
+// JSON -> hardware specs.
 // SPDX-License-Identifier: Apache-2.0
-#include "hw/parse.hpp"
+#include "config/hw_reader.hpp"
 
 #include <algorithm>
 #include <set>
@@ -9,10 +9,9 @@
 #include "core/format.hpp"
 #include "core/spell.hpp"
 
-namespace ffsim::hw {
+namespace ffsim::config {
 
-using config::CatalogEntry;
-using config::Reader;
+using namespace hw;
 
 void allow_entry_keys(const Reader& r) { r.allow({"kind", "name", "description", "extends"}); }
 
@@ -138,7 +137,7 @@ SwitchSpec parse_switch(const CatalogEntry& e) {
   return s;
 }
 
-NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
+NodeSpec parse_node(const CatalogEntry& e, const Catalog& cat) {
   Reader r = e.document.root();
   allow_entry_keys(r);
   NodeSpec n;
@@ -320,15 +319,15 @@ NodeSpec parse_node(const CatalogEntry& e, const config::Catalog& cat) {
   return n;
 }
 
-NodeSpec node_ref(const Reader& r, std::string_view key, const config::Catalog& cat) {
+NodeSpec node_ref(const Reader& r, std::string_view key, const Catalog& cat) {
   return parse_node(cat.model_ref(kNode, r.child(key, "a node model name or an inline node model")), cat);
 }
 
-SwitchSpec switch_ref(const Reader& r, std::string_view key, const config::Catalog& cat) {
+SwitchSpec switch_ref(const Reader& r, std::string_view key, const Catalog& cat) {
   return parse_switch(cat.model_ref(kSwitch, r.child(key, "a switch model name or an inline switch model")));
 }
 
-ClusterSpec parse_cluster(const Reader& r, const config::Catalog& cat) {
+ClusterSpec parse_cluster(const Reader& r, const Catalog& cat) {
   ClusterSpec c;
   Reader node_r = r.child("node", "a node model name");
   c.node = node_ref(r, "node", cat);
@@ -366,4 +365,4 @@ ClusterSpec parse_cluster(const Reader& r, const config::Catalog& cat) {
   return c;
 }
 
-}  // namespace ffsim::hw
+}  // namespace ffsim::config
