@@ -23,7 +23,7 @@ const std::vector<std::string> kLayers{"core", "hw",  "topo",  "sched", "platfor
 // only JSON reader), whatever the order above says.
 const std::vector<std::string> kNoConfig{"hw", "topo", "platform", "coll", "train"};
 
-// Includes the order above would allow but the architecture forbids (/work/shared/layers.json's
+// Includes the order above would allow but the architecture forbids (the project's shared/layers.json's
 // "never" arrows; docs/design.md): {from, to, why}.
 struct Never {
   std::string from, to, why;
