@@ -36,6 +36,7 @@ struct ValidateArgs {
   double holdout = 0.3;
   std::string engine = "both";
   bool json = false;
+  bool csv = false;
   bool all = false;
 };
 
@@ -252,6 +253,34 @@ int run_validate(Context& ctx, ValidateArgs a) {
     return kOk;
   }
 
+  if (a.csv) {
+    // One line per measured point, training and held-out (held_out says which), with the keys of
+    // the JSON's points; SI units; empty cells where a point has no value (not simulated, no outlier).
+    std::vector<Record> recs;
+    auto num = [](double v) -> Cell { return std::isnan(v) ? Cell{nullptr} : Cell{v}; };
+    for (const Row& r : rows) {
+      const auto& p = r.s->point;
+      recs.push_back({{"file", r.s->file},
+                      {"pointer", p.pointer},
+                      {"stage", p.stage},
+                      {"configuration", configuration(p)},
+                      {"bytes", p.bytes},
+                      {"regime", std::string(calib::regime_name(r.s->regime))},
+                      {"held_out", r.held},
+                      {"measured_s", p.time_median},
+                      {"runs", static_cast<long long>(r.s->runs)},
+                      {"run_spread", r.s->run_spread},
+                      {"analytic_s", num(r.analytic)},
+                      {"simgrid_s", num(r.simgrid)},
+                      {"error_analytic", num(std::isnan(r.analytic) ? kNaN : (r.analytic - p.time_median) / p.time_median)},
+                      {"error_simgrid", num(std::isnan(r.simgrid) ? kNaN : (r.simgrid - p.time_median) / p.time_median)},
+                      {"not_simulated", r.skipped.empty() ? Cell{nullptr} : Cell{r.skipped}},
+                      {"outlier", r.s->outlier.empty() ? Cell{nullptr} : Cell{r.s->outlier}}});
+    }
+    write_records_csv(std::cout, recs);
+    return kOk;
+  }
+
   std::size_t n_eval = 0;
   for (const Row& r : rows) n_eval += r.held ? 1 : 0;
   std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
@@ -338,7 +367,8 @@ void setup_validate(CLI::App& app, Context& ctx) {
               "a number in [0, 1)");
   ctx.expects(sub->add_option("--engine", a->engine, "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),
               "fluid, simgrid, both or analytic");
-  sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
+  auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
+  json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
   sub->add_flag("--all", a->all, "List the training points too");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });
 }
