@@ -91,6 +91,8 @@ Point parse_point(const Reader& p) {
   x.time_median = positive(t, "median");
   x.time_max = positive(t, "max");
   x.reps = static_cast<int>(t.integer("reps", 1, 1 << 30));
+  // hfreduce-bench times calls under 50 us in batches: each sample is the mean of this many calls.
+  x.calls_per_sample = static_cast<int>(t.integer_or("calls_per_sample", 1, 1, 1 << 20));
   if (!(x.time_min <= x.time_median && x.time_median <= x.time_max))
     t.fail("expected min <= median <= max, got " + num(x.time_min) + ", " + num(x.time_median) + ", " + num(x.time_max));
   for (const Reader& s : t.child("samples", "an array of times in seconds").elements("samples")) {

@@ -45,6 +45,7 @@ struct Point {
   double traffic_bytes = 0;  ///< bytes read + written (copies: bytes over the link)
   double time_min = 0, time_median = 0, time_max = 0;
   int reps = 0;
+  int calls_per_sample = 1;  ///< calls timed together per sample (hfreduce-bench batches calls under 50 us)
   /// The median time of each round (hfreduce-bench --rounds N >= 2; empty for one sweep).
   std::vector<double> rounds;
   double algbw_Bps = 0, traffic_Bps = 0;

@@ -370,9 +370,29 @@ struct Timing {
   double median = 0;
   double max = 0;
   std::vector<double> samples;
+  int calls = 1;  ///< calls timed together per sample (each sample is their mean)
 };
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+/// A sample of a call that takes less than this is the mean of enough calls timed together to
+/// reach it. One call of a few hundred nanoseconds (an 18 KiB copy) is timed to the clock's
+/// reading cost and the scheduler's jitter (the quiet 2026-12-02 run: its samples are multiples of
+/// ~0.1 us), which pinned the fitted per-call latency of the memory model to noise.
+constexpr double kMinSampleSeconds = 50e-6;
+
+/// Calls per sample for a call whose single-call time is `first`: 1 from kMinSampleSeconds up.
+int calls_per_sample(double first) {
+  if (!(first > 0) || first >= kMinSampleSeconds) return 1;
+  return static_cast<int>(std::min(1000.0, std::ceil(kMinSampleSeconds / first)));
+}
+
+/// Seconds per call of `calls` calls of `run` timed together.
+double time_calls(const std::function<void()>& run, int calls) {
+  const auto start = Clock::now();
+  for (int c = 0; c < calls; ++c) run();
+  return seconds_since(start) / calls;
+}
 
 Timing summarize(std::vector<double> samples) {
   Timing t;
@@ -394,14 +414,17 @@ Timing measure(const Options& o, Ranks& ranks, const std::function<void()>& run)
   run();
   const double first = ranks.max(seconds_since(start));
   const int reps = ranks.broadcast(std::clamp(static_cast<int>(o.budget_s / std::max(first, 1e-7)), o.reps, 500));
+  // One rank alone batches sub-kMinSampleSeconds calls; several ranks time each call between
+  // barriers (a repetition is the slowest rank's).
+  const int calls = ranks.size() > 1 ? 1 : calls_per_sample(first);
   std::vector<double> samples;
   for (int r = 0; r < reps; ++r) {
     if (ranks.size() > 1) ranks.barrier();
-    const auto begin = Clock::now();
-    run();
-    samples.push_back(ranks.max(seconds_since(begin)));
+    samples.push_back(ranks.max(time_calls(run, calls)));
   }
-  return summarize(samples);
+  Timing t = summarize(samples);
+  t.calls = calls;
+  return t;
 }
 
 /// Runs `point` and `bound` alternately, repetition by repetition (single rank), so that both see
@@ -410,20 +433,20 @@ std::pair<Timing, Timing> measure_interleaved(const Options& o, const std::funct
                                               const std::function<void()>& bound) {
   point();
   bound();
-  auto time = [](const std::function<void()>& run) {
-    const auto start = Clock::now();
-    run();
-    return seconds_since(start);
-  };
-  const double first = time(point) + time(bound);
+  const double point_first = time_calls(point, 1), bound_first = time_calls(bound, 1);
+  const double first = point_first + bound_first;
   const int reps = std::clamp(static_cast<int>(2 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
+  const int point_calls = calls_per_sample(point_first), bound_calls = calls_per_sample(bound_first);
   std::vector<double> point_samples;
   std::vector<double> bound_samples;
   for (int r = 0; r < reps; ++r) {
-    bound_samples.push_back(time(bound));
-    point_samples.push_back(time(point));
+    bound_samples.push_back(time_calls(bound, bound_calls));
+    point_samples.push_back(time_calls(point, point_calls));
   }
-  return {summarize(point_samples), summarize(bound_samples)};
+  Timing p = summarize(point_samples), b = summarize(bound_samples);
+  p.calls = point_calls;
+  b.calls = bound_calls;
+  return {p, b};
 }
 
 /// Several things measured side by side on every rank (e.g. the tree and the MPI baselines): each
@@ -570,6 +593,7 @@ std::vector<Point> merge_rounds(const std::vector<std::vector<Point>>& rounds) {
     m.bounds = nearest->bounds;
     m.time = summarize(samples);
     m.time.median = median;
+    m.time.calls = nearest->time.calls;  // the rounds size their batches alike (within 2x: the first call's time)
     m.rounds = medians;
   }
   return merged;
@@ -696,23 +720,25 @@ void record_with_copy(const Options& o, Point p, CopyBound& copy, const std::fun
 std::array<Timing, 3> measure_reduce_side_by_side(const Options& o, const std::function<void()>& kernel,
                                                   const std::function<void()>& plain, const std::function<void()>& copy) {
   const std::function<void()>* runs[] = {&kernel, &plain, &copy};
-  auto time = [](const std::function<void()>& run) {
-    const auto start = Clock::now();
-    run();
-    return seconds_since(start);
-  };
   for (const auto* run : runs) (*run)();
   double first = 0;
-  for (const auto* run : runs) first += time(*run);
+  std::array<int, 3> calls{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double t = time_calls(*runs[i], 1);
+    first += t;
+    calls[i] = calls_per_sample(t);
+  }
   const int reps = std::clamp(static_cast<int>(3 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
   std::array<std::vector<double>, 3> samples;
   for (int r = 0; r < reps; ++r) {
-    samples[2].push_back(time(copy));
+    samples[2].push_back(time_calls(copy, calls[2]));
     const int a = r % 2;  // kernel first on even repetitions, the plain loop first on odd ones
-    samples[static_cast<std::size_t>(a)].push_back(time(*runs[a]));
-    samples[static_cast<std::size_t>(1 - a)].push_back(time(*runs[1 - a]));
+    samples[static_cast<std::size_t>(a)].push_back(time_calls(*runs[a], calls[static_cast<std::size_t>(a)]));
+    samples[static_cast<std::size_t>(1 - a)].push_back(time_calls(*runs[1 - a], calls[static_cast<std::size_t>(1 - a)]));
   }
-  return {summarize(samples[0]), summarize(samples[1]), summarize(samples[2])};
+  std::array<Timing, 3> t{summarize(samples[0]), summarize(samples[1]), summarize(samples[2])};
+  for (std::size_t i = 0; i < 3; ++i) t[i].calls = calls[i];
+  return t;
 }
 
 void reduce_stage(const Options& o, Arena& arena) {
@@ -1284,6 +1310,7 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
     json.field("median", p.time.median);
     json.field("max", p.time.max);
     json.field("reps", p.time.samples.size());
+    if (p.time.calls > 1) json.field("calls_per_sample", p.time.calls);
     json.key("samples");
     json.begin_array();
     for (std::size_t i = 0; i < std::min<std::size_t>(p.time.samples.size(), 50); ++i) json.value(p.time.samples[i]);
@@ -1382,6 +1409,34 @@ void print_tree_summary() {
     }
     std::printf("%5d %-12s %9s %9.2f %16.2f %13.2f %13.2f\n", p.ranks, p.placement.c_str(), format_bytes(p.bytes).c_str(),
                 p.algbw() / 1e9, ratio("mpi_allreduce"), ratio("mpi_allreduce_fair"), ratio("allreduce_bound_sendrecv"));
+  }
+}
+
+// The reduce kernel as the library runs it by default (StorePolicy::Auto: streaming stores from
+// ReducerOptions::nontemporal_min_bytes of traffic up), against the plain loop and the copy bound
+// measured beside it: per (ISA, dtype, k, threads, size), the measured row of the store kind that
+// Auto picks. Sizes without that row (--stores left it out) are skipped.
+void print_reduce_summary() {
+  const double nt_from = static_cast<double>(ReducerOptions{}.nontemporal_min_bytes);
+  bool header = false;
+  for (const Point& p : points) {
+    if (p.stage != "reduce") continue;
+    const std::string picked = p.traffic_bytes >= nt_from ? "nt" : "regular";
+    if (p.store != picked) continue;
+    auto ratio = [&](const char* name) {
+      for (const BoundRef& b : p.bounds)
+        if (b.name == name) return p.rate(b.metric) / b.value_Bps;
+      return 0.0;
+    };
+    if (!header) {
+      std::printf("\nreduce (default stores: nt from %s of traffic) vs the plain loop and the copy bound (traffic ratios)\n",
+                  format_bytes(ReducerOptions{}.nontemporal_min_bytes).c_str());
+      std::printf("%-7s %-5s %3s %7s %9s %-7s %9s %12s %12s\n", "isa", "dtype", "k", "threads", "bytes", "stores", "GB/s",
+                  "/ plain loop", "/ copy bound");
+      header = true;
+    }
+    std::printf("%-7s %-5s %3d %7d %9s %-7s %9.2f %12.2f %12.2f\n", p.variant.c_str(), p.dtype.c_str(), p.k, p.threads,
+                format_bytes(p.bytes).c_str(), p.store.c_str(), p.traffic_rate() / 1e9, ratio("plain_loop"), ratio("memcpy_bw"));
   }
 }
 
@@ -1534,6 +1589,7 @@ int run(int argc, char** argv) {
   }
   if (leader) {
     print_nccl_tables();
+    print_reduce_summary();
     print_tree_summary();
     warn_spread(o);
     write_json(o, date, mpi_version);
