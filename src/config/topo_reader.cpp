@@ -7,6 +7,7 @@
 #include "core/spell.hpp"
 #include "topo/multi_plane.hpp"
 #include "topo/multi_zone.hpp"
+#include "topo/single_switch.hpp"
 #include "topo/three_layer.hpp"
 #include "topo/two_layer.hpp"
 
@@ -79,6 +80,14 @@ std::unique_ptr<topo::Topology> read_multi_plane(const Reader& p, const hw::Swit
   return build_at(p, [&] { return topo::make_multi_plane(t, sw, c); });
 }
 
+std::unique_ptr<topo::Topology> read_single_switch(const Reader& p, const hw::SwitchSpec& sw,
+                                                   const topo::CableLatencies& c) {
+  topo::SingleSwitchParams t;
+  t.spare_ports = static_cast<int>(p.integer_or("spare_ports", 0, 0, 1 << 20));
+  p.finish();
+  return build_at(p, [&] { return topo::make_single_switch(t, sw, c); });
+}
+
 }  // namespace
 
 const TopologyRegistry& topologies() {
@@ -90,6 +99,7 @@ const TopologyRegistry& topologies() {
           read_three_layer);
     r.add("multi_plane", "one NIC per GPU, NIC i in plane i mod P; each plane a two-layer fat-tree (Sec. IX)",
           read_multi_plane);
+    r.add("single_switch", "every NIC port on one switch (a rack, a lab cluster)", read_single_switch);
     return r;
   }();
   return registry;

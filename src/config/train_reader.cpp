@@ -12,6 +12,7 @@
 #include "train/ddp.hpp"
 #include "train/fsdp.hpp"
 #include "train/pipeline.hpp"
+#include "train/sync_dp.hpp"
 
 namespace ffsim::config {
 
@@ -208,6 +209,13 @@ std::unique_ptr<train::Workload> read_ddp(const Reader& r, const train::Workload
   return train::make_ddp(p);
 }
 
+std::unique_ptr<train::Workload> read_sync_dp(const Reader& r, const train::WorkloadSpec&) {
+  train::SyncDpParams p;
+  if (r.has("fusion")) p.fusion = r.fact_quantity<Bytes>("fusion").si();
+  r.finish();
+  return train::make_sync_dp(p);
+}
+
 std::unique_ptr<train::Workload> read_fsdp(const Reader& r, const train::WorkloadSpec&) {
   train::FsdpParams p;
   if (r.has("prefetch")) p.prefetch = static_cast<int>(r.fact_integer("prefetch", 0, 64));
@@ -268,6 +276,8 @@ const WorkloadRegistry& workloads() {
     x.add("fsdp", "fully sharded data parallel (ZeRO-3): per-unit allgather with prefetch, reduce-scatter in backward",
           read_fsdp);
     x.add("pipeline", "pipeline parallel (1F1B or GPipe micro-batches) x data parallel, TP inside a stage", read_pipeline);
+    x.add("sync_dp", "data parallel without overlap: the whole backward, then the gradients in fusion buffers",
+          read_sync_dp);
     x.add("moe", "mixture of experts on pipeline parallel, expert parallel with all-to-all per MoE layer", read_moe);
     return x;
   }();

@@ -112,10 +112,10 @@ void check_routes(const Topology& t, const FabricDemand& d, int stride, bool bri
 
 TEST_CASE("topo::registry: every generator is registered with a description") {
   const auto names = config::topologies().names();
-  CHECK(names == std::vector<std::string>{"multi_plane", "multi_zone", "three_layer", "two_layer"});
+  CHECK(names == std::vector<std::string>{"multi_plane", "multi_zone", "single_switch", "three_layer", "two_layer"});
   for (const auto& e : config::topologies().entries()) CHECK_FALSE(e.description.empty());
   CHECK(error_of([] { (void)config::topologies().get("fat_tre"); }) ==
-        "unknown topology \"fat_tre\"; valid: multi_plane, multi_zone, three_layer, two_layer");
+        "unknown topology \"fat_tre\"; valid: multi_plane, multi_zone, single_switch, three_layer, two_layer");
 }
 
 TEST_CASE("topo::two_layer: built fabric of the non-blocking radix-k tree") {
@@ -478,4 +478,34 @@ TEST_CASE("topo::multi_plane: planes are separate fabrics - rejects") {
   CHECK(error_of([] { (void)make("multi_plane", "{}", 8); }) == "|missing required key \"planes\" (expected an integer)");
   CHECK(error_of([] { (void)make("multi_plane", R"({"planes": 2})", 7); }) ==
         "|a fat-tree needs an even switch radix of at least 2, got 7");
+}
+
+TEST_CASE("topo::single_switch: every port on one switch, two-hop routes, capacity and rejects") {
+  // 8 ports, 2 spare: 6 hosts fit. 3 nodes x 2 NICs = 6 endpoints on one switch, 6 host links, and
+  // any two endpoints are host link up, host link down: 2 hops.
+  const auto t = make("single_switch", R"({"spare_ports": 2})", 8);
+  CHECK(t->capacity() == 6);
+  CHECK(t->summary() == "one 8-port sw8 switch (2 ports spare)");
+  const Fabric f = t->build(nodes(3, 2));
+  CHECK(f.counts().switches == 1);
+  CHECK(f.links().size() == 6);
+  for (int a = 0; a < 6; ++a)
+    for (int b = 0; b < 6; ++b)
+      if (a != b) CHECK(f.route(a, b).size() == 2);
+  check_routes(*t, nodes(3, 2), 1);
+  // Storage ports count too: 2 GPU nodes + 2 storage nodes x 1 NIC = 4 endpoints.
+  CHECK(t->build(nodes(2, 1, 0, 2, 1)).links().size() == 4);
+  // Edges: 1 endpoint; no spare ports (the whole radix); one endpoint too many.
+  CHECK(t->build(nodes(1)).links().size() == 1);
+  CHECK(make("single_switch", "{}", 8)->capacity() == 8);
+  CHECK(make("single_switch", "{}", 8)->summary() == "one 8-port sw8 switch");
+  CHECK(error_of([&] { (void)t->build(nodes(7)); }) ==
+        "one 8-port sw8 switch with 2 spare ports holds at most 6 endpoints; the cluster needs 7 (use two_layer for "
+        "more)");
+  CHECK(error_of([] { (void)make("single_switch", R"({"spare_ports": 8})", 8); }) ==
+        "|spare_ports must leave at least one of the switch's 8 ports for hosts, got 8");
+  CHECK(error_of([] { (void)make("single_switch", R"({"spare_ports": -1})", 8); }) ==
+        "/spare_ports|expected an integer in [0, 1048576], got number -1");
+  CHECK(error_of([] { (void)make("single_switch", R"({"spare_port": 1})", 8); }) ==
+        "|unknown key \"spare_port\" (did you mean \"spare_ports\"?); valid keys: spare_ports");
 }

@@ -139,6 +139,51 @@ TEST_CASE("train::ddp: the bucketed allreduce timeline, derived by hand") {
   CHECK(e->costs->evaluations() == 6);
 }
 
+TEST_CASE("train::sync_dp: the whole backward, then the fused gradient allreduces back to back") {
+  // fusion F: buffers filled in backward order (assign_buckets with every cap F); none starts before
+  // the whole backward ends, so step = fwd + bwd + sum of the buffers' allreduces + optimizer, and
+  // everything the collectives take is exposed. fusion 0 is one allreduce of the whole gradient.
+  for (const char* fusion : {"", R"(, "fusion": "64MiB")", R"(, "fusion": "1B")"}) {
+    CAPTURE(fusion);
+    auto e = make(std::string(R"({"kind": "sync_dp", "model": "vgg16", "scaling": "weak", "batch": 4,
+                    "precision": "tf32", "optimizer": "sgd", )") +
+                  kRing + fusion + R"(, "gpus": [16]})");
+    const StepResult r = simulate_step(e->w(), e->env(), 16);
+    const auto layers = layer_costs(e->w().model, 1, true);
+    const auto& gpu = e->sc.cluster.node.gpus.front().gpu;
+    const LayerTimes t = layer_times(e->w(), gpu, layers, 4, false);
+    const double cap = std::string(fusion).empty()                              ? 1e300
+                       : std::string(fusion).find("64MiB") != std::string::npos ? 64.0 * 1048576
+                                                                                : 1.0;
+    const auto buffers = assign_buckets(layers, 4, cap, cap);
+    const coll::Group g = coll::Group::first_gpus(*e->p, 16);
+    const auto ring = coll::algorithms().get("nccl_ring").factory();
+    double compute = 0, comm = 0;
+    for (std::size_t k = 0; k < layers.size(); ++k) compute += t.fwd[k] + t.bwd[k];
+    for (const auto& b : buffers) comm += ring->simulate(*e->engine, *e->p, e->lib, g, b.bytes);
+    const double opt = optimizer_time(e->w(), gpu, total_params(layers));
+    CHECK(r.step_s == doctest::Approx(compute + comm + opt).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(r.exposed_comm_s == doctest::Approx(comm).epsilon(1e-9).scale(ffsim::testing::kRelative));
+    // One buffer without fusion; one per layer with parameters at 1 byte (VGG16: 13 conv + 3 fc).
+    if (std::string(fusion).empty()) CHECK(buffers.size() == 1);
+    if (cap == 1.0) CHECK(buffers.size() == 16);
+  }
+  // One rank against all; a single GPU reduces nothing; DDP's overlap makes it no slower.
+  const std::string w = R"({"kind": "sync_dp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                            "optimizer": "sgd", )" +
+                        kRing + R"(, "gpus": [16]})";
+  auto e = make(w, 4);
+  check_same(simulate_step(e->w(), e->env(), 16, false), simulate_step(e->w(), e->env(), 16, true));
+  auto one = make(R"({"kind": "sync_dp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                      "optimizer": "sgd", "gpus": [1]})");
+  CHECK(simulate_step(one->w(), one->env(), 1).exposed_comm_s == 0);
+  auto ddp = make(R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                      "optimizer": "sgd", )" +
+                      kRing + R"(, "gpus": [16]})",
+                  4);
+  CHECK(simulate_step(ddp->w(), ddp->env(), 16).step_s < simulate_step(e->w(), e->env(), 16).step_s);
+}
+
 TEST_CASE("train::ddp: one rank stands for all, in both engines") {
   const std::string w = R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
                             "optimizer": "sgd", )" + kRing + R"(, "gpus": [16]})";
