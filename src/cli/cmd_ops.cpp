@@ -199,7 +199,7 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   }
   std::cout << "ffsim ops on " << r.scenario << ": " << fmt_int(p.cluster.nodes) << " nodes x " << p.cluster.gpus_per_node
             << " GPUs in " << p.cluster.zones << (p.cluster.zones == 1 ? " zone" : " zones") << ", "
-            << fmt_time(Seconds(p.horizon_s)) << " (" << fmt_f(p.horizon_s / kHour, 1) << " h), seed " << p.seed << ", "
+            << fmt_g(p.horizon_s / 86400.0, 6) << " d (" << fmt_g(p.horizon_s / kHour, 6) << " h), seed " << p.seed << ", "
             << p.jobs.size() << (p.jobs.size() == 1 ? " job" : " jobs") << ", " << p.failures.size() << " failure processes\n";
   print_result(std::cout, r.result, p);
   if (r.without_checkpoints) {
@@ -209,7 +209,7 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   if (r.sweep) {
     const auto& s = *r.sweep;
     std::cout << "\nCheckpoint interval sweep of job " << s.job << " (checkpoint " << fmt_time(Seconds(s.checkpoint_cost_s))
-              << ", job MTBF " << fmt_time(Seconds(s.mtbf_s)) << ", " << s.seeds << (s.seeds == 1 ? " seed" : " seeds")
+              << ", job MTBF " << fmt_g(s.mtbf_s / kHour, 4) << " h" << ", " << s.seeds << (s.seeds == 1 ? " seed" : " seeds")
               << " a point)\n";
     report::Table t({"interval", "efficiency"});
     for (const auto& pt : s.points)
