@@ -349,6 +349,7 @@ int run_command(int argc, char** argv) {
   setup_calibrate(app, ctx);
   setup_validate(app, ctx);
   setup_train(app, ctx);
+  setup_ops(app, ctx);
   setup_schema(app, ctx);
 
   try {

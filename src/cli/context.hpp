@@ -123,5 +123,6 @@ void setup_calibrate(CLI::App& app, Context& ctx);
 void setup_validate(CLI::App& app, Context& ctx);
 void setup_train(CLI::App& app, Context& ctx);
 void setup_schema(CLI::App& app, Context& ctx);
+void setup_ops(CLI::App& app, Context& ctx);
 
 }  // namespace ffsim::cli

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan/scenario.hpp"
 
+#include "config/ops_reader.hpp"
 #include "config/platform_reader.hpp"
 #include "config/scenario_doc.hpp"
 #include "config/topo_reader.hpp"
@@ -36,6 +37,8 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   }
   if (auto t = r.optional_child("traffic")) s.traffic = config::parse_traffic(*t);
   if (auto w = r.optional_child("workload")) s.workload = config::parse_workload(*w, cat, s.cluster);
+  if (auto o = r.optional_child("ops"))
+    s.ops = config::parse_ops(*o, s.cluster.nodes, static_cast<int>(s.cluster.node.gpus.size()));
   r.finish();
   if (!check_fit) return s;
   // Building the fabric once checks that the cluster fits the design; pricing its counts checks the book.

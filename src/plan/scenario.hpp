@@ -8,6 +8,7 @@
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
 #include "config/hw_reader.hpp"
+#include "ops/params.hpp"
 #include "platform/platform.hpp"
 #include "platform/traffic.hpp"
 #include "plan/prices.hpp"
@@ -28,6 +29,8 @@ struct ScenarioSpec {
   std::optional<PriceBook> prices;
   /// "workload": a training job for `ffsim train` (none: the scenario describes only the machine).
   std::optional<train::WorkloadSpec> workload;
+  /// "ops": the job mix, failure processes, seed and horizon of `ffsim ops` (none: no operations model).
+  std::optional<ops::OpsParams> ops;
 };
 
 /// The simulated machine of a scenario.

@@ -41,6 +41,7 @@ cases = {
                                       "--engine", "analytic", "--json"]],
     "schema": [["schema", "--out", tmp, SC, "--json"]],
     "train": [["train", "scenarios/train-vgg16-ddp.json", "--gpus", "16,32", "--collectives", "estimate", "--json"]],
+    "ops": [["ops", "scenarios/ops-fire-flyer-2.json", "--horizon", "2d", "--json"]],
 }
 
 # Every subcommand ffsim lists is covered.

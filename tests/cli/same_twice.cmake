@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # Runs ffsim twice with the same arguments (| separated), or with ARGS2 the second time, and fails
-# unless the outputs are identical.
+# unless the outputs are identical (with -DDIFFER=1: unless they differ).
 string(REPLACE "|" ";" args "${ARGS}")
 if(DEFINED ARGS2)
   string(REPLACE "|" ";" args2 "${ARGS2}")
@@ -12,7 +12,11 @@ execute_process(COMMAND ${FFSIM} --models models ${args2} WORKING_DIRECTORY ${WO
 if(NOT rc1 EQUAL 0 OR NOT rc2 EQUAL 0)
   message(FATAL_ERROR "exit codes ${rc1} ${rc2}")
 endif()
-if(NOT o1 STREQUAL o2)
+if(DIFFER)
+  if(o1 STREQUAL o2)
+    message(FATAL_ERROR "outputs are the same, expected them to differ\n${o1}")
+  endif()
+elseif(NOT o1 STREQUAL o2)
   message(FATAL_ERROR "outputs differ\n--- first\n${o1}--- second\n${o2}")
 endif()
 string(LENGTH "${o1}" n)

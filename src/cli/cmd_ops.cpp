@@ -1,0 +1,250 @@
+// `ffsim ops <scenario>`: a discrete-event simulation of the cluster's operations (jobs, failures,
+// checkpoints, repairs) over hours to a year on SimGrid: goodput, GPU-hours by state and by failure
+// cause, utilisation, queue waits, checkpoint overhead; --checkpoint-sweep for the best interval
+// beside Young/Daly's (docs/commands/ops.md).
+// SPDX-License-Identifier: Apache-2.0
+#include <cmath>
+#include <iostream>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "app/ops.hpp"
+#include "cli/app.hpp"
+#include "cli/context.hpp"
+#include "cli/output.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/unit_parse.hpp"
+#include "plan/scenario.hpp"
+#include "report/json_writer.hpp"
+#include "report/table.hpp"
+
+namespace ffsim::cli {
+
+namespace {
+
+struct OpsArgs {
+  std::string scenario;
+  std::string jobs;
+  long long seed = -1;
+  std::string horizon;
+  bool without_checkpoints = false;
+  std::string sweep;
+  int sweep_seeds = 4;
+  bool json = false;
+};
+
+constexpr double kHour = 3600.0;
+
+void write_gpu_s(report::JsonWriter& w, const ops::GpuSeconds& g, const ops::OpsParams& p, bool pool) {
+  w.begin_object();
+  w.field("useful", g.useful);
+  w.field("checkpoint", g.checkpoint);
+  w.field("restart", g.restart);
+  w.key("lost");
+  w.begin_object();
+  for (std::size_t f = 0; f < p.failures.size(); ++f) w.field(p.failures[f].name, g.lost[f]);
+  w.end_object();
+  w.field("lost_total", g.lost_total());
+  if (pool) {
+    w.field("idle", g.idle);
+    w.field("down", g.down);
+    w.field("total", g.total());
+  }
+  w.end_object();
+}
+
+void write_result_json(report::JsonWriter& w, const ops::OpsResult& r, const ops::OpsParams& p) {
+  w.begin_object();
+  w.field("goodput", r.goodput());
+  w.field("utilisation", r.utilisation());
+  w.field("checkpoint_overhead", r.gpu_s.checkpoint / (static_cast<double>(r.gpus) * r.horizon_s));
+  w.key("gpu_s");
+  write_gpu_s(w, r.gpu_s, p, true);
+  w.key("jobs");
+  w.begin_array();
+  for (const auto& j : r.jobs) {
+    w.begin_object();
+    w.field("name", j.name);
+    w.field("gpus", j.gpus);
+    w.field("submitted", j.submitted);
+    w.field("started", j.started);
+    w.field("completed", j.completed);
+    w.field("interrupted", j.interrupted);
+    w.field("checkpoints", j.checkpoints);
+    w.field("starts", j.waits);
+    w.key("mean_wait_s");
+    if (j.waits > 0) w.value(j.wait_s / static_cast<double>(j.waits));
+    else w.null();
+    w.field("max_wait_s", j.max_wait_s);
+    w.key("gpu_s");
+    write_gpu_s(w, j.gpu_s, p, false);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("failures");
+  w.begin_array();
+  for (const auto& f : r.failures) {
+    w.begin_object();
+    w.field("name", f.name);
+    w.field("events", f.events);
+    w.field("on_down_nodes", f.on_down);
+    w.field("job_runs_ended", f.jobs_hit);
+    w.field("repairs", f.repairs);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("queued_at_end", r.queued_at_end);
+  w.field("running_at_end", r.running_at_end);
+  w.end_object();
+}
+
+std::string pct(double part, double whole) { return whole > 0 ? fmt_f(100.0 * part / whole, 2) + "%" : "-"; }
+std::string gpu_h(double gpu_s) { return fmt_f(gpu_s / kHour, 1); }
+
+void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsParams& p) {
+  const double total = static_cast<double>(r.gpus) * r.horizon_s;
+  out << "  goodput " << pct(r.gpu_s.useful, total) << ", utilisation " << pct(r.gpu_s.busy(), total)
+      << ", checkpoint overhead " << pct(r.gpu_s.checkpoint, total) << ", lost to failures "
+      << pct(r.gpu_s.lost_total(), total) << "\n";
+  report::Table t({"state", "GPU-hours", "share"});
+  t.add({"useful", gpu_h(r.gpu_s.useful), pct(r.gpu_s.useful, total)});
+  t.add({"checkpoint", gpu_h(r.gpu_s.checkpoint), pct(r.gpu_s.checkpoint, total)});
+  t.add({"restart", gpu_h(r.gpu_s.restart), pct(r.gpu_s.restart, total)});
+  for (std::size_t f = 0; f < p.failures.size(); ++f)
+    t.add({"lost: " + p.failures[f].name, gpu_h(r.gpu_s.lost[f]), pct(r.gpu_s.lost[f], total)});
+  t.add({"idle", gpu_h(r.gpu_s.idle), pct(r.gpu_s.idle, total)});
+  t.add({"down (repair)", gpu_h(r.gpu_s.down), pct(r.gpu_s.down, total)});
+  t.add({"total", gpu_h(r.gpu_s.total()), pct(r.gpu_s.total(), total)});
+  t.print(out, "  ");
+  out << "\n";
+  report::Table jt({"job", "GPUs", "submitted", "completed", "interrupted", "checkpoints", "mean wait", "max wait", "useful GPU-h",
+                    "efficiency"});
+  for (const auto& j : r.jobs)
+    jt.add({j.name, std::to_string(j.gpus), std::to_string(j.submitted), std::to_string(j.completed),
+            std::to_string(j.interrupted), std::to_string(j.checkpoints),
+            j.waits > 0 ? fmt_time(Seconds(j.wait_s / static_cast<double>(j.waits))) : "-", fmt_time(Seconds(j.max_wait_s)),
+            gpu_h(j.gpu_s.useful), pct(j.gpu_s.useful, j.gpu_s.busy())});
+  jt.print(out, "  ");
+  out << "\n";
+  report::Table ft({"failure", "events", "on down nodes", "job runs ended", "repairs"});
+  for (const auto& f : r.failures)
+    ft.add({f.name, std::to_string(f.events), std::to_string(f.on_down), std::to_string(f.jobs_hit), std::to_string(f.repairs)});
+  ft.print(out, "  ");
+}
+
+int run_ops(Context& ctx, const OpsArgs& a) {
+  app::OpsOptions opt;
+  opt.jobs_file = a.jobs;
+  if (a.seed >= 0) opt.seed = static_cast<std::uint64_t>(a.seed);
+  if (!a.horizon.empty()) {
+    double h = 0;
+    try {
+      h = parse_time(a.horizon).si();
+    } catch (const ValueError& e) {
+      throw UsageError(std::string("--horizon: ") + e.what() + " (e.g. 30d, 8760h)");
+    }
+    if (!(h > 0)) throw UsageError("--horizon must be positive");
+    opt.horizon_s = h;
+  }
+  opt.without_checkpoints = a.without_checkpoints;
+  opt.sweep_job = a.sweep;
+  opt.sweep_seeds = a.sweep_seeds;
+  ctx.use_scenarios({a.scenario});
+  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  const app::OpsReport r = app::run_ops(sc, opt);
+  const ops::OpsParams& p = r.params;
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    begin_json(w, "ops");
+    w.field("scenario", r.scenario);
+    w.field("seed", static_cast<long long>(p.seed));
+    w.field("horizon_s", p.horizon_s);
+    w.field("nodes", p.cluster.nodes);
+    w.field("gpus_per_node", p.cluster.gpus_per_node);
+    w.field("zones", p.cluster.zones);
+    w.key("result");
+    write_result_json(w, r.result, p);
+    if (r.without_checkpoints) {
+      w.key("without_checkpoints");
+      write_result_json(w, *r.without_checkpoints, p);
+    }
+    if (r.sweep) {
+      const auto& s = *r.sweep;
+      w.key("checkpoint_sweep");
+      w.begin_object();
+      w.field("job", s.job);
+      w.field("seeds", s.seeds);
+      w.field("checkpoint_cost_s", s.checkpoint_cost_s);
+      w.field("mtbf_s", s.mtbf_s);
+      w.field("young_daly_s", s.young_daly_s);
+      w.field("best_s", s.best_s);
+      w.key("fit_best_s");
+      if (s.fit_best_s > 0) w.value(s.fit_best_s);
+      else w.null();
+      w.key("points");
+      w.begin_array();
+      for (const auto& pt : s.points) {
+        w.begin_object();
+        w.field("interval_s", pt.interval_s);
+        w.field("efficiency", pt.efficiency);
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+    }
+    w.end_object();
+    return kOk;
+  }
+  std::cout << "ffsim ops on " << r.scenario << ": " << fmt_int(p.cluster.nodes) << " nodes x " << p.cluster.gpus_per_node
+            << " GPUs in " << p.cluster.zones << (p.cluster.zones == 1 ? " zone" : " zones") << ", "
+            << fmt_g(p.horizon_s / 86400.0, 6) << " d (" << fmt_g(p.horizon_s / kHour, 6) << " h), seed " << p.seed << ", "
+            << p.jobs.size() << (p.jobs.size() == 1 ? " job" : " jobs") << ", " << p.failures.size() << " failure processes\n";
+  print_result(std::cout, r.result, p);
+  if (r.without_checkpoints) {
+    std::cout << "\nWithout checkpoints (every job restarts from its beginning after a failure)\n";
+    print_result(std::cout, *r.without_checkpoints, p);
+  }
+  if (r.sweep) {
+    const auto& s = *r.sweep;
+    std::cout << "\nCheckpoint interval sweep of job " << s.job << " (checkpoint " << fmt_time(Seconds(s.checkpoint_cost_s))
+              << ", job MTBF " << fmt_g(s.mtbf_s / kHour, 4) << " h" << ", " << s.seeds << (s.seeds == 1 ? " seed" : " seeds")
+              << " a point)\n";
+    report::Table t({"interval", "efficiency"});
+    for (const auto& pt : s.points)
+      t.add({fmt_time(Seconds(pt.interval_s)) + (pt.interval_s == s.best_s ? " *" : ""), fmt_f(100 * pt.efficiency, 3) + "%"});
+    t.print(std::cout, "  ");
+    std::cout << "  best swept: " << fmt_time(Seconds(s.best_s)) << "; fit of a/t + b t + c: "
+              << (s.fit_best_s > 0 ? fmt_time(Seconds(s.fit_best_s)) : std::string("-"))
+              << "; Young/Daly sqrt(2 C MTBF): " << fmt_time(Seconds(s.young_daly_s)) << "\n";
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void setup_ops(CLI::App& app, Context& ctx) {
+  auto* sub = app.add_subcommand("ops", "Operations over hours to a year (SimGrid discrete events): jobs, failures, "
+                                        "checkpoints; goodput and GPU-hours by state");
+  auto a = std::make_shared<OpsArgs>();
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file with an \"ops\" section")->required()->check(input_file()),
+              "a scenario file");
+  ctx.expects(sub->add_option("--jobs", a->jobs, "A job mix file {\"jobs\": [...]} replacing the scenario's")->check(input_file()),
+              "a job mix file");
+  ctx.expects(sub->add_option("--seed", a->seed, "Seed of the failure processes (default: the scenario's)")
+                  ->check(int_in(0, (1LL << 62))),
+              "an integer in [0, 2^62]");
+  ctx.expects(sub->add_option("--horizon", a->horizon, "Simulated time (e.g. 30d, 8760h; default: the scenario's)"),
+              "a time with a unit (e.g. 30d)");
+  sub->add_flag("--without-checkpoints", a->without_checkpoints, "Also simulate with every job's checkpoints off");
+  ctx.expects(sub->add_option("--checkpoint-sweep", a->sweep,
+                              "Sweep this job's checkpoint interval around Young/Daly's sqrt(2 C MTBF)"),
+              "a job name");
+  ctx.expects(sub->add_option("--sweep-seeds", a->sweep_seeds, "Seeds per swept interval (default 4)")->check(int_in(1, 1000)),
+              "an integer in [1, 1000]");
+  sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
+  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_ops(ctx, *a); }; });
+}
+
+}  // namespace ffsim::cli

@@ -1,0 +1,122 @@
+// JSON -> the parameters of `ffsim ops`.
+// SPDX-License-Identifier: Apache-2.0
+#include "config/ops_reader.hpp"
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace ffsim::config {
+
+namespace {
+
+// Times of operations: from a millisecond (a restart is never shorter) to a century.
+constexpr PlausibleRange kOpsTime{1e-3, 100 * 365.0 * 86400, "1 ms", "100 d x 365", "operations time",
+                                  "job lengths, checkpoint and repair times and horizons lie between milliseconds and years"};
+
+ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
+  ops::JobSpec j;
+  j.name = r.name("name");
+  r.allow({"description", "source"});
+  j.gpus = static_cast<int>(r.integer("gpus", 1, 1 << 24));
+  if (c.gpus() > 0 && j.gpus > c.gpus())
+    r.fail_at("gpus", "job \"" + j.name + "\" needs " + std::to_string(j.gpus) + " GPUs; the cluster has " +
+                          std::to_string(c.gpus()) + " (" + std::to_string(c.nodes) + " nodes x " +
+                          std::to_string(c.gpus_per_node) + "); give at most " + std::to_string(c.gpus()));
+  const bool dur = r.has("duration"), steps = r.has("steps");
+  if (dur == steps)
+    r.fail(dur ? "give \"duration\" or \"steps\" (with \"step_time\"), not both"
+               : "missing the job's length: give \"duration\" (e.g. \"30d\") or \"steps\" with \"step_time\"");
+  if (dur) {
+    j.work_s = r.fact_quantity<Seconds>("duration", false, &kOpsTime).si();
+    if (r.has("step_time")) r.fail_at("step_time", "\"step_time\" goes with \"steps\", not with \"duration\"");
+  } else {
+    const auto n = r.fact_integer("steps", 1, std::int64_t{1} << 50);
+    const double st = r.fact_quantity<Seconds>("step_time", false, &kOpsTime).si();
+    j.work_s = static_cast<double>(n) * st;
+  }
+  j.submit_s = r.optional_fact_quantity<Seconds>("submit", true, &kOpsTime).value_or(Seconds(0)).si();
+  j.count = static_cast<int>(r.integer_or("count", 1, 1, 1 << 20));
+  j.repeat = r.boolean_or("repeat", false);
+  j.restart_cost_s = r.optional_fact_quantity<Seconds>("restart_cost", true, &kOpsTime).value_or(Seconds(0)).si();
+  if (auto ck = r.optional_child("checkpoint")) {
+    if (ck->is_string()) {
+      if (ck->as_string() != "none") ck->fail("expected a checkpoint policy object or \"none\", got " + ck->describe());
+    } else {
+      j.checkpoint_interval_s = ck->fact_quantity<Seconds>("interval", false, &kOpsTime).si();
+      const bool cost = ck->has("cost"), size = ck->has("size");
+      if (cost == size)
+        ck->fail(cost ? "give \"cost\" or \"size\" (with \"write_bandwidth_per_node\"), not both"
+                      : "missing the checkpoint's cost: give \"cost\" (a time) or \"size\" (the job's checkpoint, all "
+                        "nodes together) with \"write_bandwidth_per_node\"");
+      if (cost) {
+        j.checkpoint_cost_s = ck->fact_quantity<Seconds>("cost", true, &kOpsTime).si();
+      } else {
+        const double bytes = ck->fact_quantity<Bytes>("size", false, &plausible::kMemory).si();
+        const double bw = ck->fact_quantity<BytesPerSecond>("write_bandwidth_per_node").si();
+        const int nodes = c.gpus_per_node > 0 ? (j.gpus + c.gpus_per_node - 1) / c.gpus_per_node : 1;
+        j.checkpoint_cost_s = bytes / (bw * nodes);  // every node of the job writes its share at once
+      }
+      ck->finish();
+    }
+  }
+  r.finish();
+  return j;
+}
+
+}  // namespace
+
+std::vector<ops::JobSpec> parse_ops_jobs(const Reader& r, const ops::ClusterShape& c) {
+  std::vector<ops::JobSpec> jobs;
+  std::set<std::string> names;
+  const auto items = r.elements("jobs");
+  if (items.empty()) r.fail("expected at least one job, got an empty array");
+  for (const auto& e : items) {
+    jobs.push_back(parse_job(e, c));
+    if (!names.insert(jobs.back().name).second) e.fail_at("name", "job name \"" + jobs.back().name + "\" is used twice");
+  }
+  return jobs;
+}
+
+std::vector<ops::JobSpec> load_ops_jobs(const std::string& path, const ops::ClusterShape& c) {
+  const Document d = Document::load(path, false);
+  const Reader r = d.root();
+  if (!r.is_object()) r.fail("expected a job mix object {\"jobs\": [...]}, got " + r.describe());
+  r.allow({"description"});
+  auto jobs = parse_ops_jobs(r.child("jobs", "an array of jobs"), c);
+  r.finish();
+  return jobs;
+}
+
+ops::OpsParams parse_ops(const Reader& r, int nodes, int gpus_per_node) {
+  ops::OpsParams p;
+  r.allow({"description"});
+  p.cluster.nodes = nodes;
+  p.cluster.gpus_per_node = gpus_per_node;
+  p.cluster.zones = r.has("zones") ? static_cast<int>(r.integer("zones", 1, nodes)) : 0;
+  p.cluster.cross_zone_min_gpus = static_cast<int>(r.integer_or("cross_zone_min_gpus", 128, 1, 1 << 24));
+  p.seed = static_cast<std::uint64_t>(r.integer_or("seed", 1, 0, INT64_MAX));
+  p.horizon_s = r.fact_quantity<Seconds>("horizon", false, &kOpsTime).si();
+  p.jobs = parse_ops_jobs(r.child("jobs", "an array of jobs"), p.cluster);
+  std::set<std::string> names;
+  if (auto fs = r.optional_child("failures")) {
+    for (const auto& f : fs->elements("failure processes")) {
+      ops::FailureSpec s;
+      s.name = f.name("name");
+      if (!names.insert(s.name).second) f.fail_at("name", "failure process \"" + s.name + "\" is named twice");
+      f.allow({"description", "source"});
+      const std::string unit = f.choice("unit", {"gpu", "node"});
+      s.unit = unit == "gpu" ? ops::FailureUnit::Gpu : ops::FailureUnit::Node;
+      s.rate_per_hour = f.fact_number("rate_per_hour", 0, 1);
+      s.repair_s = f.optional_fact_quantity<Seconds>("repair", true, &kOpsTime).value_or(Seconds(0)).si();
+      f.finish();
+      p.failures.push_back(std::move(s));
+    }
+  }
+  r.finish();
+  return p;
+}
+
+}  // namespace ffsim::config

@@ -1,0 +1,60 @@
+// The inputs of `ffsim ops`: the cluster's shape, a job mix, failure processes, a seed and a horizon.
+// Plain parameter structs (config/ops_reader.hpp fills them from JSON); every time is in seconds.
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ffsim::ops {
+
+/// The node pool. Nodes are split into `zones` contiguous blocks of (nearly) equal size.
+struct ClusterShape {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int zones = 1;
+  /// Jobs with fewer GPUs than this never get nodes of two zones; larger ones may, one at a time
+  /// (fire-flyer-facts.md section 2: "jobs under 128 GPUs never get cross-zone nodes", "at most one
+  /// cross-zone job at a time").
+  int cross_zone_min_gpus = 128;
+  [[nodiscard]] long long gpus() const { return static_cast<long long>(nodes) * gpus_per_node; }
+};
+
+/// One entry of the job mix.
+struct JobSpec {
+  std::string name;
+  int gpus = 0;
+  double work_s = 0;                 ///< failure-free compute time (steps x step time)
+  double submit_s = 0;               ///< when it enters the queue
+  double checkpoint_interval_s = 0;  ///< compute time between checkpoints; 0: no checkpoints
+  double checkpoint_cost_s = 0;      ///< wall time of one checkpoint (the job's GPUs do nothing else)
+  double restart_cost_s = 0;         ///< wall time to restart from the last checkpoint after a failure
+  int count = 1;                     ///< identical copies submitted together
+  bool repeat = false;               ///< resubmitted (as a new instance) each time it completes
+};
+
+enum class FailureUnit { Gpu, Node };
+
+/// A Poisson failure process: each unit (GPU or node) fails at `rate_per_hour`; a failure kills
+/// the job(s) using the unit (they restart from their last checkpoint) and, if `repair_s` > 0,
+/// takes the unit's node out of the pool for `repair_s`.
+struct FailureSpec {
+  std::string name;
+  FailureUnit unit = FailureUnit::Gpu;
+  double rate_per_hour = 0;  ///< per unit-hour
+  double repair_s = 0;
+};
+
+struct OpsParams {
+  ClusterShape cluster;
+  std::vector<JobSpec> jobs;
+  std::vector<FailureSpec> failures;
+  std::uint64_t seed = 1;
+  double horizon_s = 0;
+};
+
+/// Checks `p` (a ValueError naming the job or process and what is wrong).
+void validate(const OpsParams& p);
+
+}  // namespace ffsim::ops
