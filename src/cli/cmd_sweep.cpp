@@ -284,20 +284,24 @@ public:
   std::size_t resume(std::size_t points) {
     if (a_.csv.empty() && a_.json.empty()) return 0;  // stdout: nothing to resume
     std::size_t done = points;
-    if (!a_.csv.empty()) done = std::min(done, resume_csv(points));
-    if (!a_.json.empty()) done = std::min(done, resume_json(points));
+    csv_stream_ = !a_.csv.empty() && is_stream(a_.csv);
+    json_stream_ = !a_.json.empty() && is_stream(a_.json);
+    if (!a_.csv.empty() && !csv_stream_) done = std::min(done, resume_csv(points));
+    if (!a_.json.empty() && !json_stream_) done = std::min(done, resume_json(points));
+    if (csv_stream_ || json_stream_) done = 0;  // a stream holds nothing to resume
     // Keep exactly the rows of the points done (a killed run may have left more in one file, or a
     // part of a point).
     if (!a_.csv.empty()) {
       csv_text_ = csv_header_;
       for (std::size_t p = 0; p < done; ++p) csv_text_ += csv_points_[p];
-      rewrite_csv();
+      if (csv_stream_) open_stream();
+      else rewrite_csv();
     }
     if (!a_.json.empty()) {
       json_rows_.clear();
       for (std::size_t p = 0; p < done; ++p)
         for (const auto& r : json_points_[p]) json_rows_.push_back(r);
-      write_json();
+      if (!json_stream_) write_json();
     }
     return done;
   }
@@ -315,7 +319,7 @@ public:
     if (!a_.json.empty()) {
       for (const auto& j : t.json) json_rows_.push_back(j);
       const auto now = std::chrono::steady_clock::now();
-      if (now - last_json_ > std::chrono::milliseconds(500)) write_json();
+      if (!json_stream_ && now - last_json_ > std::chrono::milliseconds(500)) write_json();
     }
   }
 
@@ -338,6 +342,22 @@ public:
   Outputs& operator=(const Outputs&) = delete;
 
 private:
+  // A terminal, a pipe, /dev/stdout: written as the rows come (CSV) or once at the end (JSON),
+  // never read back nor replaced.
+  static bool is_stream(const std::string& path) {
+    if (path == "/dev/stdout" || path == "/dev/stderr" || path.rfind("/dev/fd/", 0) == 0) return true;
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    return !ec && fs::exists(st) && !fs::is_regular_file(st);
+  }
+
+  void open_stream() {
+    csv_file_ = std::fopen(a_.csv.c_str(), "w");
+    if (!csv_file_) throw UsageError("--csv: cannot open " + a_.csv + ": " + std::strerror(errno));
+    std::fwrite(csv_text_.data(), 1, csv_text_.size(), csv_file_);
+    std::fflush(csv_file_);
+  }
+
   [[noreturn]] void different(const std::string& option, const std::string& file, const std::string& why) const {
     throw UsageError(option + ": " + file + " holds the output of a different sweep (" + why +
                      "); it is left as it is: give another file, or delete it to start this sweep afresh");
@@ -516,6 +536,7 @@ private:
   std::string csv_text_;
   std::vector<std::string> json_rows_;
   std::FILE* csv_file_ = nullptr;
+  bool csv_stream_ = false, json_stream_ = false;
   std::chrono::steady_clock::time_point last_json_{};
 };
 

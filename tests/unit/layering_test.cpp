@@ -41,10 +41,13 @@ const std::vector<std::string> kEngineHomes{"eval", "sim", "app"};
 struct ThirdParty {
   std::string include_prefix;  // as written in #include <...>
   std::string home;            // the only folder under src/ that may include it
+  std::string also = "";       // and one file outside it that may (e.g. "cli/sweep_mpi.cpp")
 };
 const std::vector<ThirdParty> kThirdParty{
     {"nlohmann/", "config"}, {"simgrid/", "sim"}, {"xbt/", "sim"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
-    {"eigen3/", "calib"},    {"mpi.h", "hfreduce"}, {"cuda_runtime", "hfreduce"}};
+    {"eigen3/", "calib"},    {"mpi.h", "hfreduce", "cli/sweep_mpi.cpp"}, {"cuda_runtime", "hfreduce"}};
+// cli/sweep_mpi.cpp: `ffsim sweep` under mpirun opens libmpi at run time (dlopen) and takes only its
+// types and handles from <mpi.h>; no other cli file names MPI.
 
 struct SourceFile {
   std::string path;     // relative to src/, e.g. "hw/parse.cpp"
@@ -119,7 +122,7 @@ std::vector<std::string> violations(const std::vector<SourceFile>& files) {
       if (incl.kind == '<') {
         const std::string& inc = incl.path;
         for (const auto& tp : kThirdParty)
-          if (inc.rfind(tp.include_prefix, 0) == 0 && layer != tp.home)
+          if (inc.rfind(tp.include_prefix, 0) == 0 && layer != tp.home && f.path != tp.also)
             out.push_back(f.path + " includes <" + inc + "> outside its home src/" + tp.home);
       }
     }
