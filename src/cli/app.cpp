@@ -351,6 +351,7 @@ int run_command(int argc, char** argv) {
   setup_train(app, ctx);
   setup_ops(app, ctx);
   setup_schema(app, ctx);
+  setup_sweep(app, ctx);
 
   try {
     check_arguments(app, ctx, argc, argv);
@@ -359,7 +360,14 @@ int run_command(int argc, char** argv) {
     return kUsage;
   }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = sweep_separator(argc, argv);
+    if (args.empty()) {
+      app.parse(argc, argv);
+    } else {
+      args.erase(args.begin());  // the program's name
+      std::reverse(args.begin(), args.end());
+      app.parse(args);
+    }
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kOk : kUsage;

@@ -86,10 +86,15 @@ std::vector<double> size_list(const std::string& s) {
   return v;
 }
 
-int run_collective(Context& ctx, const CollArgs& a) {
-  if (a.explain && (a.json || a.csv))
-    throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
-                     "--json or --csv (drop one)");
+// The rows' algorithms, GPU counts, sizes and engine, checked (UsageErrors naming the option).
+struct CollPlan {
+  std::vector<std::string> algos;
+  std::vector<int> gpus;
+  std::vector<double> sizes;
+  app::EngineChoice engine_choice;
+};
+
+CollPlan prepare(const CollArgs& a) {
   const auto algos = split_list(a.algos, "--algo");
   for (const auto& x : algos) app::check_algorithm(x);
   std::vector<int> gpus;
@@ -124,6 +129,63 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (a.full && !caps.simulates)
     throw UsageError("--full: simulates the whole schedule without the exact shortcuts; the closed form (--engine " + a.engine +
                      ") has none to turn off: drop --full or add --engine fluid (or simgrid)");
+  return CollPlan{algos, gpus, sizes, engine_choice};
+}
+
+// One row as a record, in SI base units: the JSON rows and the CSV columns are the same.
+Record collective_record(const std::string& scenario, const CollArgs& a, const app::CollectiveRow& r) {
+  return {{"scenario", scenario},
+          {"algo", r.algo},
+          {"gpus", static_cast<long long>(r.gpus)},
+          {"bytes", r.bytes},
+          {"engine", a.engine},
+          {"cross_zone", a.cross_zone},
+          {"time_s", r.time},
+          {"algbw_Bps", r.algbw},
+          {"busbw_Bps", r.busbw},
+          {"host_traffic_per_node_S", r.host},
+          {"bottleneck", r.bottleneck},
+          {"wall_s", r.wall}};
+}
+
+// `ffsim sweep`: the records of one point (no wall_s: it is not the same twice).
+CollPlan sweep_check_collective(const CollArgs& a) {
+  if (a.json || a.csv || a.explain || !a.trace.empty())
+    throw UsageError(std::string(a.json ? "--json" : a.csv ? "--csv" : a.explain ? "--explain" : "--trace") +
+                     ": not an option of a swept collective (the sweep writes its own --csv and --json files); drop it");
+  return prepare(a);
+}
+
+std::vector<Record> sweep_collective(Context& ctx, const CollArgs& a, const config::Document& doc, int threads) {
+  const CollPlan p = sweep_check_collective(a);
+  const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog());
+  app::CollectiveRequest req;
+  req.algos = p.algos;
+  req.gpus = p.gpus;
+  req.sizes = p.sizes;
+  req.cross_zone = a.cross_zone;
+  req.full = a.full;
+  req.threads = a.threads > 0 ? a.threads : threads;
+  const app::CollectiveResult res = app::run_collective(sc, ctx.catalog(), p.engine_choice, req);
+  std::vector<Record> recs;
+  for (const auto& r : res.rows) {
+    Record rec = collective_record(sc.name, a, r);
+    rec.pop_back();  // wall_s
+    recs.push_back(std::move(rec));
+  }
+  return recs;
+}
+
+int run_collective(Context& ctx, const CollArgs& a) {
+  if (a.explain && (a.json || a.csv))
+    throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
+                     "--json or --csv (drop one)");
+  const CollPlan cp = prepare(a);
+  const auto& algos = cp.algos;
+  const auto& gpus = cp.gpus;
+  const auto& sizes = cp.sizes;
+  const app::EngineChoice& engine_choice = cp.engine_choice;
+  const app::EngineCaps& caps = engine_choice.caps;
   if (!a.trace.empty()) {
     if (algos.size() != 1 || gpus.size() != 1 || sizes.size() != 1)
       throw UsageError("--trace: a trace shows one run; give one --algo, one --gpus count and one --size (got " +
@@ -151,19 +213,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   if (a.json || a.csv) {
     // One record per row, in SI base units: the JSON rows and the CSV columns are the same.
     std::vector<Record> recs;
-    for (const auto& r : rows)
-      recs.push_back({{"scenario", sc.name},
-                      {"algo", r.algo},
-                      {"gpus", static_cast<long long>(r.gpus)},
-                      {"bytes", r.bytes},
-                      {"engine", a.engine},
-                      {"cross_zone", a.cross_zone},
-                      {"time_s", r.time},
-                      {"algbw_Bps", r.algbw},
-                      {"busbw_Bps", r.busbw},
-                      {"host_traffic_per_node_S", r.host},
-                      {"bottleneck", r.bottleneck},
-                      {"wall_s", r.wall}});
+    for (const auto& r : rows) recs.push_back(collective_record(sc.name, a, r));
     if (a.csv) {
       write_records_csv(std::cout, recs);
       return kOk;
@@ -289,7 +339,18 @@ void setup_collective(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--trace", a->trace,
                               "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)"),
               "a file name");
-  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_collective(ctx, *a); }; });
+  sub->callback([&ctx, a] {
+    ctx.action = [&ctx, a] { return run_collective(ctx, *a); };
+    ctx.sweep = std::make_shared<SweepHook>();
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) { return sweep_collective(c, *a, doc, threads); };
+    ctx.sweep->check = [a] { (void)sweep_check_collective(*a); };
+    ctx.sweep->columns = [a] {
+      std::vector<std::string> keys;
+      for (const auto& kv : collective_record("", *a, app::CollectiveRow{})) keys.push_back(kv.first);
+      keys.pop_back();  // wall_s
+      return keys;
+    };
+  });
 }
 
 }  // namespace ffsim::cli

@@ -46,7 +46,8 @@ std::string not_applicable(const std::string& t, const plan::ScenarioSpec& sc) {
   return "";
 }
 
-int run_net(Context& ctx, const NetArgs& a) {
+// The test's options, checked before any work (the test named, options it does not use refused).
+plan::NetOptions net_options(const NetArgs& a) {
   const auto& t = plan::net_tests();
   if (std::find(t.begin(), t.end(), a.test) == t.end())
     throw UsageError("unknown net test \"" + a.test + "\"" + did_you_mean(a.test, t) + "; valid: " + join(t));
@@ -62,31 +63,64 @@ int run_net(Context& ctx, const NetArgs& a) {
   if (opt.bytes <= 0) throw UsageError("--size must be positive");
   opt.senders_per_client = a.senders;
   opt.clients = a.clients;
+  (void)app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "net");
+  return opt;
+}
+
+// The test on `sc` (named `file` in messages): UsageErrors for options the test does not use and a
+// scenario it does not apply to.
+plan::NetReport compute_net(const NetArgs& a, const plan::ScenarioSpec& sc, const std::string& file) {
+  const plan::NetOptions opt = net_options(a);
   const app::EngineChoice engine = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "net");
-  ctx.use_scenarios({a.scenario});
-  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const std::string why = not_applicable(a.test, sc);
-  if (!why.empty()) throw UsageError("net " + a.test + ": " + a.scenario + " " + why);
+  if (!why.empty()) throw UsageError("net " + a.test + ": " + file + " " + why);
   if (a.test == "storage-read") {
     const int storage = sc.cluster.storage->count;
     if (a.clients_given && a.clients > sc.cluster.nodes)
-      throw UsageError("--clients " + std::to_string(a.clients) + ": " + a.scenario + " has " + fmt_int(sc.cluster.nodes) +
+      throw UsageError("--clients " + std::to_string(a.clients) + ": " + file + " has " + fmt_int(sc.cluster.nodes) +
                        " GPU nodes; give at most " + std::to_string(sc.cluster.nodes) + " (default: all)");
     if (a.senders_given && a.senders > storage)
-      throw UsageError("--senders " + std::to_string(a.senders) + ": " + a.scenario + " has " + fmt_int(storage) +
+      throw UsageError("--senders " + std::to_string(a.senders) + ": " + file + " has " + fmt_int(storage) +
                        " storage nodes, and a client reads from each at most once; give at most " + std::to_string(storage));
   }
-  const plan::NetReport r = app::net_test(a.test, sc, engine, opt);
-  // One record per case, in SI base units: the JSON rows and the CSV columns are the same.
+  return app::net_test(a.test, sc, engine, opt);
+}
+
+// One case as a record, in SI base units: the JSON rows and the CSV columns are the same.
+Record net_record(const plan::NetRow& row) {
+  return {{"case", row.name},
+          {"bytes", row.bytes},
+          {"time_s", row.seconds},
+          {"rate_Bps", row.rate},
+          {"bound_Bps", row.bound > 0 ? Cell(row.bound) : Cell(nullptr)},  // none: the table's "-"
+          {"bound", row.bound_name},
+          {"limiter", row.limiter}};
+}
+
+// `ffsim sweep`: the records of one point, with the scenario's name first.
+std::vector<Record> sweep_net(Context& ctx, const NetArgs& a, const config::Document& doc) {
+  if (a.json || a.csv)
+    throw UsageError(std::string(a.json ? "--json" : "--csv") +
+                     ": not an option of a swept net test (the sweep writes its own --csv and --json files); drop it");
+  (void)net_options(a);
+  const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog());
+  const plan::NetReport r = compute_net(a, sc, doc.file());
   std::vector<Record> recs;
-  for (const auto& row : r.rows)
-    recs.push_back({{"case", row.name},
-                    {"bytes", row.bytes},
-                    {"time_s", row.seconds},
-                    {"rate_Bps", row.rate},
-                    {"bound_Bps", row.bound > 0 ? Cell(row.bound) : Cell(nullptr)},  // none: the table's "-"
-                    {"bound", row.bound_name},
-                    {"limiter", row.limiter}});
+  for (const auto& row : r.rows) {
+    Record rec = net_record(row);
+    rec.insert(rec.begin(), Record::value_type("scenario", sc.name));
+    recs.push_back(std::move(rec));
+  }
+  return recs;
+}
+
+int run_net(Context& ctx, const NetArgs& a) {
+  (void)net_options(a);
+  ctx.use_scenarios({a.scenario});
+  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  const plan::NetReport r = compute_net(a, sc, a.scenario);
+  std::vector<Record> recs;
+  for (const auto& row : r.rows) recs.push_back(net_record(row));
   if (a.csv) {
     write_records_csv(std::cout, recs);
     return kOk;
@@ -156,6 +190,19 @@ void setup_net(CLI::App& app, Context& ctx) {
     a->senders_given = senders->count() > 0;
     a->clients_given = clients->count() > 0;
     ctx.action = [&ctx, a] { return run_net(ctx, *a); };
+    ctx.sweep = std::make_shared<SweepHook>();
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int) { return sweep_net(c, *a, doc); };
+    ctx.sweep->check = [a] {
+      if (a->json || a->csv)
+        throw UsageError(std::string(a->json ? "--json" : "--csv") +
+                         ": not an option of a swept net test (the sweep writes its own --csv and --json files); drop it");
+      (void)net_options(*a);
+    };
+    ctx.sweep->columns = [] {
+      std::vector<std::string> keys{"scenario"};
+      for (const auto& kv : net_record(plan::NetRow{})) keys.push_back(kv.first);
+      return keys;
+    };
   });
 }
 

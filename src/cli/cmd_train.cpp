@@ -82,22 +82,20 @@ std::vector<int> parse_gpus(const std::string& s) {
 
 std::string pct(double f) { return fmt_f(100 * f, 1) + "%"; }
 
-int run_train(Context& ctx, const TrainArgs& a) {
-  if (a.trace_gpus > 0 && a.trace.empty())
-    throw UsageError("--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
-  const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
-  if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
-    throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
-  if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
-  if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
-    throw UsageError("--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
-                     "and --collectives simulate (the default); " +
-                     (!choice.caps.parallel_safe ? "the SimGrid engine runs one simulation at a time"
-                                             : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
-                                                                           : std::string("--collectives emit simulates them inside the step")) +
-                     ": drop --threads");
-  ctx.use_scenarios({a.scenario});  // the cluster simulated (--workload's cluster is not)
-  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+// A run of the steps: what the outputs are made of.
+struct TrainRun {
+  std::optional<plan::ScenarioSpec> job;
+  train::WorkloadSpec w;
+  std::string job_from;
+  std::vector<train::StepResult> rows;
+  std::vector<double> wall;
+  train::GpuRates rates;
+};
+
+// The steps of `a` on `sc` (and the --trace file when asked): UsageErrors for a GPU count that
+// cannot run, ConfigErrors of the workload's own list.
+TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpec& sc, const app::EngineChoice& choice,
+                       int threads, bool show_progress) {
   // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
   std::optional<plan::ScenarioSpec> job;
   if (!a.workload.empty()) {
@@ -136,12 +134,12 @@ int run_train(Context& ctx, const TrainArgs& a) {
   const app::StepSession session(sc, ctx.catalog(), choice,
                                  a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
                                                              : train::CollectiveCosts::Method::Simulate,
-                                 a.collectives == "emit", a.threads > 0 ? a.threads : hardware_threads());
+                                 a.collectives == "emit", threads);
   const train::StepEnv& env = session.env();
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
   // Progress on a terminal: a step with large simulated collectives can take minutes.
-  const bool progress = ::isatty(STDERR_FILENO) != 0;
+  const bool progress = show_progress && ::isatty(STDERR_FILENO) != 0;
   // Every count's distinct collectives at once (with parallel runs); an error here comes back in
   // the loop below, with its GPU count.
   try {
@@ -174,6 +172,90 @@ int run_train(Context& ctx, const TrainArgs& a) {
     }
     write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
   }
+  TrainRun out{std::move(job), std::move(w), job_from, std::move(rows), std::move(wall), rates};
+  return out;
+}
+
+// One step's record, in SI base units: the JSON rows and the CSV columns are the same.
+Record train_record(const train::StepResult& r) {
+  return {{"gpus", static_cast<long long>(r.gpus)},
+          {"layout", r.layout},
+          {"step_s", r.step_s},
+          {"efficiency", r.efficiency},
+          {"compute_s", r.compute_s},
+          {"exposed_comm_s", r.exposed_comm_s},
+          {"bubble_s", r.bubble_s},
+          {"samples_per_s", r.samples_per_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"model_flops", r.model_flops},
+          {"flops_per_gpu", r.tflops_per_gpu * 1e12},
+          {"mfu", r.mfu},
+          {"of_gemm", r.of_gemm},
+          {"memory_bytes", r.memory_bytes},
+          {"fits", r.fits},
+          {"ops", static_cast<long long>(r.ops)},
+          {"simulated_gpus", static_cast<long long>(r.simulated_gpus)}};
+}
+
+// `ffsim sweep`: the records of one point, as the CSV has them (scenario and backend first), without
+// wall-clock columns.
+app::EngineChoice sweep_check_train(const TrainArgs& a) {
+  if (a.json || a.csv || a.timing || !a.trace.empty() || a.trace_gpus > 0)
+    throw UsageError(std::string(a.json ? "--json" : a.csv ? "--csv" : a.timing ? "--timing" : !a.trace.empty() ? "--trace" : "--trace-gpus") +
+                     ": not an option of a swept train (the sweep writes its own --csv and --json files, and no wall-clock "
+                     "times: they are not the same twice); drop it");
+  const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
+  if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
+    throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
+  if (!a.backend.empty()) {
+    const auto b = train::backend_names();
+    if (std::find(b.begin(), b.end(), a.backend) == b.end())
+      throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) + "; valid: " + join(b));
+  }
+  if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
+    throw UsageError("--threads: simulates a step's distinct collectives side by side, with the fluid engine and --collectives "
+                     "simulate: drop --threads");
+  if (!a.gpus.empty()) (void)parse_gpus(a.gpus);
+  return choice;
+}
+
+std::vector<Record> sweep_train(Context& ctx, const TrainArgs& a, const config::Document& doc, int threads) {
+  const app::EngineChoice choice = sweep_check_train(a);
+  const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog());
+  const TrainRun run = compute_train(ctx, a, sc, choice, a.threads > 0 ? a.threads : threads, false);
+  std::vector<Record> recs;
+  for (const auto& r : run.rows) {
+    Record rec = train_record(r);
+    rec.insert(rec.begin(), Record::value_type("backend", run.w.backend));
+    rec.insert(rec.begin(), Record::value_type("scenario", sc.name));
+    recs.push_back(std::move(rec));
+  }
+  return recs;
+}
+
+int run_train(Context& ctx, const TrainArgs& a) {
+  if (a.trace_gpus > 0 && a.trace.empty())
+    throw UsageError("--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
+  const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
+  if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
+    throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
+  if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
+  if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
+    throw UsageError("--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
+                     "and --collectives simulate (the default); " +
+                     (!choice.caps.parallel_safe ? "the SimGrid engine runs one simulation at a time"
+                                             : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
+                                                                           : std::string("--collectives emit simulates them inside the step")) +
+                     ": drop --threads");
+  ctx.use_scenarios({a.scenario});  // the cluster simulated (--workload's cluster is not)
+  const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
+  const TrainRun run = compute_train(ctx, a, sc, choice, a.threads > 0 ? a.threads : hardware_threads(), true);
+  const auto& job = run.job;
+  const train::WorkloadSpec& w = run.w;
+  const std::string& job_from = run.job_from;
+  const auto& rows = run.rows;
+  const auto& wall = run.wall;
+  const train::GpuRates& rates = run.rates;
   std::vector<std::string> algs;
   for (auto r : {train::Role::GradAllReduce, train::Role::GradReduceScatter, train::Role::ParamAllGather,
                  train::Role::ExpertAllToAll})
@@ -185,23 +267,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
   std::vector<Record> recs;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    Record rec{{"gpus", static_cast<long long>(r.gpus)},
-               {"layout", r.layout},
-               {"step_s", r.step_s},
-               {"efficiency", r.efficiency},
-               {"compute_s", r.compute_s},
-               {"exposed_comm_s", r.exposed_comm_s},
-               {"bubble_s", r.bubble_s},
-               {"samples_per_s", r.samples_per_s},
-               {"tokens_per_s", r.tokens_per_s},
-               {"model_flops", r.model_flops},
-               {"flops_per_gpu", r.tflops_per_gpu * 1e12},
-               {"mfu", r.mfu},
-               {"of_gemm", r.of_gemm},
-               {"memory_bytes", r.memory_bytes},
-               {"fits", r.fits},
-               {"ops", static_cast<long long>(r.ops)},
-               {"simulated_gpus", static_cast<long long>(r.simulated_gpus)}};
+    Record rec = train_record(r);
     if (a.timing) rec.emplace_back("wall_s", wall[i]);
     if (a.csv) {
       rec.insert(rec.begin(), Record::value_type("backend", w.backend));
@@ -309,7 +375,17 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the rows (one per GPU count), SI units"));
-  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_train(ctx, *a); }; });
+  sub->callback([&ctx, a] {
+    ctx.action = [&ctx, a] { return run_train(ctx, *a); };
+    ctx.sweep = std::make_shared<SweepHook>();
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) { return sweep_train(c, *a, doc, threads); };
+    ctx.sweep->check = [a] { (void)sweep_check_train(*a); };
+    ctx.sweep->columns = [] {
+      std::vector<std::string> keys{"scenario", "backend"};
+      for (const auto& kv : train_record(train::StepResult{})) keys.push_back(kv.first);
+      return keys;
+    };
+  });
 }
 
 }  // namespace ffsim::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "app/kinds.hpp"
+#include "cli/output.hpp"
 #include "config/catalog.hpp"
 #include "core/registry.hpp"
 
@@ -58,6 +59,20 @@ void check_output_path(const std::string& option, const std::string& path, const
 /// device") when it cannot be written whole.
 void write_output(const std::string& option, const std::string& path, const std::function<void(std::ostream&)>& write);
 
+struct Context;
+
+/// What a command that `ffsim sweep` can run gives for one point of the grid, set by its callback
+/// next to Context::action: `rows` evaluates the command, as parsed, on a scenario document (the
+/// scenario file with the point's values) and returns its CSV/JSON records without wall-clock
+/// columns; `columns` names their keys, the same for every point (also for points that fail).
+/// `threads`: the command's own threads for the point (the sweep runs points side by side).
+struct SweepHook {
+  std::function<std::vector<Record>(Context& ctx, const config::Document& doc, int threads)> rows;
+  std::function<std::vector<std::string>()> columns;
+  /// The checks of the command's options that hold for every point (a UsageError before any runs).
+  std::function<void()> check;
+};
+
 struct Context {
   /// --models (repeatable, or a comma-separated list), in order: later folders override earlier
   /// ones by model name. Empty: $FFSIM_MODELS (colon-separated), else the folder found relative to
@@ -73,6 +88,8 @@ struct Context {
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.
   std::function<int()> action;
+  /// Set by the commands `ffsim sweep` runs (collective, train, net, plan): SweepHook.
+  std::shared_ptr<SweepHook> sweep;
   /// What each option's value is expected to be ("a number in [0, 1)"), for the messages of the
   /// checks that run before CLI11 parses (an empty value); options without one are "a value".
   std::map<const CLI::Option*, std::string> expected;
@@ -124,5 +141,9 @@ void setup_validate(CLI::App& app, Context& ctx);
 void setup_train(CLI::App& app, Context& ctx);
 void setup_schema(CLI::App& app, Context& ctx);
 void setup_ops(CLI::App& app, Context& ctx);
+void setup_sweep(CLI::App& app, Context& ctx);
+/// The arguments with the first "--" after "sweep" doubled (cmd_sweep.cpp says why); empty when
+/// there is none to double (then the arguments are parsed as given).
+std::vector<std::string> sweep_separator(int argc, char** argv);
 
 }  // namespace ffsim::cli

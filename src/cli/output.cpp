@@ -273,6 +273,8 @@ void write_cell(report::JsonWriter& w, const Cell& c) {
       c);
 }
 
+}  // namespace
+
 std::string cell_text(const Cell& c) {
   return std::visit(
       [](const auto& v) -> std::string {
@@ -286,7 +288,39 @@ std::string cell_text(const Cell& c) {
       c);
 }
 
-}  // namespace
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string line;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    if (c) line += ',';
+    const std::string& s = cells[c];
+    if (s.find_first_of(",\"\n") == std::string::npos) {
+      line += s;
+      continue;
+    }
+    line += '"';
+    for (char ch : s) line += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    line += '"';
+  }
+  return line + '\n';
+}
+
+std::string json_record_line(const Record& r) {
+  std::string line = "{";
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    line += (i ? ", " : "") + report::JsonWriter::quote(r[i].first) + ": ";
+    line += std::visit(
+        [](const auto& v) -> std::string {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, std::string>) return report::JsonWriter::quote(v);
+          else if constexpr (std::is_same_v<T, double>) return report::JsonWriter::number(v);
+          else if constexpr (std::is_same_v<T, long long>) return std::to_string(v);
+          else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
+          else return "null";
+        },
+        r[i].second);
+  }
+  return line + "}";
+}
 
 void write_records_json(report::JsonWriter& w, const std::vector<Record>& rows) {
   w.begin_array();

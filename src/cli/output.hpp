@@ -37,6 +37,13 @@ void write_records_json(report::JsonWriter& w, const std::vector<Record>& rows);
 /// must have the same keys); numbers as in JSON (shortest round trip), flags true/false.
 void write_records_csv(std::ostream& os, const std::vector<Record>& rows);
 
+/// A cell as a CSV field's text (before quoting): numbers as in JSON, flags true/false, none empty.
+[[nodiscard]] std::string cell_text(const Cell& c);
+/// One CSV line of `cells` (RFC 4180 quoting, as write_records_csv), with its '\n'.
+[[nodiscard]] std::string csv_line(const std::vector<std::string>& cells);
+/// A record as one line of compact JSON, {"key": value, ...}, without a newline (`ffsim sweep`).
+[[nodiscard]] std::string json_record_line(const Record& r);
+
 /// Puts std::cout on a buffer that keeps the first write error, for the lifetime of the guard
 /// (one, in run()). finish() flushes it: a command that printed to a full disk, a closed pipe's
 /// reader gone (when SIGPIPE is ignored) or /dev/full fails with a message instead of exiting 0.

@@ -276,6 +276,70 @@ Document Document::inherit(const Document& base, const std::string& base_name) c
   return d;
 }
 
+Document Document::with_value(const std::string& pointer, const std::string& value_json) const {
+  if (pointer.empty() || pointer[0] != '/')
+    throw ValueError("expected a JSON Pointer to a member (e.g. \"/cluster/nodes\"), got \"" + pointer + "\"");
+  json value;
+  try {
+    value = json::parse(value_json);
+  } catch (const json::parse_error& e) {
+    throw ValueError("invalid JSON value " + value_json + ": " + strip_prefix(e.what()));
+  }
+  Document d;
+  d.data_ = std::make_shared<detail::DocumentData>();
+  d.data_->file = data_->file;
+  d.data_->require_sources = data_->require_sources;
+  d.data_->base_pointer = data_->base_pointer;
+  d.data_->schema_root = data_->schema_root;
+  d.data_->value = data_->value;
+  // Walk the reference tokens, so that a missing one is named with what is there instead.
+  json* at = &d.data_->value;
+  std::string walked;
+  std::size_t start = 1;
+  while (true) {
+    const std::size_t end = pointer.find('/', start);
+    const std::string raw = pointer.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string key;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '~' && i + 1 < raw.size() && (raw[i + 1] == '0' || raw[i + 1] == '1')) {
+        key += raw[i + 1] == '0' ? '~' : '/';
+        ++i;
+      } else {
+        key += raw[i];
+      }
+    }
+    const std::string where = walked.empty() ? std::string("the document's root") : walked;
+    if (at->is_object()) {
+      if (!at->contains(key)) {
+        std::vector<std::string> keys;
+        for (auto it = at->begin(); it != at->end(); ++it) keys.push_back(it.key());
+        throw ValueError("no member \"" + key + "\" at " + where + " (its keys: " + join(keys) + ")" + did_you_mean(key, keys));
+      }
+      at = &(*at)[key];
+    } else if (at->is_array()) {
+      std::size_t used = 0;
+      unsigned long long i = 0;
+      try {
+        i = std::stoull(key, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (key.empty() || used != key.size() || (key.size() > 1 && key[0] == '0') || i >= at->size())
+        throw ValueError("no element \"" + key + "\" in the array at " + where + " (indices 0 to " +
+                         std::to_string(at->size()) + " - 1)");
+      at = &(*at)[static_cast<std::size_t>(i)];
+    } else {
+      throw ValueError("the value at " + where + " is a " + std::string(at->type_name()) + ", with no member \"" + key + "\"");
+    }
+    walked += "/" + raw;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  if (at->is_object() && at->contains("value") && at->contains("source") && at->size() == 2) (*at)["value"] = value;
+  else *at = value;
+  return d;
+}
+
 Document Document::with_fact(const std::string& pointer, const std::string& value_json, const std::string& source) const {
   const auto slash = pointer.rfind('/');
   if (pointer.empty() || pointer[0] != '/' || slash == std::string::npos)
@@ -648,7 +712,13 @@ Reader Reader::fact(std::string_view key) const {
     }
     c.allow({"value", "note"});
     c.finish();
-    if (!source.empty()) doc_->sources.push_back(SourceEntry{c.pointer_, source});
+    if (!source.empty()) {
+      // A catalog entry's document is read by every scenario parsed with it, and `ffsim sweep
+      // --threads` parses scenarios side by side: the one mutation of a shared document is locked.
+      static std::mutex sources_mutex;
+      const std::lock_guard<std::mutex> lock(sources_mutex);
+      doc_->sources.push_back(SourceEntry{c.pointer_, source});
+    }
     return c.make_child("value", N(j.find("value").value()));
   }
   if (doc_->require_sources)

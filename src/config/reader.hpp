@@ -72,6 +72,12 @@ public:
   /// The member's parent object must exist. Throws ValueError (with the reason) otherwise.
   [[nodiscard]] Document with_fact(const std::string& pointer, const std::string& value_json,
                                    const std::string& source) const;
+  /// A copy whose value at `pointer` (a JSON Pointer to a member or an array element that the
+  /// document has, e.g. "/cluster/nodes", "/cluster/zones/0/nodes") is `value_json` (JSON text:
+  /// "16", "\"184MiB\""), written bare: a fact {"value", "source"} there keeps its source and
+  /// takes the new value. A pointer the document lacks is a ValueError that names the deepest
+  /// object on the way, its keys and a did-you-mean (`ffsim sweep`).
+  [[nodiscard]] Document with_value(const std::string& pointer, const std::string& value_json) const;
 
 private:
   std::shared_ptr<detail::DocumentData> data_;

@@ -42,6 +42,9 @@ cases = {
     "schema": [["schema", "--out", tmp, SC, "--json"]],
     "train": [["train", "scenarios/train-vgg16-ddp.json", "--gpus", "16,32", "--collectives", "estimate", "--json"]],
     "ops": [["ops", "scenarios/ops-fire-flyer-2.json", "--horizon", "2d", "--json"]],
+    # sweep writes files; /dev/stdout is written as a stream (docs/commands/sweep.md).
+    "sweep": [["sweep", SC, "--command", "collective", "--set", "/cluster/nodes=1,2", "--set", "/fabric/switch=qm8700",
+               "--quiet", "--json", "/dev/stdout", "--", "--algo", "hfreduce", "--gpus", "16,8"]],
 }
 
 # Every subcommand ffsim lists is covered.
@@ -110,6 +113,8 @@ compare(cases["collective"][0], cases["collective"][0][:-1] + ["--csv"], lambda 
 compare(cases["net"][0], cases["net"][0][:-1] + ["--csv"], lambda d: d["rows"])
 compare(cases["train"][0], cases["train"][0][:-1] + ["--csv"], lambda d: d["rows"], extra=("scenario", "backend"))
 compare(cases["models"][0], ["models", "--csv"], lambda d: d["entries"])
+sweep_csv = [("--csv" if a == "--json" else a) for a in cases["sweep"][0]]
+compare(cases["sweep"][0], sweep_csv, lambda d: d["rows"])
 
 # One unit per column: a quantity's key names its SI unit, and no value in JSON is a string with a
 # unit where a number belongs (e.g. "8.04 ms").

@@ -115,3 +115,29 @@ TEST_CASE("config::Document: a number no double holds and pathological nesting a
   CHECK(error_of([] { (void)Document::parse(std::string(100000, '[') + std::string(100000, ']'), "d.json", false); })
             .find("|nested too deep") != std::string::npos);
 }
+
+TEST_CASE("Document::with_value: a bare value at a pointer the document has, a fact keeps its source") {
+  const Document d = Document::parse(
+      R"({"cluster": {"nodes": 4, "node": "n"}, "lanes": [{"w": 1}, {"w": 2}], "f": {"value": 3, "source": "Sec. 1"}})",
+      "s.json", false);
+  const Document e = d.with_value("/cluster/nodes", "16");
+  CHECK(e.root().child("cluster").integer("nodes") == 16);
+  CHECK(d.root().child("cluster").integer("nodes") == 4);  // the original is untouched
+  CHECK(d.with_value("/lanes/1/w", "7").root().child("lanes").at(1).integer("w") == 7);
+  CHECK(d.with_value("/lanes/0/w", "7").root().child("lanes").at(1).integer("w") == 2);
+  CHECK(d.with_value("/cluster/node", "\"m\"").root().child("cluster").string("node") == "m");
+  const Document f = d.with_value("/f", "5");
+  CHECK(f.root().child("f").integer("value") == 5);
+  CHECK(f.root().child("f").string("source") == "Sec. 1");
+  // What is missing, named with what is there.
+  CHECK_THROWS_WITH_AS(d.with_value("/cluster/nodez", "1"),
+                       "no member \"nodez\" at /cluster (its keys: node, nodes) (did you mean \"node\"?)", ValueError);
+  CHECK_THROWS_WITH_AS(d.with_value("/lanes/2/w", "1"), "no element \"2\" in the array at /lanes (indices 0 to 2 - 1)",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(d.with_value("/lanes/01/w", "1"), "no element \"01\" in the array at /lanes (indices 0 to 2 - 1)",
+                       ValueError);
+  CHECK_THROWS_WITH_AS(d.with_value("/cluster/nodes/x", "1"), "the value at /cluster/nodes is a number, with no member \"x\"",
+                       ValueError);
+  CHECK_THROWS_AS(d.with_value("cluster", "1"), ValueError);
+  CHECK_THROWS_AS(d.with_value("/cluster/nodes", "{"), ValueError);
+}
