@@ -8,6 +8,7 @@ FFSIM_PACKAGES=(
   cmake g++ ninja-build pkg-config
   libsimgrid-dev nlohmann-json3-dev libcli11-dev libeigen3-dev doctest-dev
   openmpi-bin libopenmpi-dev libnuma-dev
+  zlib1g-dev
 )
 
 ffsim_install_deps() {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <set>
 
@@ -13,10 +14,13 @@
 #include "app/engines.hpp"
 #include "app/kinds.hpp"
 #include "calib/calibration_file.hpp"
+#include "calib/gemm_fit.hpp"
+#include "calib/kineto.hpp"
 #include "calib/nccl_tests.hpp"
 #include "calib/scope.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
+#include "cli/compute_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "core/error.hpp"
@@ -37,7 +41,58 @@ struct CalibrateArgs {
   std::string name;
   std::string command;
   bool json = false;
+  std::string kineto;  ///< --kineto: a torch.profiler trace
+  std::string gemm;    ///< --gemm: a CSV of measured GEMM rates
+  std::string gpu;     ///< --gpu: the GPU model the GEMM model runs on
 };
+
+// --kineto TRACE and/or --gemm CSV --gpu MODEL: the compute model's inputs (issue 29). No
+// calibration file is written yet: the fit is printed, with the file it came from.
+int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
+  if (!a.files.empty() || !a.node.empty() || !a.out.empty())
+    throw UsageError(std::string(a.kineto.empty() ? "--gemm" : "--kineto") +
+                     ": reads a profiler trace or GEMM measurements, not hfreduce-bench files: give the measured files, --node "
+                     "and -o in a command of their own");
+  if (!a.gemm.empty() && a.gpu.empty())
+    throw UsageError("--gemm: expected --gpu MODEL too (the GPU model whose SMs and peaks the GEMM model uses, e.g. a100_sxm4_40gb)");
+  if (a.gemm.empty() && !a.gpu.empty()) throw UsageError("--gpu: used only with --gemm CSV (the GEMM model's fit)");
+  std::optional<calib::GemmCsv> csv;
+  std::optional<calib::GemmFit> fit;
+  if (!a.gemm.empty()) {
+    const calib::GemmGpu gpu = calib::gemm_gpu(ctx.published_catalog(), a.gpu);
+    csv = calib::load_gemm_csv(a.gemm);
+    fit = calib::fit_gemm(*csv, gpu, calib::default_gemm_tiles());
+  }
+  std::optional<calib::KinetoTrace> trace;
+  if (!a.kineto.empty()) trace = calib::load_kineto(a.kineto);
+  if (a.json) {
+    report::JsonWriter w(std::cout);
+    begin_json(w, "calibrate");
+    w.key("kineto");
+    if (trace) {
+      w.begin_object();
+      write_kineto_json(w, *trace, fit ? &*fit : nullptr);
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.key("gemm");
+    if (fit) {
+      w.begin_object();
+      write_gemm_fit_json(w, *csv, *fit);
+      w.end_object();
+    } else {
+      w.null();
+    }
+    w.end_object();
+    std::cout << '\n';
+    return kOk;
+  }
+  if (fit) print_gemm_fit(std::cout, *csv, *fit);
+  if (fit && trace) std::cout << "\n";
+  if (trace) print_kineto(std::cout, *trace, fit ? &*fit : nullptr);
+  return kOk;
+}
 
 void write_calibration(std::ostream& os, const CalibrateArgs& a, const calib::BenchModel& m,
                        const std::vector<calib::MeasurementFile>& files, const std::vector<calib::Sample>& samples,
@@ -314,6 +369,10 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
 }
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
+  if (!a.kineto.empty() || !a.gemm.empty() || !a.gpu.empty()) return run_calibrate_compute(ctx, a);
+  if (a.files.empty()) throw UsageError("measured is required (or --kineto TRACE, or --gemm CSV --gpu MODEL)");
+  if (a.node.empty()) throw UsageError("--node is required");
+  if (a.out.empty()) throw UsageError("-o,--out is required");
   const config::Catalog& cat = ctx.published_catalog();
   if (!cat.find(app::node_kind(), a.node)) {
     const auto valid = cat.names(app::node_kind());
@@ -427,16 +486,24 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
 }  // namespace
 
 void setup_calibrate(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON)");
+  auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON), read a "
+                                              "profiler trace (--kineto) or fit the GEMM model (--gemm)");
   auto a = std::make_shared<CalibrateArgs>();
-  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(input_file()),
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->check(input_file()),
               "a measurement file");
-  ctx.expects(sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)")->required(),
+  ctx.expects(sub->add_option("--node", a->node, "Node model of the measured machine (e.g. epyc_zen5_2c_vm)"),
               "a node model name");
-  ctx.expects(sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)")->required(),
+  ctx.expects(sub->add_option("-o,--out", a->out, "Calibration file to write (e.g. models/calibrated/<name>.json)"),
               "a file name");
   ctx.expects(sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)"),
               "a snake_case name ([a-z][a-z0-9_]*)");
+  ctx.expects(sub->add_option("--kineto", a->kineto, "A torch.profiler Chrome trace (JSON or gzipped JSON): GPU kernel time by "
+                                                      "class and step, and the shaped GEMMs' rates")->check(input_file()),
+              "a trace file (.json or .json.gz)");
+  ctx.expects(sub->add_option("--gemm", a->gemm, "A CSV of measured GEMM rates (source,gpu,dtype,M,N,K,tflops,...,kind): fit the "
+                                                  "GEMM shape model")->check(input_file()),
+              "a CSV file");
+  ctx.expects(sub->add_option("--gpu", a->gpu, "GPU model of the GEMM model (with --gemm; e.g. a100_sxm4_40gb)"), "a GPU model name");
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

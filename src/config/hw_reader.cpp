@@ -68,6 +68,7 @@ GpuSpec parse_gpu(const CatalogEntry& e) {
   g.pcie_bandwidth = r.fact_quantity<BytesPerSecond>("pcie_bandwidth");
   g.nvlink_bandwidth = r.optional_fact_quantity<BytesPerSecond>("nvlink_bandwidth", true).value_or(BytesPerSecond(0));
   g.copy_engines = int_fact(r, "copy_engines", 1, 64);
+  if (r.has("sms")) g.sms = int_fact(r, "sms", 1, 1024);
   g.tdp = emulated ? r.optional_fact_quantity<Watts>("tdp", true).value_or(Watts(0)) : r.fact_quantity<Watts>("tdp");
   r.finish();
   return g;

@@ -38,6 +38,7 @@ struct GpuSpec {
   BytesPerSecond pcie_bandwidth;   ///< achievable host<->device copy rate per direction
   BytesPerSecond nvlink_bandwidth; ///< per GPU and direction; 0 when the GPU has no NVLink
   int copy_engines = 2;            ///< asynchronous copy engines (D2H and H2D can overlap when >= 2)
+  int sms = 0;                     ///< streaming multiprocessors (the GEMM model's waves); 0 if the model gives none
   Watts tdp;                       ///< 0 for an emulated device
   /// An emulated device (hfreduce's host backend): its memory is the DRAM of the socket its port
   /// hangs off, so a copy to or from it reads or writes that DRAM too, and it has no compute.

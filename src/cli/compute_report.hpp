@@ -1,0 +1,25 @@
+// Text and JSON of `ffsim calibrate --kineto` (a profiler trace's kernel time by class and step)
+// and `ffsim calibrate --gemm` (the GEMM shape model's fit).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <ostream>
+
+#include "calib/gemm_fit.hpp"
+#include "calib/kineto.hpp"
+
+namespace ffsim::report {
+class JsonWriter;
+}
+
+namespace ffsim::cli {
+
+/// `fit` (may be null): the GEMM model's prediction for each shaped GEMM, with its error.
+void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::GemmFit* fit);
+/// The members of the "kineto" object (call between begin_object and end_object).
+void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const calib::GemmFit* fit);
+
+void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::GemmFit& fit);
+void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const calib::GemmFit& fit);
+
+}  // namespace ffsim::cli
