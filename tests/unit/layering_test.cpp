@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 
 // Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
 // config (the only JSON reader) sits above the domain layers whose params it fills in: they know no JSON.
-const std::vector<std::string> kLayers{"core", "hw",     "topo",   "sched", "platform", "eval",   "coll", "train",
-                                       "sim",  "ops",    "config", "plan", "calib",   "report", "app",  "cli"};
+const std::vector<std::string> kLayers{"core", "hw",  "topo",   "sched", "platform", "eval",   "coll", "train",
+                                       "sim",  "ops", "config", "plan",  "calib",    "report", "app",  "cli"};
 
 // JSON at the edge: these layers take plain parameter structs and include nothing of config/ (the
 // only JSON reader), whatever the order above says.
@@ -43,9 +43,9 @@ struct ThirdParty {
   std::string home;            // the folder under src/ that may include it
   std::string home2 = "";      // and a second one, if any (SimGrid: the engine, and the operations simulation)
 };
-const std::vector<ThirdParty> kThirdParty{
-    {"nlohmann/", "config"}, {"simgrid/", "sim", "ops"}, {"xbt/", "sim", "ops"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
-    {"eigen3/", "calib"},    {"mpi.h", "hfreduce"}, {"cuda_runtime", "hfreduce"}};
+const std::vector<ThirdParty> kThirdParty{{"nlohmann/", "config"}, {"simgrid/", "sim", "ops"},  {"xbt/", "sim", "ops"},
+                                          {"CLI/", "cli"},         {"Eigen/", "calib"},         {"eigen3/", "calib"},
+                                          {"mpi.h", "hfreduce"},   {"cuda_runtime", "hfreduce"}};
 
 struct SourceFile {
   std::string path;     // relative to src/, e.g. "hw/parse.cpp"
@@ -148,14 +148,14 @@ std::vector<SourceFile> read_tree(const fs::path& src) {
 TEST_CASE("layering: the checker catches each kind of violation") {
   // A synthetic tree with one violation of each rule, and one clean file, so this test can fail.
   const std::vector<SourceFile> bad{
-      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},     // a lower layer includes a higher one
-      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},         // nlohmann outside config
-      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},         // SimGrid outside sim
-      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},           // CLI11 outside cli
-      {"sim/e.cpp", "#include <Eigen/Dense>\n"},              // Eigen outside calib
-      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},    // hfreduce depends on nothing else
-      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},       // and nothing depends on it
-      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},     // a domain layer reads JSON
+      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},    // a lower layer includes a higher one
+      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},       // nlohmann outside config
+      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},       // SimGrid outside sim
+      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},         // CLI11 outside cli
+      {"sim/e.cpp", "#include <Eigen/Dense>\n"},            // Eigen outside calib
+      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},  // hfreduce depends on nothing else
+      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},     // and nothing depends on it
+      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},  // a domain layer reads JSON
       {"cli/ok.cpp", "#include \"core/units.hpp\"\n#include <CLI/CLI.hpp>\n#include <vector>\n"},
       // SimGrid's second home: the operations simulation (above sim, below config).
       {"ops/ok.cpp", "#include <simgrid/s4u.hpp>\n#include \"sim/simgrid_engine.hpp\"\n"},
@@ -172,11 +172,11 @@ TEST_CASE("layering: the checker catches each kind of violation") {
 
 TEST_CASE("layering: the checker catches a forbidden arrow and an engine constructed outside its homes") {
   const std::vector<SourceFile> bad{
-      {"cli/a.cpp", "#include \"coll/collective.hpp\"\n"},          // cli calls services, not algorithms
-      {"cli/b.cpp", "#include \"hw/specs.hpp\"\n"},                 // nor specs
-      {"cli/c.cpp", "#include \"sim/simgrid_engine.hpp\"\n"},       // nor registers engines
-      {"report/d.cpp", "#include \"train/run.hpp\"\n"},             // report knows no workload
-      {"train/e.cpp", "  eval::FluidEngine fluid;\n"},              // an engine behind --engine's back
+      {"cli/a.cpp", "#include \"coll/collective.hpp\"\n"},     // cli calls services, not algorithms
+      {"cli/b.cpp", "#include \"hw/specs.hpp\"\n"},            // nor specs
+      {"cli/c.cpp", "#include \"sim/simgrid_engine.hpp\"\n"},  // nor registers engines
+      {"report/d.cpp", "#include \"train/run.hpp\"\n"},        // report knows no workload
+      {"train/e.cpp", "  eval::FluidEngine fluid;\n"},         // an engine behind --engine's back
       {"plan/f.cpp", "  auto e = std::make_unique<sim::SimGridEngine>();\n"},
       {"app/ok.cpp", "#include \"sim/simgrid_engine.hpp\"\n  return std::make_unique<eval::FluidEngine>();\n"},
       {"train/ok.cpp", "// the fluid engine (FluidEngine) of the app\n#include \"eval/engine.hpp\"\n"},
