@@ -13,7 +13,8 @@ namespace ffsim::app {
 
 ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
   if (!sc.ops)
-    throw UsageError("ops: " + sc.file + " has no \"ops\" section (the job mix, failure processes, seed and horizon; "
+    throw UsageError("ops: " + sc.file +
+                     " has no \"ops\" section (the job mix, failure processes, seed and horizon; "
                      "docs/commands/ops.md; an example: scenarios/ops-fire-flyer-2.json)");
   ops::OpsParams p = *sc.ops;
   if (p.cluster.zones == 0) {
@@ -54,7 +55,8 @@ OpsReport run_ops(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
     const double rate = ops::job_failure_rate(r.params, r.params.jobs[j]);
     const double c = r.params.jobs[j].checkpoint_cost_s;
     if (!(rate > 0) || !(c > 0))
-      throw UsageError("--checkpoint-sweep " + opt.sweep_job + ": the job needs failures that hit it and a checkpoint cost > 0 "
+      throw UsageError("--checkpoint-sweep " + opt.sweep_job +
+                       ": the job needs failures that hit it and a checkpoint cost > 0 "
                        "(Young/Daly's interval sqrt(2 C MTBF) is otherwise 0 or infinite)");
     const double yd = std::sqrt(2.0 * c / rate);
     r.sweep = ops::sweep_checkpoint(r.params, j, ops::default_sweep_grid(yd), opt.sweep_seeds);

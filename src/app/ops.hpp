@@ -15,11 +15,11 @@
 namespace ffsim::app {
 
 struct OpsOptions {
-  std::string jobs_file;               ///< a job mix replacing the scenario's ("" none)
-  std::optional<std::uint64_t> seed;   ///< overrides the scenario's
-  std::optional<double> horizon_s;     ///< overrides the scenario's
-  bool without_checkpoints = false;    ///< also run with every job's checkpoints off
-  std::string sweep_job;               ///< sweep this job's checkpoint interval ("" none)
+  std::string jobs_file;              ///< a job mix replacing the scenario's ("" none)
+  std::optional<std::uint64_t> seed;  ///< overrides the scenario's
+  std::optional<double> horizon_s;    ///< overrides the scenario's
+  bool without_checkpoints = false;   ///< also run with every job's checkpoints off
+  std::string sweep_job;              ///< sweep this job's checkpoint interval ("" none)
   int sweep_seeds = 4;
 };
 

@@ -75,8 +75,10 @@ void write_result_json(report::JsonWriter& w, const ops::OpsResult& r, const ops
     w.field("checkpoints", j.checkpoints);
     w.field("starts", j.waits);
     w.key("mean_wait_s");
-    if (j.waits > 0) w.value(j.wait_s / static_cast<double>(j.waits));
-    else w.null();
+    if (j.waits > 0)
+      w.value(j.wait_s / static_cast<double>(j.waits));
+    else
+      w.null();
     w.field("max_wait_s", j.max_wait_s);
     w.key("gpu_s");
     write_gpu_s(w, j.gpu_s, p, false);
@@ -119,18 +121,19 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
   t.add({"total", gpu_h(r.gpu_s.total()), pct(r.gpu_s.total(), total)});
   t.print(out, "  ");
   out << "\n";
-  report::Table jt({"job", "GPUs", "submitted", "completed", "interrupted", "checkpoints", "mean wait", "max wait", "useful GPU-h",
-                    "efficiency"});
+  report::Table jt({"job", "GPUs", "submitted", "completed", "interrupted", "checkpoints", "mean wait", "max wait",
+                    "useful GPU-h", "efficiency"});
   for (const auto& j : r.jobs)
     jt.add({j.name, std::to_string(j.gpus), std::to_string(j.submitted), std::to_string(j.completed),
             std::to_string(j.interrupted), std::to_string(j.checkpoints),
-            j.waits > 0 ? fmt_time(Seconds(j.wait_s / static_cast<double>(j.waits))) : "-", fmt_time(Seconds(j.max_wait_s)),
-            gpu_h(j.gpu_s.useful), pct(j.gpu_s.useful, j.gpu_s.busy())});
+            j.waits > 0 ? fmt_time(Seconds(j.wait_s / static_cast<double>(j.waits))) : "-",
+            fmt_time(Seconds(j.max_wait_s)), gpu_h(j.gpu_s.useful), pct(j.gpu_s.useful, j.gpu_s.busy())});
   jt.print(out, "  ");
   out << "\n";
   report::Table ft({"failure", "events", "on down nodes", "job runs ended", "repairs"});
   for (const auto& f : r.failures)
-    ft.add({f.name, std::to_string(f.events), std::to_string(f.on_down), std::to_string(f.jobs_hit), std::to_string(f.repairs)});
+    ft.add({f.name, std::to_string(f.events), std::to_string(f.on_down), std::to_string(f.jobs_hit),
+            std::to_string(f.repairs)});
   ft.print(out, "  ");
 }
 
@@ -181,8 +184,10 @@ int run_ops(Context& ctx, const OpsArgs& a) {
       w.field("young_daly_s", s.young_daly_s);
       w.field("best_s", s.best_s);
       w.key("fit_best_s");
-      if (s.fit_best_s > 0) w.value(s.fit_best_s);
-      else w.null();
+      if (s.fit_best_s > 0)
+        w.value(s.fit_best_s);
+      else
+        w.null();
       w.key("points");
       w.begin_array();
       for (const auto& pt : s.points) {
@@ -197,10 +202,11 @@ int run_ops(Context& ctx, const OpsArgs& a) {
     w.end_object();
     return kOk;
   }
-  std::cout << "ffsim ops on " << r.scenario << ": " << fmt_int(p.cluster.nodes) << " nodes x " << p.cluster.gpus_per_node
-            << " GPUs in " << p.cluster.zones << (p.cluster.zones == 1 ? " zone" : " zones") << ", "
-            << fmt_g(p.horizon_s / 86400.0, 6) << " d (" << fmt_g(p.horizon_s / kHour, 6) << " h), seed " << p.seed << ", "
-            << p.jobs.size() << (p.jobs.size() == 1 ? " job" : " jobs") << ", " << p.failures.size() << " failure processes\n";
+  std::cout << "ffsim ops on " << r.scenario << ": " << fmt_int(p.cluster.nodes) << " nodes x "
+            << p.cluster.gpus_per_node << " GPUs in " << p.cluster.zones << (p.cluster.zones == 1 ? " zone" : " zones")
+            << ", " << fmt_g(p.horizon_s / 86400.0, 6) << " d (" << fmt_g(p.horizon_s / kHour, 6) << " h), seed "
+            << p.seed << ", " << p.jobs.size() << (p.jobs.size() == 1 ? " job" : " jobs") << ", " << p.failures.size()
+            << " failure processes\n";
   print_result(std::cout, r.result, p);
   if (r.without_checkpoints) {
     std::cout << "\nWithout checkpoints (every job restarts from its beginning after a failure)\n";
@@ -208,15 +214,16 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   }
   if (r.sweep) {
     const auto& s = *r.sweep;
-    std::cout << "\nCheckpoint interval sweep of job " << s.job << " (checkpoint " << fmt_time(Seconds(s.checkpoint_cost_s))
-              << ", job MTBF " << fmt_g(s.mtbf_s / kHour, 4) << " h" << ", " << s.seeds << (s.seeds == 1 ? " seed" : " seeds")
-              << " a point)\n";
+    std::cout << "\nCheckpoint interval sweep of job " << s.job << " (checkpoint "
+              << fmt_time(Seconds(s.checkpoint_cost_s)) << ", job MTBF " << fmt_g(s.mtbf_s / kHour, 4) << " h"
+              << ", " << s.seeds << (s.seeds == 1 ? " seed" : " seeds") << " a point)\n";
     report::Table t({"interval", "efficiency"});
     for (const auto& pt : s.points)
-      t.add({fmt_time(Seconds(pt.interval_s)) + (pt.interval_s == s.best_s ? " *" : ""), fmt_f(100 * pt.efficiency, 3) + "%"});
+      t.add({fmt_time(Seconds(pt.interval_s)) + (pt.interval_s == s.best_s ? " *" : ""),
+             fmt_f(100 * pt.efficiency, 3) + "%"});
     t.print(std::cout, "  ");
-    std::cout << "  best swept: " << fmt_time(Seconds(s.best_s)) << "; fit of a/t + b t + c: "
-              << (s.fit_best_s > 0 ? fmt_time(Seconds(s.fit_best_s)) : std::string("-"))
+    std::cout << "  best swept: " << fmt_time(Seconds(s.best_s))
+              << "; fit of a/t + b t + c: " << (s.fit_best_s > 0 ? fmt_time(Seconds(s.fit_best_s)) : std::string("-"))
               << "; Young/Daly sqrt(2 C MTBF): " << fmt_time(Seconds(s.young_daly_s)) << "\n";
   }
   return kOk;
@@ -225,12 +232,16 @@ int run_ops(Context& ctx, const OpsArgs& a) {
 }  // namespace
 
 void setup_ops(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("ops", "Operations over hours to a year (SimGrid discrete events): jobs, failures, "
-                                        "checkpoints; goodput and GPU-hours by state");
+  auto* sub = app.add_subcommand("ops",
+                                 "Operations over hours to a year (SimGrid discrete events): jobs, failures, "
+                                 "checkpoints; goodput and GPU-hours by state");
   auto a = std::make_shared<OpsArgs>();
-  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file with an \"ops\" section")->required()->check(input_file()),
+  ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file with an \"ops\" section")
+                  ->required()
+                  ->check(input_file()),
               "a scenario file");
-  ctx.expects(sub->add_option("--jobs", a->jobs, "A job mix file {\"jobs\": [...]} replacing the scenario's")->check(input_file()),
+  ctx.expects(sub->add_option("--jobs", a->jobs, "A job mix file {\"jobs\": [...]} replacing the scenario's")
+                  ->check(input_file()),
               "a job mix file");
   ctx.expects(sub->add_option("--seed", a->seed, "Seed of the failure processes (default: the scenario's)")
                   ->check(int_in(0, (1LL << 62))),
@@ -241,8 +252,9 @@ void setup_ops(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--checkpoint-sweep", a->sweep,
                               "Sweep this job's checkpoint interval around Young/Daly's sqrt(2 C MTBF)"),
               "a job name");
-  ctx.expects(sub->add_option("--sweep-seeds", a->sweep_seeds, "Seeds per swept interval (default 4)")->check(int_in(1, 1000)),
-              "an integer in [1, 1000]");
+  ctx.expects(
+      sub->add_option("--sweep-seeds", a->sweep_seeds, "Seeds per swept interval (default 4)")->check(int_in(1, 1000)),
+      "an integer in [1, 1000]");
   sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_ops(ctx, *a); }; });
 }

@@ -13,8 +13,13 @@ namespace ffsim::config {
 namespace {
 
 // Times of operations: from a millisecond (a restart is never shorter) to a century.
-constexpr PlausibleRange kOpsTime{1e-3, 100 * 365.0 * 86400, "1 ms", "100 d x 365", "operations time",
-                                  "job lengths, checkpoint and repair times and horizons lie between milliseconds and years"};
+constexpr PlausibleRange kOpsTime{
+    1e-3,
+    100 * 365.0 * 86400,
+    "1 ms",
+    "100 d x 365",
+    "operations time",
+    "job lengths, checkpoint and repair times and horizons lie between milliseconds and years"};
 
 ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
   ops::JobSpec j;
@@ -75,7 +80,8 @@ std::vector<ops::JobSpec> parse_ops_jobs(const Reader& r, const ops::ClusterShap
   if (items.empty()) r.fail("expected at least one job, got an empty array");
   for (const auto& e : items) {
     jobs.push_back(parse_job(e, c));
-    if (!names.insert(jobs.back().name).second) e.fail_at("name", "job name \"" + jobs.back().name + "\" is used twice");
+    if (!names.insert(jobs.back().name).second)
+      e.fail_at("name", "job name \"" + jobs.back().name + "\" is used twice");
   }
   return jobs;
 }

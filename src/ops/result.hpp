@@ -37,20 +37,20 @@ struct JobStats {
   long long waits = 0;        ///< queue stays that ended with a start (first starts and restarts)
   double wait_s = 0;          ///< their total length
   double max_wait_s = 0;
-  GpuSeconds gpu_s;           ///< this job's share (idle and down stay 0)
+  GpuSeconds gpu_s;  ///< this job's share (idle and down stay 0)
 };
 
 struct FailureStats {
   std::string name;
-  long long events = 0;       ///< failures drawn in the horizon
-  long long on_down = 0;      ///< of which hit a node already down (no effect)
-  long long jobs_hit = 0;     ///< job runs they ended
-  long long repairs = 0;      ///< nodes they took out of the pool
+  long long events = 0;    ///< failures drawn in the horizon
+  long long on_down = 0;   ///< of which hit a node already down (no effect)
+  long long jobs_hit = 0;  ///< job runs they ended
+  long long repairs = 0;   ///< nodes they took out of the pool
 };
 
 struct OpsResult {
   double horizon_s = 0;
-  long long gpus = 0;         ///< nodes x GPUs per node
+  long long gpus = 0;  ///< nodes x GPUs per node
   GpuSeconds gpu_s;
   std::vector<JobStats> jobs;
   std::vector<FailureStats> failures;

@@ -64,8 +64,10 @@ double job_failure_rate(const OpsParams& p, const JobSpec& j) {
   double rate = 0;
   for (const auto& f : p.failures) {
     double units = 0;
-    if (f.unit == FailureUnit::Node) units = nodes;
-    else units = f.repair_s > 0 ? nodes * p.cluster.gpus_per_node : j.gpus;
+    if (f.unit == FailureUnit::Node)
+      units = nodes;
+    else
+      units = f.repair_s > 0 ? nodes * p.cluster.gpus_per_node : j.gpus;
     rate += f.rate_per_hour / 3600.0 * units;
   }
   return rate;
@@ -76,7 +78,8 @@ void validate(const OpsParams& p) {
   if (c.nodes < 1) throw ValueError("the cluster has " + std::to_string(c.nodes) + " nodes; ops needs at least 1");
   if (c.gpus_per_node < 1) throw ValueError("the cluster's nodes have no GPU");
   if (c.zones < 1 || c.zones > c.nodes)
-    throw ValueError("zones: " + std::to_string(c.zones) + " for " + std::to_string(c.nodes) + " nodes; give 1 .. nodes");
+    throw ValueError("zones: " + std::to_string(c.zones) + " for " + std::to_string(c.nodes) +
+                     " nodes; give 1 .. nodes");
   if (!(p.horizon_s > 0) || !std::isfinite(p.horizon_s)) throw ValueError("the horizon must be a positive time");
   if (p.jobs.empty()) throw ValueError("the job mix is empty");
   for (const auto& j : p.jobs) {
@@ -269,7 +272,8 @@ private:
   void failure_process(std::size_t f) {
     const FailureSpec& spec = p_.failures[f];
     Rng rng(p_.seed, f);
-    const std::uint64_t units = static_cast<std::uint64_t>(spec.unit == FailureUnit::Gpu ? p_.cluster.gpus() : p_.cluster.nodes);
+    const std::uint64_t units =
+        static_cast<std::uint64_t>(spec.unit == FailureUnit::Gpu ? p_.cluster.gpus() : p_.cluster.nodes);
     const double rate = spec.rate_per_hour / 3600.0 * static_cast<double>(units);
     for (;;) {
       const double dt = rng.exponential(rate);
@@ -316,7 +320,8 @@ private:
     j.state = JobState::Running;
     running_.push_back(id);
     j.run_start = now;
-    const double d = (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
+    const double d =
+        (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
     j.expected_end = now + d;
     ++j.run;
     j.actor = nullptr;
@@ -372,7 +377,8 @@ private:
     const FailureSpec& spec = p_.failures[f];
     FailureStats& fs = r_.failures[f];
     ++fs.events;
-    const auto node = static_cast<std::size_t>(spec.unit == FailureUnit::Gpu ? unit / static_cast<std::uint64_t>(gpn_) : unit);
+    const auto node =
+        static_cast<std::size_t>(spec.unit == FailureUnit::Gpu ? unit / static_cast<std::uint64_t>(gpn_) : unit);
     Node& n = nodes_[node];
     if (n.down) {
       ++fs.on_down;
@@ -506,7 +512,8 @@ private:
         j.cross_zone = false;
         return true;
       }
-    if (zones > 1 && j.gpus >= p_.cluster.cross_zone_min_gpus && !cross_zone_running_ && place_in(j, 0, p_.cluster.nodes)) {
+    if (zones > 1 && j.gpus >= p_.cluster.cross_zone_min_gpus && !cross_zone_running_ &&
+        place_in(j, 0, p_.cluster.nodes)) {
       j.cross_zone = true;
       return true;
     }
@@ -548,7 +555,8 @@ private:
         continue;
       }
       const JobSpec& s = p_.jobs[j.spec];
-      const double d = (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
+      const double d =
+          (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
       const bool before = now + d <= shadow;
       if ((before || j.gpus <= extra) && place(j)) {
         if (!before) extra -= j.gpus;
@@ -676,7 +684,8 @@ OpsResult decode(const std::string& b) {
   for (auto& j : r.jobs) {
     j.name = in.str();
     j.gpus = static_cast<int>(in.i64());
-    for (long long* v : {&j.submitted, &j.started, &j.completed, &j.interrupted, &j.checkpoints, &j.waits}) *v = in.i64();
+    for (long long* v : {&j.submitted, &j.started, &j.completed, &j.interrupted, &j.checkpoints, &j.waits})
+      *v = in.i64();
     j.wait_s = in.num();
     j.max_wait_s = in.num();
     j.gpu_s = in.gpu_s();
@@ -724,7 +733,7 @@ OpsResult simulate(const OpsParams& p) {
   if (const char* nf = std::getenv("FFSIM_OPS_NO_FORK"); nf && *nf == '1') {
     // Debugging aid: simulate in this process (only once per process: SimGrid runs once).
     std::vector<std::string> args{"ffsim-ops", "--log=root.thresh:critical", "--cfg=contexts/stack-size:256",
-                                "--cfg=contexts/guard-size:0"};  // as in run_child
+                                  "--cfg=contexts/guard-size:0"};  // as in run_child
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
@@ -764,7 +773,8 @@ OpsResult simulate(const OpsParams& p) {
     throw SimulationError("ops: the SimGrid simulation failed (child exit status " + std::to_string(status) + ")");
   long long n = 0;
   std::memcpy(&n, bytes.data(), sizeof n);
-  if (n != static_cast<long long>(bytes.size() - sizeof n)) throw SimulationError("ops: truncated result from the simulation");
+  if (n != static_cast<long long>(bytes.size() - sizeof n))
+    throw SimulationError("ops: truncated result from the simulation");
   return decode(bytes.substr(sizeof n));
 }
 

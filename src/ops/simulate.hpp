@@ -32,10 +32,10 @@ struct SweepPoint {
 struct CheckpointSweep {
   std::string job;
   double checkpoint_cost_s = 0;
-  double mtbf_s = 0;             ///< of the job (1 / job_failure_rate)
-  double young_daly_s = 0;       ///< sqrt(2 C MTBF)
+  double mtbf_s = 0;        ///< of the job (1 / job_failure_rate)
+  double young_daly_s = 0;  ///< sqrt(2 C MTBF)
   std::vector<SweepPoint> points;
-  double best_s = 0;             ///< the swept interval of highest efficiency
+  double best_s = 0;  ///< the swept interval of highest efficiency
   /// The minimum of a least-squares fit of waste = a / interval + b x interval + c to the points
   /// (the shape of the first-order model; a smoother estimate of the best interval than one point).
   double fit_best_s = 0;
@@ -44,8 +44,8 @@ struct CheckpointSweep {
 
 /// Sweeps job `job`'s checkpoint interval over `intervals` (seconds, > 0), running `p` with seeds
 /// p.seed .. p.seed + seeds - 1 at each (the same seeds at every interval).
-[[nodiscard]] CheckpointSweep sweep_checkpoint(const OpsParams& p, std::size_t job, const std::vector<double>& intervals,
-                                               int seeds);
+[[nodiscard]] CheckpointSweep sweep_checkpoint(const OpsParams& p, std::size_t job,
+                                               const std::vector<double>& intervals, int seeds);
 
 /// The default sweep grid: Young/Daly x 2^(k/6), k = -6 .. 6.
 [[nodiscard]] std::vector<double> default_sweep_grid(double young_daly_s);

@@ -6,12 +6,12 @@
 #include <string>
 
 #include "config/catalog.hpp"
-#include "config/reader.hpp"
 #include "config/hw_reader.hpp"
+#include "config/reader.hpp"
 #include "ops/params.hpp"
+#include "plan/prices.hpp"
 #include "platform/platform.hpp"
 #include "platform/traffic.hpp"
-#include "plan/prices.hpp"
 #include "topo/topology.hpp"
 #include "train/workload.hpp"
 

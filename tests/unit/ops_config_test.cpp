@@ -67,14 +67,18 @@ TEST_CASE("ops config: bad sections name the pointer and what was expected") {
         "/jobs/0/gpus: job \"j\" needs 33 GPUs; the cluster has 32 (4 nodes x 8); give at most 32");
   CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h", "steps": 3}]})") ==
         "/jobs/0: give \"duration\" or \"steps\" (with \"step_time\"), not both");
-  CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}, {"name": "j", "gpus": 2, "duration": "1h"}]})") ==
-        "/jobs/1/name: job name \"j\" is used twice");
+  CHECK(
+      err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}, {"name": "j", "gpus": 2, "duration": "1h"}]})") ==
+      "/jobs/1/name: job name \"j\" is used twice");
   CHECK(err(R"({"horizon": "1d", "jobs": []})") == "/jobs: expected at least one job, got an empty array");
   CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h", "checkpoint": "never"}]})") ==
         "/jobs/0/checkpoint: expected a checkpoint policy object or \"none\", got string \"never\"");
-  CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}], "failures": [{"name": "f", "unit": "gpu", "rate_per_hour": 2}]})")
-            .rfind("/failures/0/rate_per_hour: ", 0) == 0);
-  CHECK(err(R"({"horizon": "1d", "zones": 5, "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}]})").rfind("/zones: ", 0) == 0);
+  CHECK(
+      err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}], "failures": [{"name": "f", "unit": "gpu", "rate_per_hour": 2}]})")
+          .rfind("/failures/0/rate_per_hour: ", 0) == 0);
+  CHECK(err(R"({"horizon": "1d", "zones": 5, "jobs": [{"name": "j", "gpus": 1, "duration": "1h"}]})")
+            .rfind("/zones: ", 0) == 0);
   CHECK(err(R"({"jobs": [{"name": "j", "gpus": 1, "duration": "1h"}]})").find("horizon") != std::string::npos);
-  CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h", "gpu": 2}]})").rfind("/jobs/0: unknown key \"gpu\"", 0) == 0);
+  CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h", "gpu": 2}]})")
+            .rfind("/jobs/0: unknown key \"gpu\"", 0) == 0);
 }

@@ -52,8 +52,9 @@ bool same(const ops::OpsResult& a, const ops::OpsResult& b) {
   if (a.queued_at_end != b.queued_at_end || a.running_at_end != b.running_at_end) return false;
   for (std::size_t i = 0; i < a.jobs.size(); ++i) {
     const auto &x = a.jobs[i], &y = b.jobs[i];
-    if (!same(x.gpu_s, y.gpu_s) || x.submitted != y.submitted || x.completed != y.completed || x.interrupted != y.interrupted ||
-        x.checkpoints != y.checkpoints || x.wait_s != y.wait_s || x.max_wait_s != y.max_wait_s)
+    if (!same(x.gpu_s, y.gpu_s) || x.submitted != y.submitted || x.completed != y.completed ||
+        x.interrupted != y.interrupted || x.checkpoints != y.checkpoints || x.wait_s != y.wait_s ||
+        x.max_wait_s != y.max_wait_s)
       return false;
   }
   for (std::size_t i = 0; i < a.failures.size(); ++i)
@@ -70,15 +71,15 @@ ops::OpsParams mix() {
   ops::OpsParams p = cluster(5, 8, 2, 24 * 20);
   p.cluster.cross_zone_min_gpus = 32;
   p.seed = 7;
-  p.jobs = {job("a8", 8, 30, 20, 45, 300),      job("b12", 12, 7.5, 15, 30, 120), job("c1", 1, 2, 0, 0, 60),
-            job("d3", 3, 11, 60, 10, 0),        job("e24", 24, 40, 30, 90, 600),  job("f40", 40, 16, 45, 120, 900)};
+  p.jobs = {job("a8", 8, 30, 20, 45, 300), job("b12", 12, 7.5, 15, 30, 120), job("c1", 1, 2, 0, 0, 60),
+            job("d3", 3, 11, 60, 10, 0),   job("e24", 24, 40, 30, 90, 600),  job("f40", 40, 16, 45, 120, 900)};
   p.jobs[2].count = 5;
   p.jobs[2].repeat = true;
   p.jobs[3].submit_s = 5 * kH;
   p.jobs[4].repeat = true;
   p.jobs[5].submit_s = 50 * kH;
-  p.failures = {failure("gpu-soft", ops::FailureUnit::Gpu, 2e-3, 0), failure("gpu-hard", ops::FailureUnit::Gpu, 3e-4, 6),
-                failure("node", ops::FailureUnit::Node, 1e-3, 24)};
+  p.failures = {failure("gpu-soft", ops::FailureUnit::Gpu, 2e-3, 0),
+                failure("gpu-hard", ops::FailureUnit::Gpu, 3e-4, 6), failure("node", ops::FailureUnit::Node, 1e-3, 24)};
   return p;
 }
 
@@ -205,7 +206,8 @@ TEST_CASE("ops: every GPU-hour is in exactly one state (conservation), swept ove
   SUBCASE("a job larger than the cluster is an error") {
     auto p = cluster(2, 8, 1, 10);
     p.jobs = {job("too-big", 17, 1)};
-    CHECK_THROWS_WITH_AS(ops::simulate(p), "job \"too-big\": 17 GPUs, more than the cluster's 16; give at most 16", ValueError);
+    CHECK_THROWS_WITH_AS(ops::simulate(p), "job \"too-big\": 17 GPUs, more than the cluster's 16; give at most 16",
+                         ValueError);
     p.jobs = {job("none", 0, 1)};
     CHECK_THROWS_AS(ops::simulate(p), ValueError);
     p.jobs = {};
