@@ -575,7 +575,7 @@ using Setup = void (*)(CLI::App&, Context&);
 
 const std::vector<std::pair<std::string, Setup>>& sweepable() {
   static const std::vector<std::pair<std::string, Setup>> c{
-      {"collective", setup_collective}, {"net", setup_net}, {"train", setup_train}};
+      {"collective", setup_collective}, {"net", setup_net}, {"plan", setup_plan}, {"train", setup_train}};
   return c;
 }
 
@@ -863,7 +863,7 @@ int run_sweep(Context& ctx, SweepArgs& a) {
 
 void setup_sweep(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand("sweep",
-                                 "A grid over scenario keys (JSON pointers) for collective, net or train: one row per point "
+                                 "A grid over scenario keys (JSON pointers) for collective, net, plan or train: one row per point "
                                  "(invalid points too), CSV or JSON, resumable, on threads or MPI ranks");
   auto a = std::make_shared<SweepArgs>();
   a->sub = sub;
