@@ -421,9 +421,14 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
 
 void sweep_check_plan(const PlanArgs& a) {
   if (a.json || a.csv || !a.sweep.empty() || !a.baseline.empty() || a.timing)
-    throw UsageError(std::string(a.json ? "--json" : a.csv ? "--csv" : !a.sweep.empty() ? "--sweep" : !a.baseline.empty() ? "--baseline" : "--timing") +
-                     ": not an option of a swept plan (the sweep writes its own --csv and --json files, plans one design "
-                     "per point, and writes no wall-clock times); drop it");
+    throw UsageError(
+        std::string(a.json                ? "--json"
+                    : a.csv               ? "--csv"
+                    : !a.sweep.empty()    ? "--sweep"
+                    : !a.baseline.empty() ? "--baseline"
+                                          : "--timing") +
+        ": not an option of a swept plan (the sweep writes its own --csv and --json files, plans one design "
+        "per point, and writes no wall-clock times); drop it");
   if (a.files.size() != 1)
     throw UsageError("a swept plan plans the sweep's one scenario; drop the other scenario files (" +
                      join(std::vector<std::string>(a.files.begin() + 1, a.files.end())) + ")");

@@ -43,9 +43,14 @@ struct ThirdParty {
   std::string home;            // the only folder under src/ that may include it
   std::string also = "";       // and one file outside it that may (e.g. "cli/sweep_mpi.cpp")
 };
-const std::vector<ThirdParty> kThirdParty{
-    {"nlohmann/", "config"}, {"simgrid/", "sim"}, {"xbt/", "sim"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
-    {"eigen3/", "calib"},    {"mpi.h", "hfreduce", "cli/sweep_mpi.cpp"}, {"cuda_runtime", "hfreduce"}};
+const std::vector<ThirdParty> kThirdParty{{"nlohmann/", "config"},
+                                          {"simgrid/", "sim"},
+                                          {"xbt/", "sim"},
+                                          {"CLI/", "cli"},
+                                          {"Eigen/", "calib"},
+                                          {"eigen3/", "calib"},
+                                          {"mpi.h", "hfreduce", "cli/sweep_mpi.cpp"},
+                                          {"cuda_runtime", "hfreduce"}};
 // cli/sweep_mpi.cpp: `ffsim sweep` under mpirun opens libmpi at run time (dlopen) and takes only its
 // types and handles from <mpi.h>; no other cli file names MPI.
 
