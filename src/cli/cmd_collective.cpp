@@ -151,8 +151,12 @@ Record collective_record(const std::string& scenario, const CollArgs& a, const a
 // `ffsim sweep`: the records of one point (no wall_s: it is not the same twice).
 CollPlan sweep_check_collective(const CollArgs& a) {
   if (a.json || a.csv || a.explain || !a.trace.empty())
-    throw UsageError(std::string(a.json ? "--json" : a.csv ? "--csv" : a.explain ? "--explain" : "--trace") +
-                     ": not an option of a swept collective (the sweep writes its own --csv and --json files); drop it");
+    throw UsageError(
+        std::string(a.json      ? "--json"
+                    : a.csv     ? "--csv"
+                    : a.explain ? "--explain"
+                                : "--trace") +
+        ": not an option of a swept collective (the sweep writes its own --csv and --json files); drop it");
   return prepare(a);
 }
 
@@ -178,8 +182,9 @@ std::vector<Record> sweep_collective(Context& ctx, const CollArgs& a, const conf
 
 int run_collective(Context& ctx, const CollArgs& a) {
   if (a.explain && (a.json || a.csv))
-    throw UsageError("--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
-                     "--json or --csv (drop one)");
+    throw UsageError(
+        "--explain prints NCCL's cost table and the host-memory ceilings for people; it does not combine with "
+        "--json or --csv (drop one)");
   const CollPlan cp = prepare(a);
   const auto& algos = cp.algos;
   const auto& gpus = cp.gpus;
@@ -342,7 +347,9 @@ void setup_collective(CLI::App& app, Context& ctx) {
   sub->callback([&ctx, a] {
     ctx.action = [&ctx, a] { return run_collective(ctx, *a); };
     ctx.sweep = std::make_shared<SweepHook>();
-    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) { return sweep_collective(c, *a, doc, threads); };
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) {
+      return sweep_collective(c, *a, doc, threads);
+    };
     ctx.sweep->check = [a] { (void)sweep_check_collective(*a); };
     ctx.sweep->columns = [a] {
       std::vector<std::string> keys;

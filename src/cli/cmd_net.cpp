@@ -81,7 +81,8 @@ plan::NetReport compute_net(const NetArgs& a, const plan::ScenarioSpec& sc, cons
                        " GPU nodes; give at most " + std::to_string(sc.cluster.nodes) + " (default: all)");
     if (a.senders_given && a.senders > storage)
       throw UsageError("--senders " + std::to_string(a.senders) + ": " + file + " has " + fmt_int(storage) +
-                       " storage nodes, and a client reads from each at most once; give at most " + std::to_string(storage));
+                       " storage nodes, and a client reads from each at most once; give at most " +
+                       std::to_string(storage));
   }
   return app::net_test(a.test, sc, engine, opt);
 }
@@ -194,8 +195,9 @@ void setup_net(CLI::App& app, Context& ctx) {
     ctx.sweep->rows = [a](Context& c, const config::Document& doc, int) { return sweep_net(c, *a, doc); };
     ctx.sweep->check = [a] {
       if (a->json || a->csv)
-        throw UsageError(std::string(a->json ? "--json" : "--csv") +
-                         ": not an option of a swept net test (the sweep writes its own --csv and --json files); drop it");
+        throw UsageError(
+            std::string(a->json ? "--json" : "--csv") +
+            ": not an option of a swept net test (the sweep writes its own --csv and --json files); drop it");
       (void)net_options(*a);
     };
     ctx.sweep->columns = [] {

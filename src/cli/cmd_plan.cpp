@@ -417,6 +417,56 @@ int run_sweep(Context& ctx, const PlanArgs& a, const plan::PlanOptions& o) {
   return kOk;
 }
 
+// ---------------------------------------------------------------- ffsim sweep
+
+void sweep_check_plan(const PlanArgs& a) {
+  if (a.json || a.csv || !a.sweep.empty() || !a.baseline.empty() || a.timing)
+    throw UsageError(
+        std::string(a.json                ? "--json"
+                    : a.csv               ? "--csv"
+                    : !a.sweep.empty()    ? "--sweep"
+                    : !a.baseline.empty() ? "--baseline"
+                                          : "--timing") +
+        ": not an option of a swept plan (the sweep writes its own --csv and --json files, plans one design "
+        "per point, and writes no wall-clock times); drop it");
+  if (a.files.size() != 1)
+    throw UsageError("a swept plan plans the sweep's one scenario; drop the other scenario files (" +
+                     join(std::vector<std::string>(a.files.begin() + 1, a.files.end())) + ")");
+}
+
+// One design's headline figures, in SI base units (prices in the book's unit; performance the
+// GEMM rate of every GPU at --precision).
+Record plan_record(const plan::DesignPlan& d) {
+  const auto power = d.power.total();
+  const double perf = d.performance().si();
+  return {{"scenario", d.name},
+          {"topology", d.topology},
+          {"gpus", static_cast<long long>(d.gpus)},
+          {"gpu_nodes", static_cast<long long>(d.gpu_nodes)},
+          {"storage_nodes", static_cast<long long>(d.storage_nodes)},
+          {"switches", static_cast<long long>(d.counts.switches)},
+          {"chassis", static_cast<long long>(d.counts.chassis)},
+          {"cables", static_cast<long long>(d.counts.cables)},
+          {"optics", static_cast<long long>(d.counts.optics)},
+          {"cost", d.cost ? Cell(d.cost->total()) : Cell(nullptr)},
+          {"network_cost", d.cost ? Cell(d.cost->network()) : Cell(nullptr)},
+          {"cost_unit", d.cost ? Cell(d.cost->unit) : Cell(nullptr)},
+          {"power_W", power ? Cell(power->si()) : Cell(nullptr)},
+          {"precision", d.precision},
+          {"performance_flops", perf},
+          {"flops_per_cost", d.cost && d.cost->total() > 0 ? Cell(perf / d.cost->total()) : Cell(nullptr)},
+          {"flops_per_W", power && power->si() > 0 ? Cell(perf / power->si()) : Cell(nullptr)}};
+}
+
+std::vector<Record> sweep_plan(Context& ctx, const PlanArgs& a, const config::Document& doc) {
+  sweep_check_plan(a);
+  plan::PlanOptions o;
+  o.precision = a.precision;
+  const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog(), /*check_fit=*/false);
+  check_precision(sc, a);
+  return {plan_record(plan_or_fail(sc, o))};
+}
+
 // ---------------------------------------------------------------- the command
 
 int run_plan(Context& ctx, const PlanArgs& a) {
@@ -512,6 +562,14 @@ void setup_plan(CLI::App& app, Context& ctx) {
   sub->callback([&ctx, a, precision] {
     a->precision_given = precision->count() > 0;
     ctx.action = [&ctx, a] { return run_plan(ctx, *a); };
+    ctx.sweep = std::make_shared<SweepHook>();
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int) { return sweep_plan(c, *a, doc); };
+    ctx.sweep->check = [a] { sweep_check_plan(*a); };
+    ctx.sweep->columns = [] {
+      std::vector<std::string> keys;
+      for (const auto& kv : plan_record(plan::DesignPlan{})) keys.push_back(kv.first);
+      return keys;
+    };
   });
 }
 

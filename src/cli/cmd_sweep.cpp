@@ -4,16 +4,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <exception>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -72,8 +72,10 @@ bool is_json_number(const std::string& s) {
     return i > b;
   };
   if (i < s.size() && s[i] == '-') ++i;
-  if (i < s.size() && s[i] == '0') ++i;
-  else if (!digits()) return false;
+  if (i < s.size() && s[i] == '0')
+    ++i;
+  else if (!digits())
+    return false;
   if (i < s.size() && s[i] == '.') {
     ++i;
     if (!digits()) return false;
@@ -86,10 +88,12 @@ bool is_json_number(const std::string& s) {
   return i == s.size();
 }
 
-std::pair<std::string, std::string> split_knob(const std::string& text, const std::string& option, const std::string& form) {
+std::pair<std::string, std::string> split_knob(const std::string& text, const std::string& option,
+                                               const std::string& form) {
   const auto eq = text.find('=');
   if (text.empty() || text[0] != '/' || eq == std::string::npos || eq == 1 || eq + 1 == text.size())
-    throw UsageError(option + ": expected " + form + ", a JSON pointer into the scenario and its values, got \"" + text + "\"");
+    throw UsageError(option + ": expected " + form + ", a JSON pointer into the scenario and its values, got \"" +
+                     text + "\"");
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
@@ -98,7 +102,8 @@ void add_value(Knob& k, std::string json, std::string cell) {
     throw UsageError(k.given + ": " + cell + " appears twice (its rows would repeat); give each value once");
   k.json.push_back(std::move(json));
   k.cells.push_back(std::move(cell));
-  if (k.json.size() > kMaxValues) throw UsageError(k.given + ": more than " + fmt_int(static_cast<long long>(kMaxValues)) + " values");
+  if (k.json.size() > kMaxValues)
+    throw UsageError(k.given + ": more than " + fmt_int(static_cast<long long>(kMaxValues)) + " values");
 }
 
 // --set /ptr=V1,V2,...: a number, true, false or null is that JSON value; "text" (quoted) or any
@@ -111,7 +116,8 @@ Knob parse_set(const std::string& text) {
     const auto comma = spec.find(',', start);
     const std::string v = spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     if (v.empty())
-      throw UsageError(k.given + ": empty value in \"" + spec + "\" (expected a comma-separated list without empty items)");
+      throw UsageError(k.given + ": empty value in \"" + spec +
+                       "\" (expected a comma-separated list without empty items)");
     if (is_json_number(v) || v == "true" || v == "false" || v == "null") {
       add_value(k, v, v);
     } else if (v.size() >= 2 && v.front() == '"' && v.back() == '"') {
@@ -146,12 +152,14 @@ Knob parse_range(const std::string& text) {
     start = c + 1;
   }
   if (parts.size() != 3)
-    throw UsageError(k.given + ": expected START:STOP:STEP (three numbers), got \"" + spec + "\"; a list of values is --set " +
-                     ptr + "=V1,V2,...");
+    throw UsageError(k.given + ": expected START:STOP:STEP (three numbers), got \"" + spec +
+                     "\"; a list of values is --set " + ptr + "=V1,V2,...");
   const double a = range_number(parts[0], k, "START"), b = range_number(parts[1], k, "STOP"),
                step = range_number(parts[2], k, "STEP");
   if (!(step > 0)) throw UsageError(k.given + ": STEP must be positive, got " + parts[2]);
-  if (b < a) throw UsageError(k.given + ": STOP (" + parts[1] + ") is below START (" + parts[0] + "); write START:STOP:STEP with START <= STOP");
+  if (b < a)
+    throw UsageError(k.given + ": STOP (" + parts[1] + ") is below START (" + parts[0] +
+                     "); write START:STOP:STEP with START <= STOP");
   const double span = (b - a) / step;
   if (span >= static_cast<double>(kMaxValues))
     throw UsageError(k.given + ": more than " + fmt_int(static_cast<long long>(kMaxValues)) + " values");
@@ -173,14 +181,16 @@ std::vector<std::vector<std::size_t>> grid_points(const std::vector<Knob>& knobs
     for (const auto& k : knobs)
       if (k.json.size() != knobs.front().json.size())
         throw UsageError("--zip: every knob needs as many values; " + knobs.front().given + " has " +
-                         std::to_string(knobs.front().json.size()) + ", " + k.given + " has " + std::to_string(k.json.size()));
+                         std::to_string(knobs.front().json.size()) + ", " + k.given + " has " +
+                         std::to_string(k.json.size()));
     for (std::size_t i = 0; i < knobs.front().json.size(); ++i) pts.emplace_back(knobs.size(), i);
     return pts;
   }
   double total = 1;
   for (const auto& k : knobs) total *= static_cast<double>(k.json.size());
   if (total > static_cast<double>(kMaxPoints))
-    throw UsageError("the grid has " + fmt_g(total, 4) + " points, more than " + fmt_int(static_cast<long long>(kMaxPoints)) +
+    throw UsageError("the grid has " + fmt_g(total, 4) + " points, more than " +
+                     fmt_int(static_cast<long long>(kMaxPoints)) +
                      "; sweep fewer values (or --zip lists of equal length)");
   std::vector<std::size_t> idx(knobs.size(), 0);
   while (true) {
@@ -206,11 +216,16 @@ std::string json_cell(const Cell& c) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>) return report::JsonWriter::quote(v);
-        else if constexpr (std::is_same_v<T, double>) return report::JsonWriter::number(v);
-        else if constexpr (std::is_same_v<T, long long>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-        else return "null";
+        if constexpr (std::is_same_v<T, std::string>)
+          return report::JsonWriter::quote(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return report::JsonWriter::number(v);
+        else if constexpr (std::is_same_v<T, long long>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else
+          return "null";
       },
       c);
 }
@@ -265,8 +280,10 @@ PointText unpack(const std::string& s) {
     const std::size_t n = std::stoull(s.substr(i, colon - i));
     std::string part = s.substr(colon + 1, n);
     i = colon + 1 + n;
-    if (first) t.csv = std::move(part);
-    else t.json.push_back(std::move(part));
+    if (first)
+      t.csv = std::move(part);
+    else
+      t.json.push_back(std::move(part));
     first = false;
   }
   return t;
@@ -277,7 +294,10 @@ class Outputs {
 public:
   Outputs(const SweepArgs& a, std::string csv_header, std::string json_header, std::vector<std::string> csv_keys,
           std::vector<std::string> json_keys)
-      : a_(a), csv_header_(std::move(csv_header)), json_header_(std::move(json_header)), csv_keys_(std::move(csv_keys)),
+      : a_(a),
+        csv_header_(std::move(csv_header)),
+        json_header_(std::move(json_header)),
+        csv_keys_(std::move(csv_keys)),
         json_keys_(std::move(json_keys)) {}
 
   // Reads what the files already hold: the number of leading grid points whose rows are all there.
@@ -294,8 +314,10 @@ public:
     if (!a_.csv.empty()) {
       csv_text_ = csv_header_;
       for (std::size_t p = 0; p < done; ++p) csv_text_ += csv_points_[p];
-      if (csv_stream_) open_stream();
-      else rewrite_csv();
+      if (csv_stream_)
+        open_stream();
+      else
+        rewrite_csv();
     }
     if (!a_.json.empty()) {
       json_rows_.clear();
@@ -376,8 +398,9 @@ private:
       if (p >= points) different(option, file, "it has rows past this grid's " + std::to_string(points) + " points");
       const std::vector<std::string> k = key_of(i);
       if (k != expected(p))
-        different(option, file, "its row " + std::to_string(i + 1) + " is for " + join(k) + ", and this grid's point " +
-                                    std::to_string(p + 1) + " is " + join(expected(p)));
+        different(option, file,
+                  "its row " + std::to_string(i + 1) + " is for " + join(k) + ", and this grid's point " +
+                      std::to_string(p + 1) + " is " + join(expected(p)));
       const long long n = count_of(i);
       if (n < 1) different(option, file, "its row " + std::to_string(i + 1) + " has no valid point_rows");
       if (i + static_cast<std::size_t>(n) > rows.size()) break;  // the point's last rows are missing
@@ -409,17 +432,20 @@ private:
     if (fs::exists(a_.csv, ec)) text = config::Document::read_file(a_.csv);
     std::size_t done = 0;
     if (!text.empty()) {
-      // Whole lines only (a cut header, a prefix of this sweep's, is a sweep not begun): a kill may have cut the last one.
+      // Whole lines only (a cut header, a prefix of this sweep's, is a sweep not begun): a kill may have cut the last
+      // one.
       const auto last_nl = text.rfind('\n');
       if (last_nl == std::string::npos && csv_header_.compare(0, text.size(), text) != 0)
-        different("--csv", a_.csv, "it begins \"" + text.substr(0, 200) + "\", and this sweep's header \"" +
-                                       csv_header_.substr(0, csv_header_.size() - 1) + "\"");
+        different("--csv", a_.csv,
+                  "it begins \"" + text.substr(0, 200) + "\", and this sweep's header \"" +
+                      csv_header_.substr(0, csv_header_.size() - 1) + "\"");
       if (last_nl == std::string::npos) return 0;
       text = text.substr(0, last_nl + 1);
       if (text.compare(0, csv_header_.size(), csv_header_) != 0) {
         const std::string first = text.substr(0, text.find('\n'));
-        different("--csv", a_.csv, "its header is \"" + first.substr(0, 200) + "\", this sweep's \"" +
-                                       csv_header_.substr(0, csv_header_.size() - 1) + "\"");
+        different("--csv", a_.csv,
+                  "its header is \"" + first.substr(0, 200) + "\", this sweep's \"" +
+                      csv_header_.substr(0, csv_header_.size() - 1) + "\"");
       }
       std::vector<std::string> lines;
       std::size_t at = csv_header_.size();
@@ -474,8 +500,9 @@ private:
     }
     if (lines.empty() && json_header_.compare(0, text.size(), text) == 0) return 0;  // a cut first line
     if (lines.empty() || lines.front() + "\n" != json_header_)
-      different("--json", a_.json, "its first line is \"" + (lines.empty() ? text.substr(0, 200) : lines.front().substr(0, 200)) +
-                                       "\", this sweep's \"" + json_header_.substr(0, json_header_.size() - 1) + "\"");
+      different("--json", a_.json,
+                "its first line is \"" + (lines.empty() ? text.substr(0, 200) : lines.front().substr(0, 200)) +
+                    "\", this sweep's \"" + json_header_.substr(0, json_header_.size() - 1) + "\"");
     std::vector<std::string> rows;
     for (std::size_t i = 1; i < lines.size(); ++i) {
       std::string l = lines[i];
@@ -522,7 +549,8 @@ private:
   void write_json() {
     write_output("--json", a_.json, [&](std::ostream& os) {
       os << json_header_;
-      for (std::size_t i = 0; i < json_rows_.size(); ++i) os << json_rows_[i] << (i + 1 < json_rows_.size() ? ",\n" : "\n");
+      for (std::size_t i = 0; i < json_rows_.size(); ++i)
+        os << json_rows_[i] << (i + 1 < json_rows_.size() ? ",\n" : "\n");
       os << "]}\n";
     });
     last_json_ = std::chrono::steady_clock::now();
@@ -575,7 +603,7 @@ using Setup = void (*)(CLI::App&, Context&);
 
 const std::vector<std::pair<std::string, Setup>>& sweepable() {
   static const std::vector<std::pair<std::string, Setup>> c{
-      {"collective", setup_collective}, {"net", setup_net}, {"train", setup_train}};
+      {"collective", setup_collective}, {"net", setup_net}, {"plan", setup_plan}, {"train", setup_train}};
   return c;
 }
 
@@ -627,13 +655,16 @@ int run_sweep(Context& ctx, SweepArgs& a) {
     const auto* set_opt = a.sub->get_option("--set");
     const auto* range_opt = a.sub->get_option("--range");
     for (const CLI::Option* o : a.sub->parse_order()) {
-      if (o == set_opt) knobs.push_back(parse_set(a.sets.at(si++)));
-      else if (o == range_opt) knobs.push_back(parse_range(a.ranges.at(ri++)));
+      if (o == set_opt)
+        knobs.push_back(parse_set(a.sets.at(si++)));
+      else if (o == range_opt)
+        knobs.push_back(parse_range(a.ranges.at(ri++)));
     }
   }
   if (knobs.empty())
-    throw UsageError("a sweep needs at least one knob: --set POINTER=V1,V2,... or --range POINTER=START:STOP:STEP (e.g. --set "
-                     "/cluster/nodes=16,32,64)");
+    throw UsageError(
+        "a sweep needs at least one knob: --set POINTER=V1,V2,... or --range POINTER=START:STOP:STEP (e.g. --set "
+        "/cluster/nodes=16,32,64)");
   for (std::size_t i = 0; i < knobs.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (knobs[i].pointer == knobs[j].pointer)
@@ -647,8 +678,9 @@ int run_sweep(Context& ctx, SweepArgs& a) {
     // Points side by side need an engine that is safe on threads (the SimGrid engine is not).
     for (std::size_t i = 0; i + 1 < a.command_args.size(); ++i)
       if (a.command_args[i] == "--engine" && a.command_args[i + 1] == "simgrid")
-        throw UsageError("--threads: the SimGrid engine runs one simulation at a time; drop --threads (mpirun -np N splits "
-                         "the grid across processes)");
+        throw UsageError(
+            "--threads: the SimGrid engine runs one simulation at a time; drop --threads (mpirun -np N splits "
+            "the grid across processes)");
   }
 
   ctx.use_scenarios({a.scenario});
@@ -682,9 +714,9 @@ int run_sweep(Context& ctx, SweepArgs& a) {
     arg_list += (i ? ", " : "") + report::JsonWriter::quote(a.command_args[i]);
   const std::string json_header = "{\"schema_version\": " + report::JsonWriter::quote(schema_version("sweep")) +
                                   ", \"scenario\": " + report::JsonWriter::quote(a.scenario) +
-                                  ", \"command\": " + report::JsonWriter::quote(a.command) + ", \"args\": [" + arg_list +
-                                  "], \"knobs\": [" + knob_list + "], \"zip\": " + (a.zip ? "true" : "false") +
-                                  ", \"rows\": [\n";
+                                  ", \"command\": " + report::JsonWriter::quote(a.command) + ", \"args\": [" +
+                                  arg_list + "], \"knobs\": [" + knob_list +
+                                  "], \"zip\": " + (a.zip ? "true" : "false") + ", \"rows\": [\n";
 
   auto text_of = [&](std::size_t p) {
     const auto& idx = points[p];
@@ -717,14 +749,17 @@ int run_sweep(Context& ctx, SweepArgs& a) {
       cells.emplace_back(t.ok ? "ok" : "invalid");
       cells.push_back(one_line(reason));
       cells.push_back(std::to_string(n));
-      js += std::string("\"status\": ") + (t.ok ? "\"ok\"" : "\"invalid\"") + ", \"reason\": " +
-            (t.ok ? std::string("null") : report::JsonWriter::quote(one_line(reason))) + ", \"point_rows\": " + std::to_string(n);
+      js += std::string("\"status\": ") + (t.ok ? "\"ok\"" : "\"invalid\"") +
+            ", \"reason\": " + (t.ok ? std::string("null") : report::JsonWriter::quote(one_line(reason))) +
+            ", \"point_rows\": " + std::to_string(n);
       for (std::size_t c = 0; c < columns.size(); ++c) {
         if (t.ok && (c >= recs[r].size() || recs[r][c].first != columns[c]))
-          throw std::logic_error(a.command + "'s sweep row has column " + (c < recs[r].size() ? recs[r][c].first : "none") +
-                                 " where " + columns[c] + " was announced");
+          throw std::logic_error(a.command + "'s sweep row has column " +
+                                 (c < recs[r].size() ? recs[r][c].first : "none") + " where " + columns[c] +
+                                 " was announced");
         cells.push_back(t.ok ? cell_text(recs[r][c].second) : std::string());
-        js += ", " + report::JsonWriter::quote(columns[c]) + ": " + (t.ok ? json_cell(recs[r][c].second) : std::string("null"));
+        js += ", " + report::JsonWriter::quote(columns[c]) + ": " +
+              (t.ok ? json_cell(recs[r][c].second) : std::string("null"));
       }
       t.csv += csv_line(cells);
       t.json.push_back(js + "}");
@@ -816,7 +851,8 @@ int run_sweep(Context& ctx, SweepArgs& a) {
           try {
             std::rethrow_exception(failure);
           } catch (const std::exception& e) {
-            std::cerr << "ffsim sweep (rank " << rank << "): " << e.what() << "\n(this is a bug in ffsim; please report it)\n";
+            std::cerr << "ffsim sweep (rank " << rank << "): " << e.what()
+                      << "\n(this is a bug in ffsim; please report it)\n";
           }
           sweep_mpi::abort_all(kInternal);
         }
@@ -854,37 +890,42 @@ int run_sweep(Context& ctx, SweepArgs& a) {
   progress.clear();
   out->finish();
   if (!a.quiet)
-    std::cerr << "ffsim sweep: " << points.size() << " points: " << first << " already in the output (skipped), " << computed
-              << " computed (" << ok << " ok, " << invalid << " invalid)\n";
+    std::cerr << "ffsim sweep: " << points.size() << " points: " << first << " already in the output (skipped), "
+              << computed << " computed (" << ok << " ok, " << invalid << " invalid)\n";
   return kOk;
 }
 
 }  // namespace
 
 void setup_sweep(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("sweep",
-                                 "A grid over scenario keys (JSON pointers) for collective, net or train: one row per point "
-                                 "(invalid points too), CSV or JSON, resumable, on threads or MPI ranks");
+  auto* sub = app.add_subcommand(
+      "sweep",
+      "A grid over scenario keys (JSON pointers) for collective, net, plan or train: one row per point "
+      "(invalid points too), CSV or JSON, resumable, on threads or MPI ranks");
   auto a = std::make_shared<SweepArgs>();
   a->sub = sub;
   ctx.expects(sub->add_option("scenario", a->scenario, "Scenario JSON file")->required()->check(input_file()),
               "a scenario file");
-  ctx.expects(sub->add_option("--command", a->command, "The command each point runs: " + join(sweepable_names()))->required(),
-              "one of " + join(sweepable_names()));
-  ctx.expects(sub->add_option("--set", a->sets,
-                              "A knob: POINTER=V1,V2,... (e.g. /cluster/nodes=16,32,64; numbers, true, false, null, or text "
-                              "such as 184MiB); repeatable")
-                  ->expected(1)
-                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
-              "POINTER=V1,V2,...");
-  ctx.expects(sub->add_option("--range", a->ranges, "A knob: POINTER=START:STOP:STEP (STOP included when hit); repeatable")
-                  ->expected(1)
-                  ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
-              "POINTER=START:STOP:STEP");
+  ctx.expects(
+      sub->add_option("--command", a->command, "The command each point runs: " + join(sweepable_names()))->required(),
+      "one of " + join(sweepable_names()));
+  ctx.expects(
+      sub->add_option("--set", a->sets,
+                      "A knob: POINTER=V1,V2,... (e.g. /cluster/nodes=16,32,64; numbers, true, false, null, or text "
+                      "such as 184MiB); repeatable")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
+      "POINTER=V1,V2,...");
+  ctx.expects(
+      sub->add_option("--range", a->ranges, "A knob: POINTER=START:STOP:STEP (STOP included when hit); repeatable")
+          ->expected(1)
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll),
+      "POINTER=START:STOP:STEP");
   sub->add_flag("--zip", a->zip, "Pair the knobs' values (the i-th of each) instead of their cartesian product");
   ctx.expects(sub->add_option("--csv", a->csv, "Write (or resume) the rows as CSV in this file"), "a file name");
   ctx.expects(sub->add_option("--json", a->json, "Write (or resume) the rows as JSON in this file"), "a file name");
-  ctx.expects(sub->add_option("--threads", a->threads, "Run this many points at once (default 1; the output does not depend on it)")
+  ctx.expects(sub->add_option("--threads", a->threads,
+                              "Run this many points at once (default 1; the output does not depend on it)")
                   ->check(int_in(1, 4096)),
               "an integer in [1, 4096]");
   sub->add_flag("--quiet", a->quiet, "No progress bar and no summary on stderr");

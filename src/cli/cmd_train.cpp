@@ -131,10 +131,10 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
   // The GPU's rates for the workload's precision: a model error (exit 3) before any step runs.
   const auto& gpu = sc.cluster.node.gpus.front().gpu;
   const train::GpuRates rates = train::rates_of(gpu, w.precision);
-  const app::StepSession session(sc, ctx.catalog(), choice,
-                                 a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate
-                                                             : train::CollectiveCosts::Method::Simulate,
-                                 a.collectives == "emit", threads);
+  const app::StepSession session(
+      sc, ctx.catalog(), choice,
+      a.collectives == "estimate" ? train::CollectiveCosts::Method::Estimate : train::CollectiveCosts::Method::Simulate,
+      a.collectives == "emit", threads);
   const train::StepEnv& env = session.env();
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
@@ -201,20 +201,27 @@ Record train_record(const train::StepResult& r) {
 // wall-clock columns.
 app::EngineChoice sweep_check_train(const TrainArgs& a) {
   if (a.json || a.csv || a.timing || !a.trace.empty() || a.trace_gpus > 0)
-    throw UsageError(std::string(a.json ? "--json" : a.csv ? "--csv" : a.timing ? "--timing" : !a.trace.empty() ? "--trace" : "--trace-gpus") +
-                     ": not an option of a swept train (the sweep writes its own --csv and --json files, and no wall-clock "
-                     "times: they are not the same twice); drop it");
+    throw UsageError(
+        std::string(a.json             ? "--json"
+                    : a.csv            ? "--csv"
+                    : a.timing         ? "--timing"
+                    : !a.trace.empty() ? "--trace"
+                                       : "--trace-gpus") +
+        ": not an option of a swept train (the sweep writes its own --csv and --json files, and no wall-clock "
+        "times: they are not the same twice); drop it");
   const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   if (!a.backend.empty()) {
     const auto b = train::backend_names();
     if (std::find(b.begin(), b.end(), a.backend) == b.end())
-      throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) + "; valid: " + join(b));
+      throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) +
+                       "; valid: " + join(b));
   }
   if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
-    throw UsageError("--threads: simulates a step's distinct collectives side by side, with the fluid engine and --collectives "
-                     "simulate: drop --threads");
+    throw UsageError(
+        "--threads: simulates a step's distinct collectives side by side, with the fluid engine and --collectives "
+        "simulate: drop --threads");
   if (!a.gpus.empty()) (void)parse_gpus(a.gpus);
   return choice;
 }
@@ -235,18 +242,20 @@ std::vector<Record> sweep_train(Context& ctx, const TrainArgs& a, const config::
 
 int run_train(Context& ctx, const TrainArgs& a) {
   if (a.trace_gpus > 0 && a.trace.empty())
-    throw UsageError("--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
+    throw UsageError(
+        "--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
   const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
   if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
-    throw UsageError("--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
-                     "and --collectives simulate (the default); " +
-                     (!choice.caps.parallel_safe ? "the SimGrid engine runs one simulation at a time"
-                                             : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
-                                                                           : std::string("--collectives emit simulates them inside the step")) +
-                     ": drop --threads");
+    throw UsageError(
+        "--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
+        "and --collectives simulate (the default); " +
+        (!choice.caps.parallel_safe    ? "the SimGrid engine runs one simulation at a time"
+         : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
+                                       : std::string("--collectives emit simulates them inside the step")) +
+        ": drop --threads");
   ctx.use_scenarios({a.scenario});  // the cluster simulated (--workload's cluster is not)
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const TrainRun run = compute_train(ctx, a, sc, choice, a.threads > 0 ? a.threads : hardware_threads(), true);
@@ -378,7 +387,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   sub->callback([&ctx, a] {
     ctx.action = [&ctx, a] { return run_train(ctx, *a); };
     ctx.sweep = std::make_shared<SweepHook>();
-    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) { return sweep_train(c, *a, doc, threads); };
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int threads) {
+      return sweep_train(c, *a, doc, threads);
+    };
     ctx.sweep->check = [a] { (void)sweep_check_train(*a); };
     ctx.sweep->columns = [] {
       std::vector<std::string> keys{"scenario", "backend"};

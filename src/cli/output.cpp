@@ -311,11 +311,16 @@ std::string json_record_line(const Record& r) {
     line += std::visit(
         [](const auto& v) -> std::string {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::string>) return report::JsonWriter::quote(v);
-          else if constexpr (std::is_same_v<T, double>) return report::JsonWriter::number(v);
-          else if constexpr (std::is_same_v<T, long long>) return std::to_string(v);
-          else if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-          else return "null";
+          if constexpr (std::is_same_v<T, std::string>)
+            return report::JsonWriter::quote(v);
+          else if constexpr (std::is_same_v<T, double>)
+            return report::JsonWriter::number(v);
+          else if constexpr (std::is_same_v<T, long long>)
+            return std::to_string(v);
+          else if constexpr (std::is_same_v<T, bool>)
+            return v ? "true" : "false";
+          else
+            return "null";
         },
         r[i].second);
   }

@@ -313,7 +313,8 @@ Document Document::with_value(const std::string& pointer, const std::string& val
       if (!at->contains(key)) {
         std::vector<std::string> keys;
         for (auto it = at->begin(); it != at->end(); ++it) keys.push_back(it.key());
-        throw ValueError("no member \"" + key + "\" at " + where + " (its keys: " + join(keys) + ")" + did_you_mean(key, keys));
+        throw ValueError("no member \"" + key + "\" at " + where + " (its keys: " + join(keys) + ")" +
+                         did_you_mean(key, keys));
       }
       at = &(*at)[key];
     } else if (at->is_array()) {
@@ -329,14 +330,17 @@ Document Document::with_value(const std::string& pointer, const std::string& val
                          std::to_string(at->size()) + " - 1)");
       at = &(*at)[static_cast<std::size_t>(i)];
     } else {
-      throw ValueError("the value at " + where + " is a " + std::string(at->type_name()) + ", with no member \"" + key + "\"");
+      throw ValueError("the value at " + where + " is a " + std::string(at->type_name()) + ", with no member \"" + key +
+                       "\"");
     }
     walked += "/" + raw;
     if (end == std::string::npos) break;
     start = end + 1;
   }
-  if (at->is_object() && at->contains("value") && at->contains("source") && at->size() == 2) (*at)["value"] = value;
-  else *at = value;
+  if (at->is_object() && at->contains("value") && at->contains("source") && at->size() == 2)
+    (*at)["value"] = value;
+  else
+    *at = value;
   return d;
 }
 

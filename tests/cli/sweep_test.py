@@ -105,6 +105,15 @@ try:
             check(th.returncode == 0, "--threads %s exits 0: %s" % (t, th.stderr))
             check(read(t_csv) == read(s_csv), "--threads %s: CSV byte-identical to the serial run" % t)
             check(read(t_json) == read(s_json), "--threads %s: JSON byte-identical to the serial run" % t)
+        # plan on 2 threads: the same bytes as serially (12 points, a few invalid).
+        pk = ["--set", "/cluster/nodes=16,600,1300", "--set", "/fabric/switch=qm8700,qm9700", "--range", "/fabric/zones=1:2:1"]
+        outs = []
+        for t in ("1", "2"):
+            p = subprocess.run([FFSIM, "--models", "models", "sweep", SCEN, "--command", "plan", *pk, "--threads", t, "--quiet"],
+                               capture_output=True, text=True, timeout=120)
+            check(p.returncode == 0, "plan sweep exits 0: " + p.stderr)
+            outs.append(p.stdout)
+        check(outs[0] == outs[1] and outs[0].count("\n") == 13, "plan sweep: --threads 2 gives the serial bytes")
         # --zip: the i-th values together (3 points).
         z, z_csv, _ = sweep(tmp, "zip", ["--zip"], knobs=["--set", "/cluster/nodes=1,2,3", "--range", "/fabric/zones=1:3:1"])
         zr = list(csv.DictReader(io.StringIO(read(z_csv).decode())))
