@@ -41,7 +41,7 @@ const std::vector<KernelRule>& kernel_rules() {
       // PyTorch's foreach kernels say "multi_tensor_apply"; grad-norm clipping also uses it: [I]).
       {K::Optimizer, "adam", "Adam/AdamW functors (multi_tensor_apply_kernel<..., AdamFunctor>, fused_adam)"},
       {K::Optimizer, "sgd", "SGD functors"},
-      {K::Optimizer, "lamb", "LAMB"},
+      {K::Optimizer, "lambstage", "LAMB's stages (apex LAMBStage1Functor); not \"lamb\": every C++ lambda in a template name says it"},
       {K::Optimizer, "adagrad", "Adagrad"},
       {K::Optimizer, "optimizer", "kernels named after an optimizer step"},
       {K::Optimizer, "multi_tensor_apply", "PyTorch/apex foreach kernels: the optimizer's fused update [I]"},
@@ -56,7 +56,13 @@ const std::vector<KernelRule>& kernel_rules() {
       // GEMMs: its name would match "gemm".
       {K::MemoryBound, "fbgemm_gpu", "fbgemm_gpu's sparse/embedding kernels (not GEMMs)"},
       // Convolutions before GEMM: cuDNN's and CUTLASS's implicit-GEMM convolutions say "gemm".
-      {K::Conv, "conv", "convolution kernels (ImplicitGemmConvolution, *convolve*, conv2d)"},
+      // Not "conv" alone: "convert" is in many elementwise kernels' names.
+      {K::Conv, "convolution", "convolution kernels (cutlass_cudnn ImplicitGemmConvolution)"},
+      {K::Conv, "convolve", "cuDNN convolve kernels"},
+      {K::Conv, "conv1d", "1-D convolutions"},
+      {K::Conv, "conv2d", "2-D convolutions"},
+      {K::Conv, "conv3d", "3-D convolutions"},
+      {K::Conv, "depthwise", "depthwise convolutions"},
       {K::Conv, "implicit_gemm", "cuDNN xmma implicit-GEMM convolutions (sm80_xmma_fprop_implicit_gemm_*)"},
       {K::Conv, "implicitgemm", "implicit-GEMM convolutions spelled as one word"},
       {K::Conv, "winograd", "Winograd convolutions"},

@@ -60,6 +60,12 @@ TEST_CASE("calib::classify_kernel: the ordered rules") {
   CHECK(c("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)") == KernelClass::MemoryBound);
   CHECK(c("triton__0d1d2d3d") == KernelClass::MemoryBound);
   CHECK(c("my_custom_kernel(float*)") == KernelClass::Other);
+  // substrings that would mislead: a C++ lambda is not LAMB, "convert" is not a convolution
+  CHECK(c("void at::native::vectorized_elementwise_kernel<4, at::native::launch_clamp_scalar(...)::{lambda()#1}>(int)") ==
+        KernelClass::MemoryBound);
+  CHECK(c("void at::native::unrolled_elementwise_kernel<at::native::convert_functor<float> >(int)") == KernelClass::MemoryBound);
+  CHECK(c("void multi_tensor_apply_kernel<TensorListMetadata<2>, LAMBStage1Functor<float>, float>(int)") == KernelClass::Optimizer);
+  CHECK(c("void at::native::conv_depthwise2d_forward_kernel<float>(float*)") == KernelClass::Conv);
   CHECK(c("") == KernelClass::Other);
   // the category decides for copies, whatever the name
   CHECK(c("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy") == KernelClass::Memcpy);
