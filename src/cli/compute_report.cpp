@@ -166,7 +166,7 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
   for (const auto& x : t.steps) {
     w.begin_object();
     w.field("name", x.name);
-    w.field("start_us", x.start_us);
+    w.field("start_s", x.start_us * 1e-6);  // the trace's clock (Kineto: microseconds since an epoch)
     w.field("span_s", x.dur_us * 1e-6);
     w.field("gpu_busy_s", x.busy_us * 1e-6);
     w.field("gpu_idle_s", std::max(0.0, x.gpu_last_us - x.gpu_first_us - x.busy_us) * 1e-6);
