@@ -42,10 +42,9 @@ struct ThirdParty {
   std::string include_prefix;  // as written in #include <...>
   std::string home;            // the only folder under src/ that may include it
 };
-const std::vector<ThirdParty> kThirdParty{
-    {"nlohmann/", "config"}, {"simgrid/", "sim"}, {"xbt/", "sim"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
-    {"eigen3/", "calib"},    {"mpi.h", "hfreduce"}, {"cuda_runtime", "hfreduce"},
-    {"zlib.h", "calib"}};
+const std::vector<ThirdParty> kThirdParty{{"nlohmann/", "config"}, {"simgrid/", "sim"},          {"xbt/", "sim"},
+                                          {"CLI/", "cli"},         {"Eigen/", "calib"},          {"eigen3/", "calib"},
+                                          {"mpi.h", "hfreduce"},   {"cuda_runtime", "hfreduce"}, {"zlib.h", "calib"}};
 
 struct SourceFile {
   std::string path;     // relative to src/, e.g. "hw/parse.cpp"
@@ -147,15 +146,15 @@ std::vector<SourceFile> read_tree(const fs::path& src) {
 TEST_CASE("layering: the checker catches each kind of violation") {
   // A synthetic tree with one violation of each rule, and one clean file, so this test can fail.
   const std::vector<SourceFile> bad{
-      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},     // a lower layer includes a higher one
-      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},         // nlohmann outside config
-      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},         // SimGrid outside sim
-      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},           // CLI11 outside cli
-      {"sim/e.cpp", "#include <Eigen/Dense>\n"},              // Eigen outside calib
-      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},    // hfreduce depends on nothing else
-      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},       // and nothing depends on it
-      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},     // a domain layer reads JSON
-      {"plan/z.cpp", "#include <zlib.h>\n"},                   // zlib outside calib (the trace reader)
+      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},    // a lower layer includes a higher one
+      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},       // nlohmann outside config
+      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},       // SimGrid outside sim
+      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},         // CLI11 outside cli
+      {"sim/e.cpp", "#include <Eigen/Dense>\n"},            // Eigen outside calib
+      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},  // hfreduce depends on nothing else
+      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},     // and nothing depends on it
+      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},  // a domain layer reads JSON
+      {"plan/z.cpp", "#include <zlib.h>\n"},                // zlib outside calib (the trace reader)
       {"cli/ok.cpp", "#include \"core/units.hpp\"\n#include <CLI/CLI.hpp>\n#include <vector>\n"},
   };
   const auto v = violations(bad);
