@@ -27,8 +27,10 @@ std::vector<std::string> csv_record(const std::string& text, std::size_t& pos) {
     const char c = text[pos++];
     if (quoted) {
       if (c == '"') {
-        if (pos < text.size() && text[pos] == '"') cur += '"', ++pos;
-        else quoted = false;
+        if (pos < text.size() && text[pos] == '"')
+          cur += '"', ++pos;
+        else
+          quoted = false;
       } else {
         cur += c;
       }
@@ -76,26 +78,31 @@ GemmCsv parse_gemm_csv(const std::string& text, const std::string& file) {
   const std::vector<std::string> need{"source", "gpu", "dtype", "m", "n", "k", "tflops", "kind"};
   for (const auto& n : need)
     if (!col.count(n))
-      throw ConfigError(file, "", "line 1: no column \"" + n +
-                                      "\": expected a header with source,gpu,dtype,M,N,K,tflops,kind (the columns of "
-                                      "shared/reference/compute/gemm_a100.csv)");
+      throw ConfigError(file, "",
+                        "line 1: no column \"" + n +
+                            "\": expected a header with source,gpu,dtype,M,N,K,tflops,kind (the columns of "
+                            "shared/reference/compute/gemm_a100.csv)");
   std::string last_source;
   while (pos < text.size()) {
     const std::size_t start = pos;
     ++line;
     const auto f = csv_record(text, pos);
     // A record may span lines inside quotes: count the newlines it held.
-    line += static_cast<int>(std::count(text.begin() + static_cast<long>(start), text.begin() + static_cast<long>(pos), '\n')) - 1;
+    line += static_cast<int>(
+                std::count(text.begin() + static_cast<long>(start), text.begin() + static_cast<long>(pos), '\n')) -
+            1;
     if (f.size() == 1 && f[0].empty()) continue;
     const std::string where = "line " + std::to_string(line) + ": ";
     if (f.size() < header.size())
-      throw ConfigError(file, "", where + "expected " + std::to_string(header.size()) + " fields (the header's); found " +
-                                      std::to_string(f.size()));
+      throw ConfigError(file, "",
+                        where + "expected " + std::to_string(header.size()) + " fields (the header's); found " +
+                            std::to_string(f.size()));
     GemmRow r;
     r.line = line;
     r.source = f[col["source"]];
     if (lower(r.source).rfind("same figure", 0) == 0 || lower(r.source).rfind("same ", 0) == 0) {
-      if (last_source.empty()) throw ConfigError(file, "", where + "\"" + r.source + "\" with no row above to refer to");
+      if (last_source.empty())
+        throw ConfigError(file, "", where + "\"" + r.source + "\" with no row above to refer to");
       r.source = last_source;
     }
     last_source = r.source;
@@ -116,9 +123,12 @@ GemmCsv parse_gemm_csv(const std::string& text, const std::string& file) {
     r.shape.k = static_cast<long long>(num("k"));
     r.tflops = num("tflops");
     const std::string d = lower(r.dtype);
-    if (d.find("tf32") != std::string::npos) r.precision = "tf32";  // "fp32 (TF32 likely, NGC 22.07)" too
-    else if (d.find("fp16") != std::string::npos || d.find("bf16") != std::string::npos) r.precision = "fp16";
-    else if (d.find("fp32") != std::string::npos) r.precision = "fp32";
+    if (d.find("tf32") != std::string::npos)
+      r.precision = "tf32";  // "fp32 (TF32 likely, NGC 22.07)" too
+    else if (d.find("fp16") != std::string::npos || d.find("bf16") != std::string::npos)
+      r.precision = "fp16";
+    else if (d.find("fp32") != std::string::npos)
+      r.precision = "fp32";
     else
       throw ConfigError(file, "", where + "column dtype: expected fp16, bf16, tf32 or fp32; found \"" + r.dtype + "\"");
     const std::string k = lower(r.kind);
@@ -141,12 +151,14 @@ GemmGpu gemm_gpu(const config::Catalog& cat, const std::string& name) {
   const auto* e = cat.find(config::kGpu, name);
   if (!e) {
     const auto valid = cat.names(config::kGpu);
-    throw UsageError("--gpu: unknown GPU model \"" + name + "\"" + did_you_mean(name, valid) + "; valid: " + join(valid));
+    throw UsageError("--gpu: unknown GPU model \"" + name + "\"" + did_you_mean(name, valid) +
+                     "; valid: " + join(valid));
   }
   const auto g = config::parse_gpu(*e);
   if (g.sms <= 0)
     throw UsageError("--gpu: GPU model " + name + " (" + e->file +
-                     ") has no \"sms\" fact (its streaming multiprocessors): the GEMM model counts waves over them; add it with its source");
+                     ") has no \"sms\" fact (its streaming multiprocessors): the GEMM model counts waves over them; "
+                     "add it with its source");
   GemmGpu out;
   out.name = name;
   out.sms = g.sms;
@@ -181,7 +193,8 @@ GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& g
     if (std::find(precs.begin(), precs.end(), r.precision) == precs.end()) precs.push_back(r.precision);
   std::sort(precs.begin(), precs.end());
   for (const auto& p : precs)
-    if (!gpu.peak.count(p)) throw UsageError("--gpu: GPU model " + gpu.name + " has no " + p + " peak, which the CSV's rows need");
+    if (!gpu.peak.count(p))
+      throw UsageError("--gpu: GPU model " + gpu.name + " has no " + p + " peak, which the CSV's rows need");
   GemmFitValues v;
   v.tile = tile;
   bool free_overhead = true, free_launch = true;
@@ -201,7 +214,8 @@ GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& g
     }
     const auto x = linear_least_squares(a, b, w);
     v.ceiling.clear();
-    for (std::size_t i = 0; i < precs.size(); ++i) v.ceiling[precs[i]] = x[i] > 0 ? 1.0 / x[i] : std::numeric_limits<double>::quiet_NaN();
+    for (std::size_t i = 0; i < precs.size(); ++i)
+      v.ceiling[precs[i]] = x[i] > 0 ? 1.0 / x[i] : std::numeric_limits<double>::quiet_NaN();
     std::size_t j = precs.size();
     v.wave_overhead_s = free_overhead ? x[j++] : 0.0;
     v.launch_s = free_launch ? x[j++] : 0.0;
@@ -246,7 +260,8 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
     fit.tiles.push_back({t, errors_of(rel_errors(used, v))});
   }
   std::stable_sort(fit.tiles.begin(), fit.tiles.end(), [](const GemmTileTrial& a, const GemmTileTrial& b) {
-    const double ea = std::isnan(a.errors.mape) ? 1e300 : a.errors.mape, eb = std::isnan(b.errors.mape) ? 1e300 : b.errors.mape;
+    const double ea = std::isnan(a.errors.mape) ? 1e300 : a.errors.mape,
+                 eb = std::isnan(b.errors.mape) ? 1e300 : b.errors.mape;
     return ea < eb;
   });
   const train::GemmTile tile = fit.tiles.front().tile;
@@ -277,7 +292,8 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
     }
     if (!unc.empty()) {
       std::sort(unc.begin(), unc.end());
-      res.median_uncertainty = unc.size() % 2 ? unc[unc.size() / 2] : 0.5 * (unc[unc.size() / 2 - 1] + unc[unc.size() / 2]);
+      res.median_uncertainty =
+          unc.size() % 2 ? unc[unc.size() / 2] : 0.5 * (unc[unc.size() / 2 - 1] + unc[unc.size() / 2]);
     }
     res.in_fit = errors_of(rel_errors(mine, fit.values));
     if (mine.empty()) {
@@ -289,7 +305,8 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
       for (const auto& r : others) have.insert(r.precision);
       std::string missing;
       for (const auto& r : mine)
-        if (!have.count(r.precision) && missing.find(r.precision) == std::string::npos) missing += (missing.empty() ? "" : ", ") + r.precision;
+        if (!have.count(r.precision) && missing.find(r.precision) == std::string::npos)
+          missing += (missing.empty() ? "" : ", ") + r.precision;
       if (!missing.empty()) {
         res.held_out_note = "the other datasets have no " + missing + " rows";
       } else {

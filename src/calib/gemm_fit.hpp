@@ -20,9 +20,9 @@ namespace ffsim::calib {
 
 /// One measured GEMM (a row of the CSV).
 struct GemmRow {
-  int line = 0;           ///< 1-based line of the CSV, for messages
-  std::string source;     ///< as written ("same figure" resolved to the row above's source)
-  std::string dataset;    ///< the source's first word and the kind: the unit of leave-one-dataset-out
+  int line = 0;         ///< 1-based line of the CSV, for messages
+  std::string source;   ///< as written ("same figure" resolved to the row above's source)
+  std::string dataset;  ///< the source's first word and the kind: the unit of leave-one-dataset-out
   std::string gpu, dtype, kind, stat;
   std::string precision;  ///< the peak it is measured against: "fp16" (fp16 and bf16), "tf32", "fp32"
   train::GemmShape shape;
@@ -57,7 +57,7 @@ struct GemmFitValues {
   train::GemmTile tile;
   std::map<std::string, double> ceiling;  ///< by precision
   double wave_overhead_s = 0, launch_s = 0;
-  std::vector<std::string> at_bound;      ///< parameters held at 0 (their free fit went negative)
+  std::vector<std::string> at_bound;  ///< parameters held at 0 (their free fit went negative)
   [[nodiscard]] train::GemmParams params(const std::string& precision) const;
 };
 
@@ -69,10 +69,10 @@ struct GemmErrors {
 struct GemmDatasetResult {
   std::string dataset;
   int rows = 0, excluded = 0;
-  GemmErrors in_fit;             ///< with the fit on every dataset
-  GemmErrors held_out;           ///< with the fit on the other datasets only
-  std::string held_out_note;     ///< why there is no held-out figure ("" if there is)
-  double median_uncertainty = 0; ///< median relative uncertainty of its rates (chart read-off)
+  GemmErrors in_fit;              ///< with the fit on every dataset
+  GemmErrors held_out;            ///< with the fit on the other datasets only
+  std::string held_out_note;      ///< why there is no held-out figure ("" if there is)
+  double median_uncertainty = 0;  ///< median relative uncertainty of its rates (chart read-off)
 };
 
 struct GemmTileTrial {
@@ -85,7 +85,7 @@ struct GemmFit {
   GemmGpu gpu;
   GemmFitValues values;
   GemmErrors all;
-  std::vector<double> model_s;  ///< per row of the CSV (0 for excluded rows)
+  std::vector<double> model_s;              ///< per row of the CSV (0 for excluded rows)
   std::vector<GemmDatasetResult> datasets;  ///< in order of first appearance
   std::vector<GemmTileTrial> tiles;         ///< every tile tried, the chosen one first
 };
@@ -100,7 +100,8 @@ struct GemmFit {
 
 /// Fits one tile on the given rows (indices into csv.rows); `ok` is false when a precision of the
 /// rows has no training row. Exposed for tests.
-[[nodiscard]] GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& gpu, const train::GemmTile& tile);
+[[nodiscard]] GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& gpu,
+                                            const train::GemmTile& tile);
 [[nodiscard]] double gemm_model_time(const GemmRow& r, const GemmGpu& gpu, const GemmFitValues& v);
 
 }  // namespace ffsim::calib

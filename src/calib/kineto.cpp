@@ -41,7 +41,8 @@ const std::vector<KernelRule>& kernel_rules() {
       // PyTorch's foreach kernels say "multi_tensor_apply"; grad-norm clipping also uses it: [I]).
       {K::Optimizer, "adam", "Adam/AdamW functors (multi_tensor_apply_kernel<..., AdamFunctor>, fused_adam)"},
       {K::Optimizer, "sgd", "SGD functors"},
-      {K::Optimizer, "lamb", "LAMB"},
+      {K::Optimizer, "lambstage",
+       "LAMB's stages (apex LAMBStage1Functor); not \"lamb\": every C++ lambda in a template name says it"},
       {K::Optimizer, "adagrad", "Adagrad"},
       {K::Optimizer, "optimizer", "kernels named after an optimizer step"},
       {K::Optimizer, "multi_tensor_apply", "PyTorch/apex foreach kernels: the optimizer's fused update [I]"},
@@ -56,7 +57,13 @@ const std::vector<KernelRule>& kernel_rules() {
       // GEMMs: its name would match "gemm".
       {K::MemoryBound, "fbgemm_gpu", "fbgemm_gpu's sparse/embedding kernels (not GEMMs)"},
       // Convolutions before GEMM: cuDNN's and CUTLASS's implicit-GEMM convolutions say "gemm".
-      {K::Conv, "conv", "convolution kernels (ImplicitGemmConvolution, *convolve*, conv2d)"},
+      // Not "conv" alone: "convert" is in many elementwise kernels' names.
+      {K::Conv, "convolution", "convolution kernels (cutlass_cudnn ImplicitGemmConvolution)"},
+      {K::Conv, "convolve", "cuDNN convolve kernels"},
+      {K::Conv, "conv1d", "1-D convolutions"},
+      {K::Conv, "conv2d", "2-D convolutions"},
+      {K::Conv, "conv3d", "3-D convolutions"},
+      {K::Conv, "depthwise", "depthwise convolutions"},
       {K::Conv, "implicit_gemm", "cuDNN xmma implicit-GEMM convolutions (sm80_xmma_fprop_implicit_gemm_*)"},
       {K::Conv, "implicitgemm", "implicit-GEMM convolutions spelled as one word"},
       {K::Conv, "winograd", "Winograd convolutions"},
@@ -96,7 +103,8 @@ const std::vector<KernelRule>& kernel_rules() {
       {K::MemoryBound, "nhwctonchw", "cuDNN layout transforms"},
       {K::MemoryBound, "distribution", "random number generation (distribution_elementwise_*)"},
       {K::MemoryBound, "cub::", "CUB scans, sorts, reductions"},
-      {K::MemoryBound, "triton", "TorchInductor's generated kernels (fused pointwise/reductions; [I] a name says no more)"},
+      {K::MemoryBound, "triton",
+       "TorchInductor's generated kernels (fused pointwise/reductions; [I] a name says no more)"},
   };
   return rules;
 }
@@ -105,7 +113,8 @@ KernelClass classify_kernel(std::string_view name, std::string_view cat, int* ru
   if (rule) *rule = -1;
   if (cat == "gpu_memcpy" || cat == "gpu_memset") return KernelClass::Memcpy;
   std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const auto& rules = kernel_rules();
   for (std::size_t i = 0; i < rules.size(); ++i)
     if (lower.find(rules[i].pattern) != std::string::npos) {
@@ -144,22 +153,26 @@ std::string read_maybe_gzip(const std::string& path) {
       int err = 0;
       const std::string msg = gzerror(f, &err);
       gzclose(f);
-      throw ConfigError(path, "", "corrupt gzip data (zlib: " + msg +
-                                      "): expected a torch.profiler trace gzipped whole; unpack it with gunzip to see where it breaks");
+      throw ConfigError(
+          path, "",
+          "corrupt gzip data (zlib: " + msg +
+              "): expected a torch.profiler trace gzipped whole; unpack it with gunzip to see where it breaks");
     }
     if (n == 0) break;
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > config::Document::kMaxInputBytes) {
       gzclose(f);
-      throw ConfigError(path, "", "unpacks to more than " + std::to_string(config::Document::kMaxInputBytes >> 20) +
-                                      " MiB: expected one profiler trace (a few steps); profile fewer steps");
+      throw ConfigError(path, "",
+                        "unpacks to more than " + std::to_string(config::Document::kMaxInputBytes >> 20) +
+                            " MiB: expected one profiler trace (a few steps); profile fewer steps");
     }
   }
   // gzread returns 0 both at the end and on a truncated stream: gzclose reports the latter.
   const int rc = gzclose(f);
   if (rc != Z_OK)
-    throw ConfigError(path, "", "truncated or corrupt gzip data (zlib error " + std::to_string(rc) +
-                                    "): expected a torch.profiler trace gzipped whole");
+    throw ConfigError(path, "",
+                      "truncated or corrupt gzip data (zlib error " + std::to_string(rc) +
+                          "): expected a torch.profiler trace gzipped whole");
   return out;
 }
 
@@ -232,7 +245,8 @@ std::optional<Mnk> gemm_shape(const std::string& op, const std::vector<std::vect
     s.m = d[0][0], s.k = d[0][1], s.n = d[1][1];
   } else if (op == "aten::addmm" && is2(1) && is2(2) && d[1][1] == d[2][0]) {
     s.m = d[1][0], s.k = d[1][1], s.n = d[2][1];
-  } else if ((op == "aten::bmm" || op == "aten::matmul") && is3(0) && is3(1) && d[0][0] == d[1][0] && d[0][2] == d[1][1]) {
+  } else if ((op == "aten::bmm" || op == "aten::matmul") && is3(0) && is3(1) && d[0][0] == d[1][0] &&
+             d[0][2] == d[1][1]) {
     s.b = d[0][0], s.m = d[0][1], s.k = d[0][2], s.n = d[1][2];
   } else if (op == "aten::baddbmm" && is3(1) && is3(2) && d[1][0] == d[2][0] && d[1][2] == d[2][1]) {
     s.b = d[1][0], s.m = d[1][1], s.k = d[1][2], s.n = d[2][2];
@@ -262,7 +276,8 @@ std::string dims_string(const std::vector<std::vector<long long>>& d) {
 KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
   const auto doc = config::Document::parse(text, file, false);
   const auto root = doc.root();
-  const std::string expected = "a torch.profiler (Kineto) Chrome trace: an object with \"traceEvents\", an array of events";
+  const std::string expected =
+      "a torch.profiler (Kineto) Chrome trace: an object with \"traceEvents\", an array of events";
   if (!root.is_object()) root.fail("expected " + expected + "; found " + root.describe());
   if (!root.has("traceEvents"))
     root.fail("no \"traceEvents\" member: expected " + expected +
@@ -286,8 +301,12 @@ KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
     const bool is_gpu = cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset";
     const bool is_step = cat == "user_annotation" || cat == "cpu_op";
     if (!is_gpu && cat != "cuda_runtime" && cat != "cuda_driver" && cat != "cpu_op" && !is_step) continue;
-    if (!e.has("ts")) e.fail("a complete event (ph \"X\") of category \"" + cat + "\" without \"ts\": expected its start in microseconds");
-    if (!e.has("dur")) e.fail("a complete event (ph \"X\") of category \"" + cat + "\" without \"dur\": expected its duration in microseconds");
+    if (!e.has("ts"))
+      e.fail("a complete event (ph \"X\") of category \"" + cat +
+             "\" without \"ts\": expected its start in microseconds");
+    if (!e.has("dur"))
+      e.fail("a complete event (ph \"X\") of category \"" + cat +
+             "\" without \"dur\": expected its duration in microseconds");
     const double ts = e.number("ts"), dur = e.number("dur");
     if (!std::isfinite(ts) || !std::isfinite(dur) || dur < 0)
       e.fail_at("dur", "expected a duration >= 0 microseconds; found " + e.child("dur").describe());
@@ -358,10 +377,12 @@ KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
   // (the cuda_runtime event of the same correlation): a kernel runs after its launch, often in the
   // next step's time on the GPU, and is the work of the step that launched it. Without a launch
   // event, its GPU start decides.
-  std::sort(steps.begin(), steps.end(), [](const KinetoStep& a, const KinetoStep& b) { return a.start_us < b.start_us; });
+  std::sort(steps.begin(), steps.end(),
+            [](const KinetoStep& a, const KinetoStep& b) { return a.start_us < b.start_us; });
   auto step_of = [&](double at) -> int {
     // the last step starting at or before `at` whose span holds it
-    auto it = std::upper_bound(steps.begin(), steps.end(), at, [](double v, const KinetoStep& s) { return v < s.start_us; });
+    auto it =
+        std::upper_bound(steps.begin(), steps.end(), at, [](double v, const KinetoStep& s) { return v < s.start_us; });
     if (it == steps.begin()) return -1;
     --it;
     if (at <= it->start_us + it->dur_us) return static_cast<int>(it - steps.begin());
@@ -381,8 +402,10 @@ KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
     first = false;
     const auto l = g.correlation >= 0 ? launches.find(g.correlation) : launches.end();
     double at = g.ts;
-    if (l != launches.end()) at = l->second.ts;
-    else if (!steps.empty()) ++t.launch_by_gpu_time;
+    if (l != launches.end())
+      at = l->second.ts;
+    else if (!steps.empty())
+      ++t.launch_by_gpu_time;
     const int s = step_of(at);
     ClassSums& sums = s >= 0 ? steps[s].sums : t.outside;
     sums.time_us[c] += g.dur;
@@ -400,7 +423,9 @@ KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
   t.steps = std::move(steps);
 
   // Shaped GEMMs: the innermost CPU op enclosing the GEMM kernel's launch, on the launch's thread.
-  for (auto& [tid, v] : ops) std::sort(v.begin(), v.end(), [](const CpuOp& a, const CpuOp& b) { return a.ts < b.ts || (a.ts == b.ts && a.end > b.end); });
+  for (auto& [tid, v] : ops)
+    std::sort(v.begin(), v.end(),
+              [](const CpuOp& a, const CpuOp& b) { return a.ts < b.ts || (a.ts == b.ts && a.end > b.end); });
   struct Instance {
     const CpuOp* op;
     long long kernels = 0;
@@ -416,7 +441,8 @@ KinetoTrace parse_kineto(const std::string& text, const std::string& file) {
       const auto o = ops.find(l->second.tid);
       if (o != ops.end()) {
         const auto& v = o->second;
-        auto it = std::upper_bound(v.begin(), v.end(), l->second.ts, [](double x, const CpuOp& op) { return x < op.ts; });
+        auto it =
+            std::upper_bound(v.begin(), v.end(), l->second.ts, [](double x, const CpuOp& op) { return x < op.ts; });
         while (it != v.begin()) {
           --it;
           if (it->end >= l->second.ts + l->second.dur) {
@@ -479,7 +505,8 @@ std::string gemm_precision(const KinetoGemm& g) {
   if (has("tf32") || has("s1688") || has("s16816")) return "tf32";
   if (has("h1688") || has("h16816") || has("hgemm") || has("bf16") || has("f16") || has("fp16")) return "fp16";
   if (has("sgemm")) return "fp32";
-  if (g.types.find("c10::Half") != std::string::npos || g.types.find("c10::BFloat16") != std::string::npos) return "fp16";
+  if (g.types.find("c10::Half") != std::string::npos || g.types.find("c10::BFloat16") != std::string::npos)
+    return "fp16";
   return "";
 }
 

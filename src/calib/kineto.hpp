@@ -50,16 +50,18 @@ struct KinetoStep {
 
 /// GEMMs of one CPU op and shape: every launch of `op` with these input dims and types.
 struct KinetoGemm {
-  std::string op;          ///< aten::mm, aten::addmm, aten::bmm, aten::baddbmm, aten::linear, aten::matmul
-  std::string dims;        ///< "Input Dims" as recorded, e.g. "[[64, 4096], [4096, 2798]]"
-  std::string types;       ///< "Input type", e.g. "float, float"
+  std::string op;     ///< aten::mm, aten::addmm, aten::bmm, aten::baddbmm, aten::linear, aten::matmul
+  std::string dims;   ///< "Input Dims" as recorded, e.g. "[[64, 4096], [4096, 2798]]"
+  std::string types;  ///< "Input type", e.g. "float, float"
   long long batch = 1, m = 0, n = 0, k = 0;
-  long long calls = 0;     ///< op instances
-  long long kernels = 0;   ///< GEMM-class kernels they launched
-  double kernel_us = 0;    ///< their summed duration
-  std::string kernel;      ///< name of the longest of those kernels
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
-                                      static_cast<double>(calls); }
+  long long calls = 0;    ///< op instances
+  long long kernels = 0;  ///< GEMM-class kernels they launched
+  double kernel_us = 0;   ///< their summed duration
+  std::string kernel;     ///< name of the longest of those kernels
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) *
+           static_cast<double>(calls);
+  }
   [[nodiscard]] double tflops() const { return kernel_us > 0 ? flops() / (kernel_us * 1e-6) / 1e12 : 0; }
 };
 
@@ -67,14 +69,14 @@ struct KinetoTrace {
   std::string file;
   std::string device_name;  ///< deviceProperties of the kernels' device ("" if absent)
   int device = 0;
-  int sms = 0;              ///< deviceProperties numSms (0 if absent)
-  ClassSums sums;           ///< every kernel, memcpy and memset of the trace
-  long long zero_duration = 0;  ///< events of duration 0 (counted, adding no time)
+  int sms = 0;                                            ///< deviceProperties numSms (0 if absent)
+  ClassSums sums;                                         ///< every kernel, memcpy and memset of the trace
+  long long zero_duration = 0;                            ///< events of duration 0 (counted, adding no time)
   double gpu_first_us = 0, gpu_last_us = 0, busy_us = 0;  ///< the whole trace's GPU timeline
-  std::vector<KinetoStep> steps;  ///< in the order of their start
-  ClassSums outside;              ///< GPU events launched outside every step
-  long long launch_by_gpu_time = 0;  ///< events without a CPU launch, put in a step by their GPU start
-  std::vector<KinetoGemm> gemms;     ///< shaped GEMMs, in order of kernel time (largest first)
+  std::vector<KinetoStep> steps;                          ///< in the order of their start
+  ClassSums outside;                                      ///< GPU events launched outside every step
+  long long launch_by_gpu_time = 0;     ///< events without a CPU launch, put in a step by their GPU start
+  std::vector<KinetoGemm> gemms;        ///< shaped GEMMs, in order of kernel time (largest first)
   long long gemm_kernels_unshaped = 0;  ///< GEMM-class kernels whose op recorded no usable shape
   double gemm_us_unshaped = 0;
 };

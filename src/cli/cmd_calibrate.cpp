@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <set>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -50,11 +50,14 @@ struct CalibrateArgs {
 // calibration file is written yet: the fit is printed, with the file it came from.
 int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
   if (!a.files.empty() || !a.node.empty() || !a.out.empty())
-    throw UsageError(std::string(a.kineto.empty() ? "--gemm" : "--kineto") +
-                     ": reads a profiler trace or GEMM measurements, not hfreduce-bench files: give the measured files, --node "
-                     "and -o in a command of their own");
+    throw UsageError(
+        std::string(a.kineto.empty() ? "--gemm" : "--kineto") +
+        ": reads a profiler trace or GEMM measurements, not hfreduce-bench files: give the measured files, --node "
+        "and -o in a command of their own");
   if (!a.gemm.empty() && a.gpu.empty())
-    throw UsageError("--gemm: expected --gpu MODEL too (the GPU model whose SMs and peaks the GEMM model uses, e.g. a100_sxm4_40gb)");
+    throw UsageError(
+        "--gemm: expected --gpu MODEL too (the GPU model whose SMs and peaks the GEMM model uses, e.g. "
+        "a100_sxm4_40gb)");
   if (a.gemm.empty() && !a.gpu.empty()) throw UsageError("--gpu: used only with --gemm CSV (the GEMM model's fit)");
   std::optional<calib::GemmCsv> csv;
   std::optional<calib::GemmFit> fit;
@@ -486,8 +489,9 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
 }  // namespace
 
 void setup_calibrate(CLI::App& app, Context& ctx) {
-  auto* sub = app.add_subcommand("calibrate", "Fit the simulator's parameters to measured runs (hfreduce-bench JSON), read a "
-                                              "profiler trace (--kineto) or fit the GEMM model (--gemm)");
+  auto* sub = app.add_subcommand("calibrate",
+                                 "Fit the simulator's parameters to measured runs (hfreduce-bench JSON), read a "
+                                 "profiler trace (--kineto) or fit the GEMM model (--gemm)");
   auto a = std::make_shared<CalibrateArgs>();
   ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->check(input_file()),
               "a measurement file");
@@ -497,13 +501,18 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
               "a file name");
   ctx.expects(sub->add_option("--name", a->name, "Name of the calibration (default: the node model's)"),
               "a snake_case name ([a-z][a-z0-9_]*)");
-  ctx.expects(sub->add_option("--kineto", a->kineto, "A torch.profiler Chrome trace (JSON or gzipped JSON): GPU kernel time by "
-                                                      "class and step, and the shaped GEMMs' rates")->check(input_file()),
+  ctx.expects(sub->add_option("--kineto", a->kineto,
+                              "A torch.profiler Chrome trace (JSON or gzipped JSON): GPU kernel time by "
+                              "class and step, and the shaped GEMMs' rates")
+                  ->check(input_file()),
               "a trace file (.json or .json.gz)");
-  ctx.expects(sub->add_option("--gemm", a->gemm, "A CSV of measured GEMM rates (source,gpu,dtype,M,N,K,tflops,...,kind): fit the "
-                                                  "GEMM shape model")->check(input_file()),
+  ctx.expects(sub->add_option("--gemm", a->gemm,
+                              "A CSV of measured GEMM rates (source,gpu,dtype,M,N,K,tflops,...,kind): fit the "
+                              "GEMM shape model")
+                  ->check(input_file()),
               "a CSV file");
-  ctx.expects(sub->add_option("--gpu", a->gpu, "GPU model of the GEMM model (with --gemm; e.g. a100_sxm4_40gb)"), "a GPU model name");
+  ctx.expects(sub->add_option("--gpu", a->gpu, "GPU model of the GEMM model (with --gemm; e.g. a100_sxm4_40gb)"),
+              "a GPU model name");
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

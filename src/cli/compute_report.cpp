@@ -41,8 +41,9 @@ double predicted_s(const calib::KinetoGemm& g, const calib::GemmFit& fit, std::s
 
 void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::GemmFit* fit) {
   const auto& s = t.sums;
-  os << "ffsim calibrate --kineto " << t.file << ": " << (t.device_name.empty() ? "GPU (no deviceProperties)" : t.device_name)
-     << ", device " << t.device << (t.sms > 0 ? ", " + std::to_string(t.sms) + " SMs" : "") << "\n";
+  os << "ffsim calibrate --kineto " << t.file << ": "
+     << (t.device_name.empty() ? "GPU (no deviceProperties)" : t.device_name) << ", device " << t.device
+     << (t.sms > 0 ? ", " + std::to_string(t.sms) + " SMs" : "") << "\n";
   const double window = t.gpu_last_us - t.gpu_first_us;
   os << "  " << s.total_count() << " GPU events (" << (s.total_count() - s.count[static_cast<int>(KernelClass::Memcpy)])
      << " kernels, " << s.count[static_cast<int>(KernelClass::Memcpy)] << " memcpy/memset; " << t.zero_duration
@@ -54,7 +55,8 @@ void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::Ge
   for (const auto& st : t.steps) step_span += st.dur_us;
   calib::ClassSums in_steps;
   for (const auto& st : t.steps)
-    for (int c = 0; c < kKernelClasses; ++c) in_steps.time_us[c] += st.sums.time_us[c], in_steps.count[c] += st.sums.count[c];
+    for (int c = 0; c < kKernelClasses; ++c)
+      in_steps.time_us[c] += st.sums.time_us[c], in_steps.count[c] += st.sums.count[c];
   os << "Kernel time by class (first matching rule of the name table; docs/calibrate-compute.md):\n";
   report::Table ct({"class", "events", "time", "share of GPU time", "share of steps"});
   for (int c = 0; c < kKernelClasses; ++c)
@@ -64,11 +66,13 @@ void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::Ge
   ct.add({"total", std::to_string(s.total_count()), ms(s.total_us()), pct(s.total_us(), s.total_us()),
           t.steps.empty() ? "-" : pct(in_steps.total_us(), step_span)});
   ct.print(os, "  ");
-  os << "  (share of steps: the class's time launched inside the ProfilerStep spans over the spans' summed length; streams\n"
+  os << "  (share of steps: the class's time launched inside the ProfilerStep spans over the spans' summed length; "
+        "streams\n"
         "   overlap, so the shares can sum past 100%)\n\n";
 
   if (t.steps.empty()) {
-    os << "No ProfilerStep#N spans: the trace has no steps (torch.profiler marks them when the loop calls prof.step()).\n";
+    os << "No ProfilerStep#N spans: the trace has no steps (torch.profiler marks them when the loop calls "
+          "prof.step()).\n";
   } else {
     os << "Steps (" << t.steps.size() << "; a GPU event counts in the step whose span holds its CPU launch";
     if (t.launch_by_gpu_time) os << ", " << t.launch_by_gpu_time << " without a launch event by their GPU start";
@@ -90,19 +94,23 @@ void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::Ge
     out.push_back(std::to_string(t.outside.total_count()));
     st.add(out);
     st.print(os, "  ");
-    os << "  (class columns in ms; GPU busy: the union of the step's events' intervals; idle: the gaps between its first\n"
+    os << "  (class columns in ms; GPU busy: the union of the step's events' intervals; idle: the gaps between its "
+          "first\n"
           "   event's start and its last event's end)\n";
   }
   os << "\n";
   if (t.gemms.empty()) {
-    os << "No shaped GEMMs: no GEMM kernel was launched by an aten::mm/addmm/bmm/baddbmm/matmul/linear op with its Input Dims\n"
+    os << "No shaped GEMMs: no GEMM kernel was launched by an aten::mm/addmm/bmm/baddbmm/matmul/linear op with its "
+          "Input Dims\n"
           "(profile with record_shapes=True)";
-    if (t.gemm_kernels_unshaped) os << "; " << t.gemm_kernels_unshaped << " GEMM kernels, " << ms(t.gemm_us_unshaped) << ", unshaped";
+    if (t.gemm_kernels_unshaped)
+      os << "; " << t.gemm_kernels_unshaped << " GEMM kernels, " << ms(t.gemm_us_unshaped) << ", unshaped";
     os << "\n";
     return;
   }
   os << "Shaped GEMMs (the innermost CPU op around each GEMM kernel's launch; FLOPs 2 x batch x M x N x K per call):\n";
-  std::vector<std::string> head{"op", "input dims", "batch", "M", "N", "K", "calls", "kernel time", "TFLOP/s", "precision"};
+  std::vector<std::string> head{"op", "input dims", "batch",       "M",       "N",
+                                "K",  "calls",      "kernel time", "TFLOP/s", "precision"};
   if (fit) head.insert(head.end(), {"model", "error"});
   report::Table gt(head);
   double shaped_us = 0, model_us = 0, measured_pred_us = 0;
@@ -110,8 +118,16 @@ void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::Ge
   for (const auto& g : t.gemms) {
     shaped_us += g.kernel_us;
     const std::string p = calib::gemm_precision(g);
-    std::vector<std::string> row{g.op, g.dims, std::to_string(g.batch), std::to_string(g.m), std::to_string(g.n), std::to_string(g.k),
-                                 std::to_string(g.calls), ms(g.kernel_us), fmt_f(g.tflops(), 2), p.empty() ? "?" : p};
+    std::vector<std::string> row{g.op,
+                                 g.dims,
+                                 std::to_string(g.batch),
+                                 std::to_string(g.m),
+                                 std::to_string(g.n),
+                                 std::to_string(g.k),
+                                 std::to_string(g.calls),
+                                 ms(g.kernel_us),
+                                 fmt_f(g.tflops(), 2),
+                                 p.empty() ? "?" : p};
     if (fit) {
       std::string why;
       const double m = predicted_s(g, *fit, &why);
@@ -127,13 +143,14 @@ void print_kineto(std::ostream& os, const calib::KinetoTrace& t, const calib::Ge
     gt.add(row);
   }
   gt.print(os, "  ");
-  os << "  " << t.gemms.size() << " shapes, " << ms(shaped_us) << " of " << ms(s.time_us[static_cast<int>(KernelClass::Gemm)])
-     << " of GEMM kernel time; " << t.gemm_kernels_unshaped << " GEMM kernels (" << ms(t.gemm_us_unshaped)
-     << ") launched by ops without a GEMM shape\n";
+  os << "  " << t.gemms.size() << " shapes, " << ms(shaped_us) << " of "
+     << ms(s.time_us[static_cast<int>(KernelClass::Gemm)]) << " of GEMM kernel time; " << t.gemm_kernels_unshaped
+     << " GEMM kernels (" << ms(t.gemm_us_unshaped) << ") launched by ops without a GEMM shape\n";
   if (fit) {
     if (measured_pred_us > 0)
       os << "  model (fit of " << fit->file << ", GPU model " << fit->gpu.name << "): " << ms(model_us) << " for the "
-         << ms(measured_pred_us) << " measured, " << fmt_f(100.0 * (model_us - measured_pred_us) / measured_pred_us, 1) << "%\n";
+         << ms(measured_pred_us) << " measured, " << fmt_f(100.0 * (model_us - measured_pred_us) / measured_pred_us, 1)
+         << "%\n";
     for (const auto& n : notes) os << "  no prediction: " << n << "\n";
   }
 }
@@ -166,7 +183,7 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
   for (const auto& x : t.steps) {
     w.begin_object();
     w.field("name", x.name);
-    w.field("start_us", x.start_us);
+    w.field("start_s", x.start_us * 1e-6);  // the trace's clock (Kineto: microseconds since an epoch)
     w.field("span_s", x.dur_us * 1e-6);
     w.field("gpu_busy_s", x.busy_us * 1e-6);
     w.field("gpu_idle_s", std::max(0.0, x.gpu_last_us - x.gpu_first_us - x.busy_us) * 1e-6);
@@ -175,7 +192,8 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
     w.end_object();
   }
   w.end_array();
-  w.field("steps_attribution", "launch: a GPU event counts in the step whose span holds its CPU launch (its GPU start without one)");
+  w.field("steps_attribution",
+          "launch: a GPU event counts in the step whose span holds its CPU launch (its GPU start without one)");
   w.field("events_by_gpu_start", t.launch_by_gpu_time);
   w.key("outside_steps");
   sums(t.outside);
@@ -201,11 +219,15 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
       std::string why;
       const double m = predicted_s(g, *fit, &why);
       w.key("model_s");
-      if (std::isnan(m)) w.null();
-      else w.value(m);
+      if (std::isnan(m))
+        w.null();
+      else
+        w.value(m);
       w.key("model_error");
-      if (std::isnan(m)) w.null();
-      else w.value((m * 1e6 - g.kernel_us) / g.kernel_us);
+      if (std::isnan(m))
+        w.null();
+      else
+        w.value((m * 1e6 - g.kernel_us) / g.kernel_us);
       w.field("model_note", why);
     }
     w.end_object();
@@ -218,13 +240,14 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
 void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::GemmFit& fit) {
   std::size_t excluded = 0;
   for (const auto& r : csv.rows) excluded += r.excluded.empty() ? 0 : 1;
-  os << "ffsim calibrate --gemm " << csv.file << ": " << csv.rows.size() << " GEMMs (" << excluded << " excluded), GPU model "
-     << fit.gpu.name << " (" << fit.gpu.sms << " SMs";
+  os << "ffsim calibrate --gemm " << csv.file << ": " << csv.rows.size() << " GEMMs (" << excluded
+     << " excluded), GPU model " << fit.gpu.name << " (" << fit.gpu.sms << " SMs";
   for (const auto& [p, v] : fit.gpu.peak) os << ", " << p << " " << fmt_g(v / 1e12, 4) << " TFLOPS";
   os << ")\n";
   os << "  model: time = waves x (2 x tile_m x tile_n x K x SMs / (ceiling x peak) + wave overhead) + launch,\n"
         "         waves = ceil(batch x ceil(M / tile_m) x ceil(N / tile_n) / SMs)\n\n";
-  os << "Fitted values (weighted least squares of the relative time error, on " << fit.all.points << " rows of " << fit.file << "):\n";
+  os << "Fitted values (weighted least squares of the relative time error, on " << fit.all.points << " rows of "
+     << fit.file << "):\n";
   report::Table v({"parameter", "value", "note"});
   v.add({"tile", std::to_string(fit.values.tile.m) + "x" + std::to_string(fit.values.tile.n),
          "[I] chosen: the smallest mean error of the tiles tried (below)"});
@@ -233,27 +256,35 @@ void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::Ge
   auto bound = [&](const std::string& n) {
     return std::find(fit.values.at_bound.begin(), fit.values.at_bound.end(), n) != fit.values.at_bound.end();
   };
-  v.add({"wave overhead", fmt_f(fit.values.wave_overhead_s * 1e6, 2) + " us", bound("wave_overhead") ? "held at 0 (its free fit was negative)" : "per wave"});
-  v.add({"launch", fmt_f(fit.values.launch_s * 1e6, 2) + " us", bound("launch") ? "held at 0 (its free fit was negative)" : "per GEMM"});
+  v.add({"wave overhead", fmt_f(fit.values.wave_overhead_s * 1e6, 2) + " us",
+         bound("wave_overhead") ? "held at 0 (its free fit was negative)" : "per wave"});
+  v.add({"launch", fmt_f(fit.values.launch_s * 1e6, 2) + " us",
+         bound("launch") ? "held at 0 (its free fit was negative)" : "per GEMM"});
   v.print(os, "  ");
   os << "\nError per dataset (relative error of the time; held out: fitted on the other datasets only):\n";
-  report::Table d({"dataset", "rows", "excluded", "in fit MAPE", "in fit max", "held-out MAPE", "held-out max", "read-off uncertainty"});
+  report::Table d({"dataset", "rows", "excluded", "in fit MAPE", "in fit max", "held-out MAPE", "held-out max",
+                   "read-off uncertainty"});
   for (const auto& x : fit.datasets) {
     const bool ho = x.held_out_note.empty();
-    d.add({x.dataset, std::to_string(x.rows), std::to_string(x.excluded), x.in_fit.points ? fmt_f(100 * x.in_fit.mape, 1) + "%" : "-",
-           x.in_fit.points ? fmt_f(100 * x.in_fit.max_abs, 1) + "%" : "-", ho ? fmt_f(100 * x.held_out.mape, 1) + "%" : "- (" + x.held_out_note + ")",
-           ho ? fmt_f(100 * x.held_out.max_abs, 1) + "%" : "-", x.median_uncertainty > 0 ? "median " + fmt_f(100 * x.median_uncertainty, 1) + "%" : "-"});
+    d.add({x.dataset, std::to_string(x.rows), std::to_string(x.excluded),
+           x.in_fit.points ? fmt_f(100 * x.in_fit.mape, 1) + "%" : "-",
+           x.in_fit.points ? fmt_f(100 * x.in_fit.max_abs, 1) + "%" : "-",
+           ho ? fmt_f(100 * x.held_out.mape, 1) + "%" : "- (" + x.held_out_note + ")",
+           ho ? fmt_f(100 * x.held_out.max_abs, 1) + "%" : "-",
+           x.median_uncertainty > 0 ? "median " + fmt_f(100 * x.median_uncertainty, 1) + "%" : "-"});
   }
   d.rule();
-  d.add({"all", std::to_string(csv.rows.size()), std::to_string(excluded), fmt_f(100 * fit.all.mape, 1) + "%", fmt_f(100 * fit.all.max_abs, 1) + "%",
-         "", "", ""});
+  d.add({"all", std::to_string(csv.rows.size()), std::to_string(excluded), fmt_f(100 * fit.all.mape, 1) + "%",
+         fmt_f(100 * fit.all.max_abs, 1) + "%", "", "", ""});
   d.print(os, "  ");
   for (const auto& r : csv.rows)
-    if (!r.excluded.empty()) os << "  excluded: " << csv.file << " line " << r.line << " (" << r.dataset << "): " << r.excluded << "\n";
+    if (!r.excluded.empty())
+      os << "  excluded: " << csv.file << " line " << r.line << " (" << r.dataset << "): " << r.excluded << "\n";
   os << "\nTiles tried (mean error of the fit on every row):\n";
   report::Table tt({"tile", "MAPE", "max"});
   for (const auto& x : fit.tiles)
-    tt.add({std::to_string(x.tile.m) + "x" + std::to_string(x.tile.n), fmt_f(100 * x.errors.mape, 2) + "%", fmt_f(100 * x.errors.max_abs, 1) + "%"});
+    tt.add({std::to_string(x.tile.m) + "x" + std::to_string(x.tile.n), fmt_f(100 * x.errors.mape, 2) + "%",
+            fmt_f(100 * x.errors.max_abs, 1) + "%"});
   tt.print(os, "  ");
   os << "\nRows (measured against the model):\n";
   report::Table rt({"line", "dataset", "precision", "M", "N", "K", "waves", "measured", "model", "error"});
@@ -262,8 +293,9 @@ void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::Ge
     const long long waves = train::gemm_waves(train::gemm_tiles(r.shape, fit.values.tile), fit.gpu.sms);
     const double m = fit.model_s[i];
     const bool use = r.excluded.empty() && !std::isnan(m);
-    rt.add({std::to_string(r.line), r.dataset, r.precision, std::to_string(r.shape.m), std::to_string(r.shape.n), std::to_string(r.shape.k),
-            std::to_string(waves), fmt_g(r.tflops, 4) + " TFLOPS" + (r.uncertainty_tflops > 0 ? " +-" + fmt_g(r.uncertainty_tflops, 2) : ""),
+    rt.add({std::to_string(r.line), r.dataset, r.precision, std::to_string(r.shape.m), std::to_string(r.shape.n),
+            std::to_string(r.shape.k), std::to_string(waves),
+            fmt_g(r.tflops, 4) + " TFLOPS" + (r.uncertainty_tflops > 0 ? " +-" + fmt_g(r.uncertainty_tflops, 2) : ""),
             use ? fmt_g(r.shape.flops() / m / 1e12, 4) + " TFLOPS" : "-",
             use ? fmt_f(100 * (m - r.time_s()) / r.time_s(), 1) + "%" : (r.excluded.empty() ? "-" : "excluded")});
   }
@@ -283,8 +315,10 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
   w.begin_object();
   for (const auto& [p, c] : fit.values.ceiling) {
     w.key(p);
-    if (std::isnan(c)) w.null();
-    else w.value(c);
+    if (std::isnan(c))
+      w.null();
+    else
+      w.value(c);
   }
   w.end_object();
   w.field("wave_overhead_s", fit.values.wave_overhead_s);
@@ -307,11 +341,15 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
     w.field("in_fit_mape", x.in_fit.mape);
     w.field("in_fit_max_abs_error", x.in_fit.max_abs);
     w.key("held_out_mape");
-    if (x.held_out_note.empty()) w.value(x.held_out.mape);
-    else w.null();
+    if (x.held_out_note.empty())
+      w.value(x.held_out.mape);
+    else
+      w.null();
     w.key("held_out_max_abs_error");
-    if (x.held_out_note.empty()) w.value(x.held_out.max_abs);
-    else w.null();
+    if (x.held_out_note.empty())
+      w.value(x.held_out.max_abs);
+    else
+      w.null();
     w.field("held_out_note", x.held_out_note);
     w.field("median_uncertainty", x.median_uncertainty);
     w.end_object();
@@ -343,8 +381,10 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
     w.field("uncertainty_flops_per_s", r.uncertainty_tflops * 1e12);
     w.field("excluded", r.excluded);
     w.key("model_s");
-    if (!r.excluded.empty() || std::isnan(fit.model_s[i])) w.null();
-    else w.value(fit.model_s[i]);
+    if (!r.excluded.empty() || std::isnan(fit.model_s[i]))
+      w.null();
+    else
+      w.value(fit.model_s[i]);
     w.field("measured_s", r.time_s());
     w.end_object();
   }

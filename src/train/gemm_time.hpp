@@ -17,7 +17,9 @@ struct GemmTile {
 
 struct GemmShape {
   long long batch = 1, m = 0, n = 0, k = 0;
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
 };
 
 struct GemmParams {

@@ -29,7 +29,7 @@ TEST_CASE("train::gemm_waves: tiles over SMs, wave quantisation") {
   auto tiles = [&](long long b, long long m, long long n) { return train::gemm_tiles({b, m, n, 64}, tile); };
   CHECK(tiles(1, 1, 1) == 1);
   CHECK(tiles(1, 128, 128) == 1);
-  CHECK(tiles(1, 129, 128) == 2);          // a partial tile is a whole tile
+  CHECK(tiles(1, 129, 128) == 2);  // a partial tile is a whole tile
   CHECK(tiles(1, 128 * 108, 128) == 108);
   CHECK(tiles(1, 128 * 108 + 1, 128) == 109);
   CHECK(tiles(3, 128 * 6, 128 * 6) == 108);  // batch multiplies
@@ -63,8 +63,8 @@ TEST_CASE("calib::fit_gemm: planted parameters are recovered") {
   planted.launch_s = 6e-6;
   calib::GemmCsv csv;
   csv.file = "planted";
-  const long long sizes[][3] = {{256, 256, 256}, {1000, 1000, 1000}, {1536, 1536, 1536}, {2048, 2048, 512},
-                                {4096, 4096, 4096}, {8192, 1024, 16384}, {3000, 5000, 700}, {128, 13952, 2048}};
+  const long long sizes[][3] = {{256, 256, 256},    {1000, 1000, 1000},  {1536, 1536, 1536}, {2048, 2048, 512},
+                                {4096, 4096, 4096}, {8192, 1024, 16384}, {3000, 5000, 700},  {128, 13952, 2048}};
   int line = 2;
   for (const char* prec : {"fp16", "tf32"})
     for (const auto& s : sizes)
@@ -119,7 +119,8 @@ TEST_CASE("calib::fit_gemm: a negative fixed cost is held at 0") {
 TEST_CASE("calib::parse_gemm_csv: columns, quoting, \"same figure\", exclusions, errors") {
   const std::string text =
       "source,gpu,dtype,M,N,K,tflops,pct_peak,stat,software,kind\n"
-      "\"Vendor \"\"X\"\" blog, Fig. 6\",A100,fp16/bf16 (curves overlap),256,256,256,3,1.0,s,sw,\"CHART READ-OFF, +/-5 TFLOPS\"\n"
+      "\"Vendor \"\"X\"\" blog, Fig. 6\",A100,fp16/bf16 (curves overlap),256,256,256,3,1.0,s,sw,\"CHART READ-OFF, +/-5 "
+      "TFLOPS\"\n"
       "same figure,A100,tf32,512,512,512,17,10.9,s,sw,\"CHART READ-OFF, +/-5 TFLOPS\"\n"
       "lab/bench README.md,A100 SXM,bf16,1024,10240,5120,271.2,86.9,mean,torch,measured (max over search)\n"
       "other/copy README.md,A100 PCIe,bf16,2304,5120,1536,256.4,82.2,copy,n/a,secondary copy\n"
@@ -149,7 +150,8 @@ TEST_CASE("calib::parse_gemm_csv: columns, quoting, \"same figure\", exclusions,
     }
   };
   fails("source,gpu,dtype,M,N,K\n", "no column \"tflops\"");
-  fails("source,gpu,dtype,M,N,K,tflops,kind\nx,A100,int8,1,1,1,1,m\n", "line 2: column dtype: expected fp16, bf16, tf32 or fp32");
+  fails("source,gpu,dtype,M,N,K,tflops,kind\nx,A100,int8,1,1,1,1,m\n",
+        "line 2: column dtype: expected fp16, bf16, tf32 or fp32");
   fails("source,gpu,dtype,M,N,K,tflops,kind\nx,A100,fp16,0,1,1,1,m\n", "line 2: column m: expected a positive number");
   fails("source,gpu,dtype,M,N,K,tflops,kind\n", "no rows");
 }

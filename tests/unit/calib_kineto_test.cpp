@@ -39,7 +39,8 @@ TEST_CASE("calib::classify_kernel: the ordered rules") {
   CHECK(c("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32") == KernelClass::Gemm);
   CHECK(c("void splitKreduce_kernel<32, 16, int, float>(cublasSplitKParams<float>)") == KernelClass::Gemm);
   // conv before gemm: implicit-GEMM convolutions say "gemm"
-  CHECK(c("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16") == KernelClass::Conv);
+  CHECK(c("sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16") ==
+        KernelClass::Conv);
   CHECK(c("_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolutionE") == KernelClass::Conv);
   CHECK(c("cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1") == KernelClass::Conv);
   CHECK(c("void fft2d_r2c_32x32<float, false, 5u, true>(float2*)") == KernelClass::Conv);
@@ -51,15 +52,27 @@ TEST_CASE("calib::classify_kernel: the ordered rules") {
   // NCCL first: "AllReduce" is not a reduction kernel of the model
   CHECK(c("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)") == KernelClass::Nccl);
   CHECK(c("ncclDevKernel_SendRecv(ncclDevComm*)") == KernelClass::Nccl);
-  CHECK(c("void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, float>(int)") == KernelClass::Optimizer);
+  CHECK(c("void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, float>(int)") ==
+        KernelClass::Optimizer);
   // fbgemm_gpu is not a GEMM
   CHECK(c("void fbgemm_gpu::permute_2D_data_kernel<false, int, int>(int)") == KernelClass::MemoryBound);
   CHECK(c("void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 32, true, 1>(float)") == KernelClass::MemoryBound);
-  CHECK(c("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(cudnn::ops::nchw2nhwc_params_t<float>)") ==
+  CHECK(
+      c("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(cudnn::ops::nchw2nhwc_params_t<float>)") ==
+      KernelClass::MemoryBound);
+  CHECK(c("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)") ==
         KernelClass::MemoryBound);
-  CHECK(c("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >(int)") == KernelClass::MemoryBound);
   CHECK(c("triton__0d1d2d3d") == KernelClass::MemoryBound);
   CHECK(c("my_custom_kernel(float*)") == KernelClass::Other);
+  // substrings that would mislead: a C++ lambda is not LAMB, "convert" is not a convolution
+  CHECK(
+      c("void at::native::vectorized_elementwise_kernel<4, at::native::launch_clamp_scalar(...)::{lambda()#1}>(int)") ==
+      KernelClass::MemoryBound);
+  CHECK(c("void at::native::unrolled_elementwise_kernel<at::native::convert_functor<float> >(int)") ==
+        KernelClass::MemoryBound);
+  CHECK(c("void multi_tensor_apply_kernel<TensorListMetadata<2>, LAMBStage1Functor<float>, float>(int)") ==
+        KernelClass::Optimizer);
+  CHECK(c("void at::native::conv_depthwise2d_forward_kernel<float>(float*)") == KernelClass::Conv);
   CHECK(c("") == KernelClass::Other);
   // the category decides for copies, whatever the name
   CHECK(c("Memcpy HtoD (Pageable -> Device)", "gpu_memcpy") == KernelClass::Memcpy);
