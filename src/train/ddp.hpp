@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "train/workload.hpp"
@@ -20,6 +21,10 @@ struct Bucket {
 /// limit (`first_cap` for the first, `cap` for the rest).
 [[nodiscard]] std::vector<Bucket> assign_buckets(const std::vector<LayerCost>& layers, double bytes_per_param,
                                                  double cap, double first_cap);
+
+/// The checks every data-parallel workload without sharding makes ("" when `gpus` can run it): the
+/// cluster holds them, the batch splits over them, the per-rank batch is whole micro-batches.
+[[nodiscard]] std::string check_data_parallel(const WorkloadSpec& w, int gpus, int cluster_gpus);
 
 /// The parameters of "ddp" (JSON: "bucket", "first_bucket"): PyTorch DDP's defaults, bucket_cap_mb
 /// = 25 and a first bucket of 1 MiB (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).

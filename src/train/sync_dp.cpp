@@ -25,16 +25,7 @@ public:
   }
 
   std::string check(const WorkloadSpec& w, int gpus, int cluster_gpus, int) const override {
-    if (gpus > cluster_gpus)
-      return "the cluster has " + std::to_string(cluster_gpus) + " GPUs; cannot run " + std::to_string(gpus);
-    const int spr = samples_per_rank(w, gpus);
-    if (spr == 0)
-      return "a batch of " + std::to_string(w.batch) + " samples per step does not split over " + std::to_string(gpus) +
-             " data-parallel ranks";
-    if (w.micro_batch > 0 && spr % w.micro_batch != 0)
-      return std::to_string(spr) + " samples per rank are not a whole number of micro-batches of " +
-             std::to_string(w.micro_batch);
-    return "";
+    return check_data_parallel(w, gpus, cluster_gpus);  // as ddp: the same ranks and batches
   }
 
   StepPlan build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool full) const override {
