@@ -10,4 +10,10 @@ ffsim_install_deps
 mkdir -p build
 ffsim_build build -DCMAKE_BUILD_TYPE=Release > build/build.log 2>&1 || { cat build/build.log; exit 1; }
 scenario="${1:-scenarios/fire-flyer-2.json}"
-exec build/ffsim summary "$scenario"
+build/ffsim summary "$scenario"
+# With no scenario given: a year of the same cluster's operations too (jobs, failures, checkpoints;
+# docs/commands/ops.md), about 3 s.
+if [ $# -eq 0 ]; then
+  echo
+  build/ffsim ops scenarios/ops-fire-flyer-2.json
+fi
