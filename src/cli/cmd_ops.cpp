@@ -137,7 +137,64 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
   ft.print(out, "  ");
 }
 
-int run_ops(Context& ctx, const OpsArgs& a) {
+app::OpsOptions ops_options(const OpsArgs& a);
+
+// `ffsim sweep --command ops`: one row for the whole cluster ("all") and one per entry of the job
+// mix, with GPU-seconds by state. The options that add sections of their own (--json,
+// --without-checkpoints, --checkpoint-sweep) are not options of a swept run: sweep the checkpoint
+// interval's key instead (e.g. --set /ops/jobs/0/checkpoint/interval=1h,2h).
+void check_swept_ops(const OpsArgs& a) {
+  const char* option = a.json                  ? "--json"
+                       : a.without_checkpoints ? "--without-checkpoints"
+                       : !a.sweep.empty()      ? "--checkpoint-sweep"
+                                               : nullptr;
+  if (option)
+    throw UsageError(std::string(option) +
+                     ": not an option of a swept ops run (one row per job and one for the cluster); drop it, and "
+                     "sweep the scenario's keys instead (e.g. --set /ops/horizon=30d,90d)");
+  (void)ops_options(a);
+}
+
+Record ops_record(const std::string& scenario, const std::string& row, long long gpus, double goodput,
+                  std::optional<double> utilisation, const ops::GpuSeconds& g, long long completed,
+                  long long interrupted, long long checkpoints) {
+  return {{"scenario", scenario},
+          {"row", row},
+          {"gpus", gpus},
+          {"goodput", goodput},
+          {"utilisation", utilisation ? Cell(*utilisation) : Cell(nullptr)},
+          {"useful_gpu_s", g.useful},
+          {"checkpoint_gpu_s", g.checkpoint},
+          {"restart_gpu_s", g.restart},
+          {"lost_gpu_s", g.lost_total()},
+          {"completed", completed},
+          {"interrupted", interrupted},
+          {"checkpoints", checkpoints}};
+}
+
+std::vector<Record> sweep_ops(Context& ctx, const OpsArgs& a, const config::Document& doc) {
+  check_swept_ops(a);
+  const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog());
+  const app::OpsReport r = app::run_ops(sc, ops_options(a));
+  const ops::OpsResult& res = r.result;
+  long long completed = 0, interrupted = 0, checkpoints = 0;
+  for (const auto& j : res.jobs) {
+    completed += j.completed;
+    interrupted += j.interrupted;
+    checkpoints += j.checkpoints;
+  }
+  std::vector<Record> recs{ops_record(r.scenario, "all", res.gpus, res.goodput(), res.utilisation(), res.gpu_s,
+                                      completed, interrupted, checkpoints)};
+  for (const auto& j : res.jobs) {
+    // A job's goodput is its useful share of the GPU-seconds it held (the text table's efficiency).
+    const double busy = j.gpu_s.busy();
+    recs.push_back(ops_record(r.scenario, j.name, j.gpus, busy > 0 ? j.gpu_s.useful / busy : 0.0, std::nullopt, j.gpu_s,
+                              j.completed, j.interrupted, j.checkpoints));
+  }
+  return recs;
+}
+
+app::OpsOptions ops_options(const OpsArgs& a) {
   app::OpsOptions opt;
   opt.jobs_file = a.jobs;
   if (a.seed >= 0) opt.seed = static_cast<std::uint64_t>(a.seed);
@@ -154,6 +211,11 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   opt.without_checkpoints = a.without_checkpoints;
   opt.sweep_job = a.sweep;
   opt.sweep_seeds = a.sweep_seeds;
+  return opt;
+}
+
+int run_ops(Context& ctx, const OpsArgs& a) {
+  const app::OpsOptions opt = ops_options(a);
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const app::OpsReport r = app::run_ops(sc, opt);
@@ -256,7 +318,18 @@ void setup_ops(CLI::App& app, Context& ctx) {
       sub->add_option("--sweep-seeds", a->sweep_seeds, "Seeds per swept interval (default 4)")->check(int_in(1, 1000)),
       "an integer in [1, 1000]");
   sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
-  sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_ops(ctx, *a); }; });
+  sub->callback([&ctx, a] {
+    ctx.action = [&ctx, a] { return run_ops(ctx, *a); };
+    ctx.sweep = std::make_shared<SweepHook>();
+    ctx.sweep->rows = [a](Context& c, const config::Document& doc, int) { return sweep_ops(c, *a, doc); };
+    ctx.sweep->check = [a] { check_swept_ops(*a); };
+    ctx.sweep->columns = [] {
+      std::vector<std::string> keys;
+      for (const auto& kv : ops_record("", "", 0, 0, std::nullopt, ops::GpuSeconds{}, 0, 0, 0))
+        keys.push_back(kv.first);
+      return keys;
+    };
+  });
 }
 
 }  // namespace ffsim::cli

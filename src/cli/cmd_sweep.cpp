@@ -602,8 +602,11 @@ private:
 using Setup = void (*)(CLI::App&, Context&);
 
 const std::vector<std::pair<std::string, Setup>>& sweepable() {
-  static const std::vector<std::pair<std::string, Setup>> c{
-      {"collective", setup_collective}, {"net", setup_net}, {"plan", setup_plan}, {"train", setup_train}};
+  static const std::vector<std::pair<std::string, Setup>> c{{"collective", setup_collective},
+                                                            {"net", setup_net},
+                                                            {"ops", setup_ops},
+                                                            {"plan", setup_plan},
+                                                            {"train", setup_train}};
   return c;
 }
 
@@ -675,7 +678,13 @@ int run_sweep(Context& ctx, SweepArgs& a) {
   if (!a.csv.empty() && !a.json.empty() && fs::weakly_canonical(a.csv) == fs::weakly_canonical(a.json))
     throw UsageError("--csv and --json name the same file " + a.csv + "; give two files");
   if (a.threads > 1) {
-    // Points side by side need an engine that is safe on threads (the SimGrid engine is not).
+    // Points side by side need an engine that is safe on threads (the SimGrid engine is not; ops
+    // runs each simulation on SimGrid in a forked process, and forking a process whose other
+    // threads may hold locks is not safe).
+    if (a.command == "ops")
+      throw UsageError(
+          "--threads: ops runs its simulations on SimGrid, one at a time; drop --threads (mpirun -np N splits the "
+          "grid across processes)");
     for (std::size_t i = 0; i + 1 < a.command_args.size(); ++i)
       if (a.command_args[i] == "--engine" && a.command_args[i + 1] == "simgrid")
         throw UsageError(
@@ -900,7 +909,7 @@ int run_sweep(Context& ctx, SweepArgs& a) {
 void setup_sweep(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "sweep",
-      "A grid over scenario keys (JSON pointers) for collective, net, plan or train: one row per point "
+      "A grid over scenario keys (JSON pointers) for collective, net, ops, plan or train: one row per point "
       "(invalid points too), CSV or JSON, resumable, on threads or MPI ranks");
   auto a = std::make_shared<SweepArgs>();
   a->sub = sub;

@@ -88,7 +88,7 @@ struct Context {
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.
   std::function<int()> action;
-  /// Set by the commands `ffsim sweep` runs (collective, train, net, plan): SweepHook.
+  /// Set by the commands `ffsim sweep` runs (collective, net, ops, plan, train): SweepHook.
   std::shared_ptr<SweepHook> sweep;
   /// What each option's value is expected to be ("a number in [0, 1)"), for the messages of the
   /// checks that run before CLI11 parses (an empty value); options without one are "a value".
