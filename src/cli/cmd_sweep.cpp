@@ -212,24 +212,6 @@ std::string one_line(std::string s) {
   return s;
 }
 
-std::string json_cell(const Cell& c) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::string>)
-          return report::JsonWriter::quote(v);
-        else if constexpr (std::is_same_v<T, double>)
-          return report::JsonWriter::number(v);
-        else if constexpr (std::is_same_v<T, long long>)
-          return std::to_string(v);
-        else if constexpr (std::is_same_v<T, bool>)
-          return v ? "true" : "false";
-        else
-          return "null";
-      },
-      c);
-}
-
 // The fields of one CSV line (RFC 4180, without its newline).
 std::vector<std::string> csv_fields(const std::string& line) {
   std::vector<std::string> f(1);

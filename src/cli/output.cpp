@@ -304,26 +304,28 @@ std::string csv_line(const std::vector<std::string>& cells) {
   return line + '\n';
 }
 
+std::string json_cell(const Cell& c) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>)
+          return report::JsonWriter::quote(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return report::JsonWriter::number(v);
+        else if constexpr (std::is_same_v<T, long long>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, bool>)
+          return v ? "true" : "false";
+        else
+          return "null";
+      },
+      c);
+}
+
 std::string json_record_line(const Record& r) {
   std::string line = "{";
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    line += (i ? ", " : "") + report::JsonWriter::quote(r[i].first) + ": ";
-    line += std::visit(
-        [](const auto& v) -> std::string {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::string>)
-            return report::JsonWriter::quote(v);
-          else if constexpr (std::is_same_v<T, double>)
-            return report::JsonWriter::number(v);
-          else if constexpr (std::is_same_v<T, long long>)
-            return std::to_string(v);
-          else if constexpr (std::is_same_v<T, bool>)
-            return v ? "true" : "false";
-          else
-            return "null";
-        },
-        r[i].second);
-  }
+  for (std::size_t i = 0; i < r.size(); ++i)
+    line += (i ? ", " : "") + report::JsonWriter::quote(r[i].first) + ": " + json_cell(r[i].second);
   return line + "}";
 }
 

@@ -39,6 +39,8 @@ void write_records_csv(std::ostream& os, const std::vector<Record>& rows);
 
 /// A cell as a CSV field's text (before quoting): numbers as in JSON, flags true/false, none empty.
 [[nodiscard]] std::string cell_text(const Cell& c);
+/// A cell as a JSON value (a string quoted, a number as JsonWriter writes it, null).
+[[nodiscard]] std::string json_cell(const Cell& c);
 /// One CSV line of `cells` (RFC 4180 quoting, as write_records_csv), with its '\n'.
 [[nodiscard]] std::string csv_line(const std::vector<std::string>& cells);
 /// A record as one line of compact JSON, {"key": value, ...}, without a newline (`ffsim sweep`).
