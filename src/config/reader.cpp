@@ -276,15 +276,20 @@ Document Document::inherit(const Document& base, const std::string& base_name) c
   return d;
 }
 
-Document Document::with_value(const std::string& pointer, const std::string& value_json) const {
-  if (pointer.empty() || pointer[0] != '/')
-    throw ValueError("expected a JSON Pointer to a member (e.g. \"/cluster/nodes\"), got \"" + pointer + "\"");
-  json value;
+namespace {
+
+// A value given on the command line or by a calibration (JSON text), parsed.
+json parse_value_json(const std::string& value_json) {
   try {
-    value = json::parse(value_json);
+    return json::parse(value_json);
   } catch (const json::parse_error& e) {
     throw ValueError("invalid JSON value " + value_json + ": " + strip_prefix(e.what()));
   }
+}
+
+}  // namespace
+
+Document Document::edited_copy() const {
   Document d;
   d.data_ = std::make_shared<detail::DocumentData>();
   d.data_->file = data_->file;
@@ -292,6 +297,14 @@ Document Document::with_value(const std::string& pointer, const std::string& val
   d.data_->base_pointer = data_->base_pointer;
   d.data_->schema_root = data_->schema_root;
   d.data_->value = data_->value;
+  return d;
+}
+
+Document Document::with_value(const std::string& pointer, const std::string& value_json) const {
+  if (pointer.empty() || pointer[0] != '/')
+    throw ValueError("expected a JSON Pointer to a member (e.g. \"/cluster/nodes\"), got \"" + pointer + "\"");
+  const json value = parse_value_json(value_json);
+  Document d = edited_copy();
   // Walk the reference tokens, so that a missing one is named with what is there instead.
   json* at = &d.data_->value;
   std::string walked;
@@ -348,19 +361,8 @@ Document Document::with_fact(const std::string& pointer, const std::string& valu
   const auto slash = pointer.rfind('/');
   if (pointer.empty() || pointer[0] != '/' || slash == std::string::npos)
     throw ValueError("expected a JSON Pointer to a member (e.g. \"/sockets/0/dram_bandwidth\"), got \"" + pointer + "\"");
-  json value;
-  try {
-    value = json::parse(value_json);
-  } catch (const json::parse_error& e) {
-    throw ValueError("invalid JSON value " + value_json + ": " + strip_prefix(e.what()));
-  }
-  Document d;
-  d.data_ = std::make_shared<detail::DocumentData>();
-  d.data_->file = data_->file;
-  d.data_->require_sources = data_->require_sources;
-  d.data_->base_pointer = data_->base_pointer;
-  d.data_->schema_root = data_->schema_root;
-  d.data_->value = data_->value;
+  const json value = parse_value_json(value_json);
+  Document d = edited_copy();
   json::json_pointer parent_ptr;
   try {
     parent_ptr = json::json_pointer(pointer.substr(0, slash));

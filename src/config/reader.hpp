@@ -80,6 +80,8 @@ public:
   [[nodiscard]] Document with_value(const std::string& pointer, const std::string& value_json) const;
 
 private:
+  /// A copy of this document whose value may be edited (file, pointer base and schema kept).
+  [[nodiscard]] Document edited_copy() const;
   std::shared_ptr<detail::DocumentData> data_;
   friend class Reader;
 };
