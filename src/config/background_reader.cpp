@@ -19,8 +19,11 @@ platform::BackgroundStream parse_stream(const Reader& r) {
   st.direction = r.choice_or("direction", {"write", "read"}, "write") == "write" ? platform::BackgroundDirection::Write
                                                                                 : platform::BackgroundDirection::Read;
   if (r.has("first_node")) st.first_node = static_cast<int>(r.fact_integer("first_node", 0, (1 << 24) - 1));
-  st.nodes = static_cast<int>(r.fact_integer("nodes", 1, 1 << 24));
   if (r.has("targets_per_node")) st.targets_per_node = static_cast<int>(r.fact_integer("targets_per_node", 1, 1024));
+  // A required key missing beside an unknown one is most often a misspelling of it: report the
+  // unknown key (with its did-you-mean) rather than the missing one.
+  if (!r.has("nodes") || !r.has("rate_per_node")) r.finish();
+  st.nodes = static_cast<int>(r.fact_integer("nodes", 1, 1 << 24));
   st.rate_per_node = r.fact_quantity<BytesPerSecond>("rate_per_node").si();
   r.finish();
   return st;

@@ -204,7 +204,7 @@ TEST_CASE("background: several targets per node are several flows, each its own 
         doctest::Approx(expected_end(*ps, 2.0 / 3.0 * C, C)).epsilon(1e-9).scale(ffsim::testing::kRelative));
 }
 
-TEST_CASE("background: writers are spread round-robin over the storage nodes; reads run the other way") {
+TEST_CASE("background: writers are spread round-robin over the storage nodes, and reads run the other way") {
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
   // 3 writers (an odd count) from node 5 onto 2 storage nodes: storage 0, 1, 0.
