@@ -133,15 +133,27 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
                                 : algo->simulate(*e, pf, lib, j.group, j.per_rank);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double algbw = t > 0 ? j.bytes / t : 0;
-    rows[i] = {j.name, j.gpus, j.bytes, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
-               est.bottleneck, est.note, sched::TrafficClass::Other, {}};
+    rows[i] = {j.name,
+               j.gpus,
+               j.bytes,
+               t,
+               algbw,
+               algbw * coll::busbw_factor(algo->kind(), j.gpus),
+               est.host_traffic_per_byte,
+               wall,
+               est.bottleneck,
+               est.note,
+               sched::TrafficClass::Other,
+               {}};
   };
   if (req.background) {
     if (!engine)
-      throw UsageError("--background: the background's flows run in a simulation beside the collective's, and the closed form "
-                       "simulates nothing: add --engine fluid (or simgrid)");
+      throw UsageError(
+          "--background: the background's flows run in a simulation beside the collective's, and the closed form "
+          "simulates nothing: add --engine fluid (or simgrid)");
     if (req.trace || req.explain)
-      throw UsageError(std::string(req.trace ? "--trace" : "--explain") + " does not combine with --background (drop one)");
+      throw UsageError(std::string(req.trace ? "--trace" : "--explain") +
+                       " does not combine with --background (drop one)");
     const platform::BackgroundSpec& bg = *req.background;
     config::check_background_fits(bg, *p);
     // The platforms of the three arbitrations (the scenario's is p).
@@ -151,7 +163,9 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
       s2.traffic = arbitration_traffic(sc.traffic, static_cast<Arbitration>(a));
       pa[static_cast<std::size_t>(a)] = plan::make_platform(s2);
     }
-    auto platform_of = [&](int a) -> const platform::Platform& { return a == 0 ? *p : *pa[static_cast<std::size_t>(a)]; };
+    auto platform_of = [&](int a) -> const platform::Platform& {
+      return a == 0 ? *p : *pa[static_cast<std::size_t>(a)];
+    };
     // Each row's whole schedule (no shortcut: the background's flows share its every step), run
     // alone on the scenario's platform, then with the background beside it on each arbitration's.
     std::vector<sched::Schedule> scheds(jobs.size());
@@ -171,8 +185,18 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
       const double t = collective_end(e.run(s, *p), s.size());
       const double algbw = t > 0 ? j.bytes / t : 0;
       CollectiveRow& r = rows[i];
-      r = {j.name, j.gpus, j.bytes, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, 0,
-           est.bottleneck, est.note, sched::TrafficClass::Other, {}};
+      r = {j.name,
+           j.gpus,
+           j.bytes,
+           t,
+           algbw,
+           algbw * coll::busbw_factor(algo->kind(), j.gpus),
+           est.host_traffic_per_byte,
+           0,
+           est.bottleneck,
+           est.note,
+           sched::TrafficClass::Other,
+           {}};
       for (const sched::Op& o : s.ops())
         if (o.kind == sched::OpKind::Transfer) {
           r.cls = o.cls;
@@ -214,8 +238,8 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
           break;
         }
         if (attempt == 8)
-          throw SimulationError("the background of " + bg.file + " ended before the " + j.name + " collective beside it, " +
-                                "even at a horizon of " + fmt_time(Seconds(horizon)));
+          throw SimulationError("the background of " + bg.file + " ended before the " + j.name +
+                                " collective beside it, " + "even at a horizon of " + fmt_time(Seconds(horizon)));
         horizon *= 4;
       }
       walls[i * (kArbitrations + 1) + 1 + static_cast<std::size_t>(a)] =
@@ -231,7 +255,8 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
       for (std::size_t k = 0; k < jobs.size() * kArbitrations; ++k) beside(k, *engine);
     }
     for (std::size_t i = 0; i < jobs.size(); ++i)
-      for (int k = 0; k <= kArbitrations; ++k) rows[i].wall += walls[i * (kArbitrations + 1) + static_cast<std::size_t>(k)];
+      for (int k = 0; k <= kArbitrations; ++k)
+        rows[i].wall += walls[i * (kArbitrations + 1) + static_cast<std::size_t>(k)];
   } else if (engine && engine_choice.caps.parallel_safe && req.threads > 1 && jobs.size() > 1) {
     // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
     // thread, each on its own engine, all on the one platform (its router is thread-safe; the same

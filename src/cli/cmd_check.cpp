@@ -5,12 +5,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calib/measurement.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "core/error.hpp"
-#include "calib/measurement.hpp"
 #include "config/background_reader.hpp"
+#include "core/error.hpp"
 #include "core/format.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
@@ -33,7 +33,8 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, b
     const config::Document d = config::Document::load(f, false);
     const config::Reader r = d.root();
     if (calib::is_measurement(r)) measurements.push_back(f);
-    else if (config::is_background(r)) backgrounds.push_back(f);  // `collective --background`: not a catalog kind
+    else if (config::is_background(r))
+      backgrounds.push_back(f);  // `collective --background`: not a catalog kind
     else (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
   }
   int failures = 0;
@@ -73,11 +74,13 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, b
     // Whether its nodes fit a cluster is checked where it runs beside one (collective --background).
     const platform::BackgroundSpec b = config::load_background(f);
     std::size_t flows = 0;
-    for (const auto& st : b.streams) flows += static_cast<std::size_t>(st.nodes) * static_cast<std::size_t>(st.targets_per_node);
+    for (const auto& st : b.streams)
+      flows += static_cast<std::size_t>(st.nodes) * static_cast<std::size_t>(st.targets_per_node);
     ok(f, "background", b.name,
-       "background " + b.name + ": " + std::to_string(b.streams.size()) + (b.streams.size() == 1 ? " stream, " : " streams, ") +
-           fmt_int(static_cast<long long>(flows)) + (flows == 1 ? " flow, " : " flows, ") +
-           fmt_bandwidth(BytesPerSecond(platform::background_rate(b))) + " in all");
+       "background " + b.name + ": " + std::to_string(b.streams.size()) +
+           (b.streams.size() == 1 ? " stream, " : " streams, ") + fmt_int(static_cast<long long>(flows)) +
+           (flows == 1 ? " flow, " : " flows, ") + fmt_bandwidth(BytesPerSecond(platform::background_rate(b))) +
+           " in all");
   }
   for (const auto& f : scenarios) {
     const plan::ScenarioSpec s = plan::load_scenario(f, cat);

@@ -153,7 +153,8 @@ Record collective_record(const std::string& scenario, const CollArgs& a, const a
 // `ffsim sweep`: the records of one point (no wall_s: it is not the same twice).
 CollPlan sweep_check_collective(const CollArgs& a) {
   if (!a.background.empty())
-    throw UsageError("--background: not an option of a swept collective yet (run ffsim collective --background per point); drop it");
+    throw UsageError(
+        "--background: not an option of a swept collective yet (run ffsim collective --background per point); drop it");
   if (a.json || a.csv || a.explain || !a.trace.empty())
     throw UsageError(
         std::string(a.json      ? "--json"
@@ -187,10 +188,13 @@ std::vector<Record> sweep_collective(Context& ctx, const CollArgs& a, const conf
 // --background: the checks of the options it does not combine with, before anything is loaded.
 void check_background_options(const CollArgs& a, const CollPlan& cp) {
   if (!a.trace.empty() || a.explain)
-    throw UsageError(std::string(a.explain ? "--explain" : "--trace") + " does not combine with --background (drop one)");
+    throw UsageError(std::string(a.explain ? "--explain" : "--trace") +
+                     " does not combine with --background (drop one)");
   if (!cp.engine_choice.caps.simulates)
-    throw UsageError("--background: the background's flows run in a simulation beside the collective's, and the closed form "
-                     "(--engine " + a.engine + ") simulates nothing: add --engine fluid (or simgrid)");
+    throw UsageError(
+        "--background: the background's flows run in a simulation beside the collective's, and the closed form "
+        "(--engine " +
+        a.engine + ") simulates nothing: add --engine fluid (or simgrid)");
 }
 
 std::string class_weights(const std::string& coll_class, double wc, const std::string& bg_class, double wb) {
@@ -216,8 +220,8 @@ std::vector<Record> beside_records(const std::string& scenario, const CollArgs& 
   std::vector<Record> recs;
   const std::string bg_class = sched::class_name(bg.streams.front().cls);
   for (const auto& r : rows) {
-    auto rec = [&](const std::string& arb, Cell wc, Cell wb, double t, double algbw, double busbw, double slowdown, Cell horizon,
-                   Cell end) {
+    auto rec = [&](const std::string& arb, Cell wc, Cell wb, double t, double algbw, double busbw, double slowdown,
+                   Cell horizon, Cell end) {
       recs.push_back({{"scenario", scenario},
                       {"algo", r.algo},
                       {"gpus", static_cast<long long>(r.gpus)},
@@ -239,8 +243,8 @@ std::vector<Record> beside_records(const std::string& scenario, const CollArgs& 
     };
     rec("alone", nullptr, nullptr, r.time, r.algbw, r.busbw, 1.0, nullptr, nullptr);
     for (const auto& b : r.beside)
-      rec(app::arbitration_name(b.arbitration), b.collective_weight, b.background_weight, b.time, b.algbw, b.busbw, b.slowdown,
-          b.horizon, b.background_end);
+      rec(app::arbitration_name(b.arbitration), b.collective_weight, b.background_weight, b.time, b.algbw, b.busbw,
+          b.slowdown, b.horizon, b.background_end);
   }
   return recs;
 }
@@ -296,8 +300,8 @@ int print_beside(Context& ctx, const CollArgs& a, const plan::ScenarioSpec& sc, 
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   std::cout << "ffsim collective on " << sc.name << ": " << ops << " of "
             << (several ? fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi)) : fmt_bytes(Bytes(sizes.front())))
-            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << ", beside background " << bg.name
-            << "\n";
+            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << ", beside background "
+            << bg.name << "\n";
   const int storage = sc.cluster.storage ? sc.cluster.storage->count : 0;
   std::cout << "  background " << bg.file << ":\n";
   for (const auto& st : bg.streams) {
@@ -320,8 +324,12 @@ int print_beside(Context& ctx, const CollArgs& a, const plan::ScenarioSpec& sc, 
     if (!first) t.rule();
     first = false;
     auto add = [&](const std::string& label, double time, double algbw, double busbw, double slowdown) {
-      std::vector<std::string> cells{r.algo, std::to_string(r.gpus), label, fmt_time(Seconds(time)),
-                                     fmt_bandwidth(BytesPerSecond(algbw)), fmt_bandwidth(BytesPerSecond(busbw)),
+      std::vector<std::string> cells{r.algo,
+                                     std::to_string(r.gpus),
+                                     label,
+                                     fmt_time(Seconds(time)),
+                                     fmt_bandwidth(BytesPerSecond(algbw)),
+                                     fmt_bandwidth(BytesPerSecond(busbw)),
                                      fmt_f(slowdown, 3) + "x"};
       if (several) cells.insert(cells.begin() + 2, fmt_bytes(Bytes(r.bytes)));
       t.add(cells);
@@ -333,19 +341,22 @@ int print_beside(Context& ctx, const CollArgs& a, const plan::ScenarioSpec& sc, 
       min_ratio = min_ratio == 0 ? ratio : std::min(min_ratio, ratio);
     }
     if (r.beside.size() == static_cast<std::size_t>(app::kArbitrations) &&
-        r.beside[static_cast<std::size_t>(app::Arbitration::Equal)].time != r.beside[static_cast<std::size_t>(app::Arbitration::None)].time)
+        r.beside[static_cast<std::size_t>(app::Arbitration::Equal)].time !=
+            r.beside[static_cast<std::size_t>(app::Arbitration::None)].time)
       equal_is_none = false;
   }
   t.print(std::cout, "  ");
-  std::cout << "  slowdown: time beside the background / time alone (both the whole schedule, no shortcut); the\n"
-               "  background runs from the start for the whole collective: each of its flows carries its cap x a horizon\n"
-               "  (4x the collective's time alone, raised until enough), so it lasts at least that long, and every\n"
-               "  run checked that all background flows ended after the collective (the horizon was at least "
-            << fmt_f(min_ratio, 2) << "x\n  the collective's time beside it)\n";
+  std::cout
+      << "  slowdown: time beside the background / time alone (both the whole schedule, no shortcut); the\n"
+         "  background runs from the start for the whole collective: each of its flows carries its cap x a horizon\n"
+         "  (4x the collective's time alone, raised until enough), so it lasts at least that long, and every\n"
+         "  run checked that all background flows ended after the collective (the horizon was at least "
+      << fmt_f(min_ratio, 2) << "x\n  the collective's time beside it)\n";
   if (equal_is_none)
-    std::cout << "  equal weights and no isolation agree: flows share a link in proportion to their classes' weights, so\n"
-                 "  lanes of equal weight share it as one lane does (per-lane arbitration, where a lane's share is split\n"
-                 "  among its flows, is not modelled)\n";
+    std::cout
+        << "  equal weights and no isolation agree: flows share a link in proportion to their classes' weights, so\n"
+           "  lanes of equal weight share it as one lane does (per-lane arbitration, where a lane's share is split\n"
+           "  among its flows, is not modelled)\n";
   print_calibration(std::cout, ctx);
   return kOk;
 }
@@ -514,12 +525,13 @@ void setup_collective(CLI::App& app, Context& ctx) {
                               "threads; the results do not depend on it)")
                   ->check(int_in(1, 4096)),
               "an integer in [1, 4096]");
-  ctx.expects(sub->add_option("--background", a->background,
-                              "Run a background document (kind \"background\": e.g. a checkpoint storm) beside each row's "
-                              "collective, alone and under three arbitrations: the scenario's weights, equal weights, no "
-                              "isolation (a simulating engine)")
-                  ->check(input_file()),
-              "a background file");
+  ctx.expects(
+      sub->add_option("--background", a->background,
+                      "Run a background document (kind \"background\": e.g. a checkpoint storm) beside each row's "
+                      "collective, alone and under three arbitrations: the scenario's weights, equal weights, no "
+                      "isolation (a simulating engine)")
+          ->check(input_file()),
+      "a background file");
   ctx.expects(sub->add_option("--trace", a->trace,
                               "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)"),
               "a file name");

@@ -17,7 +17,7 @@ platform::BackgroundStream parse_stream(const Reader& r) {
   const std::string cls = r.choice_or("class", sched::class_names(), "storage");
   st.cls = sched::class_from_name(cls);
   st.direction = r.choice_or("direction", {"write", "read"}, "write") == "write" ? platform::BackgroundDirection::Write
-                                                                                : platform::BackgroundDirection::Read;
+                                                                                 : platform::BackgroundDirection::Read;
   if (r.has("first_node")) st.first_node = static_cast<int>(r.fact_integer("first_node", 0, (1 << 24) - 1));
   if (r.has("targets_per_node")) st.targets_per_node = static_cast<int>(r.fact_integer("targets_per_node", 1, 1024));
   // A required key missing beside an unknown one is most often a misspelling of it: report the
@@ -38,7 +38,8 @@ bool is_background(const Reader& root) {
 }
 
 platform::BackgroundSpec parse_background(const Reader& r) {
-  if (!r.is_object()) r.fail("expected a background object {\"kind\": \"background\", \"streams\": [...]}, got " + r.describe());
+  if (!r.is_object())
+    r.fail("expected a background object {\"kind\": \"background\", \"streams\": [...]}, got " + r.describe());
   platform::BackgroundSpec b;
   b.file = r.file();
   if (r.child("kind", "\"background\"").as_string() != kBackground)
@@ -60,7 +61,9 @@ platform::BackgroundSpec parse_background(const Reader& r) {
   return b;
 }
 
-platform::BackgroundSpec load_background(const std::string& path) { return parse_background(Document::load(path, true).root()); }
+platform::BackgroundSpec load_background(const std::string& path) {
+  return parse_background(Document::load(path, true).root());
+}
 
 void check_background_fits(const platform::BackgroundSpec& b, const platform::Machine& m) {
   const platform::BackgroundFit fit = platform::background_fit(m, b);

@@ -20,8 +20,9 @@ BackgroundFit background_fit(const Machine& m, const BackgroundSpec& b) {
     const BackgroundStream& st = b.streams[i];
     const int k = static_cast<int>(i);
     if (storage == 0)
-      return {k, "stream \"" + st.name + "\" moves data to or from storage nodes, and the cluster has none; give the scenario "
-                 "storage nodes (cluster.storage) or drop the stream"};
+      return {k, "stream \"" + st.name +
+                     "\" moves data to or from storage nodes, and the cluster has none; give the scenario "
+                     "storage nodes (cluster.storage) or drop the stream"};
     if (static_cast<long long>(st.first_node) + st.nodes > nodes)
       return {k, "stream \"" + st.name + "\" needs compute nodes " + std::to_string(st.first_node) + " to " +
                      std::to_string(static_cast<long long>(st.first_node) + st.nodes - 1) + "; the cluster has " +
@@ -49,7 +50,8 @@ std::vector<sched::OpId> add_background(sched::Schedule& s, const Machine& m, co
       for (int t = 0; t < st.targets_per_node; ++t, ++k) {
         const Place disk = Place::storage_disk(static_cast<int>(k % storage));
         const bool write = st.direction == BackgroundDirection::Write;
-        const sched::OpId op = s.transfer(write ? client : disk, write ? disk : client, Bytes(cap * horizon), st.cls, tag);
+        const sched::OpId op =
+            s.transfer(write ? client : disk, write ? disk : client, Bytes(cap * horizon), st.cls, tag);
         s.set_rate_cap(op, cap);
         ops.push_back(op);
       }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "app/collective_table.hpp"
 #include "app/engines.hpp"
@@ -104,7 +105,8 @@ double expected_end(const platform::Platform& p, double share, double alone_rate
 
 }  // namespace
 
-TEST_CASE("background: a collective flow and a checkpoint flow share node 0's NIC by their weights, 4:1, 1:1, one lane") {
+TEST_CASE(
+    "background: a collective flow and a checkpoint flow share node 0's NIC by their weights, 4:1, 1:1, one lane") {
   // Node 0 sends kS to node 1 (class hfreduce) while it writes to storage node 0 (class storage).
   // Both leave through n0's one NIC; their paths share n0's DRAM (160 GB/s), the NIC's root port
   // (27 GB/s, [I] models/nodes/fire_flyer_pcie.json) and the NIC's send side (HDR: 25 GB/s line,
@@ -140,9 +142,12 @@ TEST_CASE("background: a collective flow and a checkpoint flow share node 0's NI
     // tolerance here. The fluid engine solves the same max-min exactly: 1e-9.
     const double tol = std::string(engine) == "fluid" ? 1e-9 : 1e-6;
     const Shared s = run_pair(engine, *ps, bg), e = run_pair(engine, *pe, bg), n = run_pair(engine, *pn, bg);
-    CHECK(s.collective_end == doctest::Approx(expected_end(*ps, 0.8 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
-    CHECK(e.collective_end == doctest::Approx(expected_end(*pe, 0.5 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
-    CHECK(n.collective_end == doctest::Approx(expected_end(*pn, 0.5 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
+    CHECK(s.collective_end ==
+          doctest::Approx(expected_end(*ps, 0.8 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
+    CHECK(e.collective_end ==
+          doctest::Approx(expected_end(*pe, 0.5 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
+    CHECK(n.collective_end ==
+          doctest::Approx(expected_end(*pn, 0.5 * C, C)).epsilon(tol).scale(ffsim::testing::kRelative));
     // Per-flow weights: lanes of equal weight share as one lane does.
     CHECK(e.collective_end == doctest::Approx(n.collective_end).epsilon(tol).scale(ffsim::testing::kRelative));
     // Every background flow outlasts the collective and its horizon (it never beats its cap).
@@ -152,10 +157,13 @@ TEST_CASE("background: a collective flow and a checkpoint flow share node 0's NI
     }
     // The slowdown against the flow alone (at C): 1 / 0.8 = 1.25 with the weights, 2 without.
     sched::Schedule alone;
-    alone.transfer(platform::storage_client_dram(*ps, 0), platform::storage_client_dram(*ps, 1), Bytes(kS), TrafficClass::HFReduce);
+    alone.transfer(platform::storage_client_dram(*ps, 0), platform::storage_client_dram(*ps, 1), Bytes(kS),
+                   TrafficClass::HFReduce);
     const double t_alone = app::make_engine(engine)->run(alone, *ps).makespan;
-    CHECK((s.collective_end - ps->path(pc).latency) / (t_alone - ps->path(pc).latency) == doctest::Approx(1.25).epsilon(1e-3));
-    CHECK((n.collective_end - ps->path(pc).latency) / (t_alone - ps->path(pc).latency) == doctest::Approx(2.0).epsilon(1e-3));
+    CHECK((s.collective_end - ps->path(pc).latency) / (t_alone - ps->path(pc).latency) ==
+          doctest::Approx(1.25).epsilon(1e-3));
+    CHECK((n.collective_end - ps->path(pc).latency) / (t_alone - ps->path(pc).latency) ==
+          doctest::Approx(2.0).epsilon(1e-3));
   }
 }
 
@@ -234,8 +242,9 @@ TEST_CASE("background: streams that do not fit the cluster are refused with the 
   CHECK(platform::background_fit(*p, one_stream(0, 8, 1e9)).stream == -1);  // every node: fits
   const auto over = platform::background_fit(*p, one_stream(7, 2, 1e9));    // nodes 7 and 8 of 0..7
   CHECK(over.stream == 0);
-  CHECK(over.message ==
-        "stream \"checkpoint\" needs compute nodes 7 to 8; the cluster has 8 (0 to 7); give at most 1 nodes from node 7");
+  CHECK(
+      over.message ==
+      "stream \"checkpoint\" needs compute nodes 7 to 8; the cluster has 8 (0 to 7); give at most 1 nodes from node 7");
   sched::Schedule s;
   CHECK_THROWS_AS((void)platform::add_background(s, *p, one_stream(7, 2, 1e9), 1.0), ValueError);
   CHECK_THROWS_AS((void)platform::add_background(s, *p, one_stream(0, 1, 1e9), 0.0), ValueError);
@@ -255,7 +264,8 @@ TEST_CASE("background: streams that do not fit the cluster are refused with the 
 }
 
 TEST_CASE("background: the reader takes the shipped checkpoint storm") {
-  const auto b = config::load_background(std::string(FFSIM_SOURCE_DIR) + "/scenarios/backgrounds/checkpoint-storm-128-nodes.json");
+  const auto b =
+      config::load_background(std::string(FFSIM_SOURCE_DIR) + "/scenarios/backgrounds/checkpoint-storm-128-nodes.json");
   REQUIRE(b.streams.size() == 1);
   CHECK(b.name == "checkpoint-storm-128-nodes");
   CHECK(b.streams[0].cls == TrafficClass::Storage);
@@ -295,6 +305,7 @@ TEST_CASE("background: a 16-GPU HFReduce beside a storm of its own 2 nodes, on t
   req.sizes = {8.0 * 1048576.0};
   req.threads = 1;
   req.background = one_stream(0, 2, 100e9);  // greedy: more than the NIC, so it always contends there
+  std::vector<app::CollectiveRow> by_engine;
   for (const char* engine : {"fluid", "simgrid"}) {
     CAPTURE(engine);
     const app::EngineChoice ch = app::choose_engine(engine, app::Analytic::Fluid);
@@ -324,9 +335,19 @@ TEST_CASE("background: a 16-GPU HFReduce beside a storm of its own 2 nodes, on t
     const auto g = coll::Group::first_gpus(*pe, 16);
     const double t_eq = algo->simulate_full(*app::make_engine(engine), *pe, lib, g, req.sizes[0]);
     CHECK(t_eq == doctest::Approx(r.time).epsilon(1e-6).scale(ffsim::testing::kRelative));
+    by_engine.push_back(r);
+  }
+  // Both engines solve the same flows: their times agree to SimGrid's 1e-6 (see the first case).
+  REQUIRE(by_engine.size() == 2);
+  CHECK(by_engine[1].time == doctest::Approx(by_engine[0].time).epsilon(1e-6).scale(ffsim::testing::kRelative));
+  for (std::size_t a = 0; a < 3; ++a) {
+    CAPTURE(a);
+    CHECK(by_engine[1].beside[a].time ==
+          doctest::Approx(by_engine[0].beside[a].time).epsilon(1e-6).scale(ffsim::testing::kRelative));
   }
   // A storm of nodes 4-7 (not the collective's 0-1) on the fluid engine.
   req.background = one_stream(4, 4, 10.0 * 1073741824.0);
-  const app::CollectiveResult far = app::run_collective(sc, catalog(), app::choose_engine("fluid", app::Analytic::Fluid), req);
+  const app::CollectiveResult far =
+      app::run_collective(sc, catalog(), app::choose_engine("fluid", app::Analytic::Fluid), req);
   for (const auto& b : far.rows[0].beside) CHECK(b.slowdown == doctest::Approx(1.0).epsilon(1e-6));
 }
