@@ -1,10 +1,13 @@
 // The `collective` service.
 // SPDX-License-Identifier: Apache-2.0
 #include "app/collective_table.hpp"
+#include "config/background_reader.hpp"
 #include "config/coll_reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <limits>
 
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
@@ -21,7 +24,40 @@ void check_algorithm(const std::string& name) {
   if (!coll::algorithms().find(name)) throw UsageError("--algo: " + coll::algorithms().unknown_message(name));
 }
 
+const char* arbitration_name(Arbitration a) {
+  switch (a) {
+    case Arbitration::Scenario: return "scenario";
+    case Arbitration::Equal: return "equal";
+    case Arbitration::None: return "none";
+  }
+  return "";
+}
+
+platform::TrafficConfig arbitration_traffic(const platform::TrafficConfig& t, Arbitration a) {
+  platform::TrafficConfig r = t;
+  switch (a) {
+    case Arbitration::Scenario: break;
+    case Arbitration::Equal:  // the same lanes, each of weight 1 (without isolation: one lane already)
+      for (double& w : r.lane_weight) w = 1.0;
+      break;
+    case Arbitration::None:  // what parse_traffic makes of "isolation": false
+      r.isolation = false;
+      r.lane_weight = {1.0};
+      r.lane_of_sl.fill(0);
+      break;
+  }
+  return r;
+}
+
 namespace {
+
+// The collective's end in a run of its schedule with more ops after its own: the latest end of
+// ops [0, n).
+double collective_end(const eval::Result& r, std::size_t n) {
+  double t = 0;
+  for (std::size_t i = 0; i < n; ++i) t = std::max(t, r.ops[i].end);
+  return t;
+}
 
 // The first `gpus` GPUs, or with cross_zone half of the nodes from each of the first two zones.
 coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
@@ -97,13 +133,134 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
                                 : algo->simulate(*e, pf, lib, j.group, j.per_rank);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double algbw = t > 0 ? j.bytes / t : 0;
-    rows[i] = {j.name, j.gpus, j.bytes, t, algbw, algbw * coll::busbw_factor(algo->kind(), j.gpus), est.host_traffic_per_byte, wall,
-               est.bottleneck, est.note};
+    rows[i] = {j.name,
+               j.gpus,
+               j.bytes,
+               t,
+               algbw,
+               algbw * coll::busbw_factor(algo->kind(), j.gpus),
+               est.host_traffic_per_byte,
+               wall,
+               est.bottleneck,
+               est.note,
+               sched::TrafficClass::Other,
+               {}};
   };
-  // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
-  // thread, each on its own engine, all on the one platform (its router is thread-safe; the same
-  // results as one after the other; wall_s is then each row's own time while the others run beside it).
-  if (engine && engine_choice.caps.parallel_safe && req.threads > 1 && jobs.size() > 1) {
+  if (req.background) {
+    if (!engine)
+      throw UsageError(
+          "--background: the background's flows run in a simulation beside the collective's, and the closed form "
+          "simulates nothing: add --engine fluid (or simgrid)");
+    if (req.trace || req.explain)
+      throw UsageError(std::string(req.trace ? "--trace" : "--explain") +
+                       " does not combine with --background (drop one)");
+    const platform::BackgroundSpec& bg = *req.background;
+    config::check_background_fits(bg, *p);
+    // The platforms of the three arbitrations (the scenario's is p).
+    std::array<std::unique_ptr<platform::Platform>, kArbitrations> pa;
+    for (int a = 1; a < kArbitrations; ++a) {
+      plan::ScenarioSpec s2 = sc;
+      s2.traffic = arbitration_traffic(sc.traffic, static_cast<Arbitration>(a));
+      pa[static_cast<std::size_t>(a)] = plan::make_platform(s2);
+    }
+    auto platform_of = [&](int a) -> const platform::Platform& {
+      return a == 0 ? *p : *pa[static_cast<std::size_t>(a)];
+    };
+    // Each row's whole schedule (no shortcut: the background's flows share its every step), run
+    // alone on the scenario's platform, then with the background beside it on each arbitration's.
+    std::vector<sched::Schedule> scheds(jobs.size());
+    std::vector<double> walls(jobs.size() * (kArbitrations + 1));  // by row: alone, then each arbitration
+    auto alone = [&](std::size_t i, eval::Engine& e) {
+      const Job& j = jobs[i];
+      const auto algo = coll::algorithms().get(j.name).factory();
+      const auto t0 = std::chrono::steady_clock::now();
+      coll::Estimate est;
+      try {
+        est = algo->estimate(*p, lib, j.group, j.per_rank);
+      } catch (const ValueError& err) {
+        throw UsageError("--algo " + j.name + " --gpus " + std::to_string(j.gpus) + ": " + err.what());
+      }
+      sched::Schedule& s = scheds[i];
+      (void)algo->emit(s, *p, lib, j.group, j.per_rank, coll::Options{});
+      const double t = collective_end(e.run(s, *p), s.size());
+      const double algbw = t > 0 ? j.bytes / t : 0;
+      CollectiveRow& r = rows[i];
+      r = {j.name,
+           j.gpus,
+           j.bytes,
+           t,
+           algbw,
+           algbw * coll::busbw_factor(algo->kind(), j.gpus),
+           est.host_traffic_per_byte,
+           0,
+           est.bottleneck,
+           est.note,
+           sched::TrafficClass::Other,
+           {}};
+      for (const sched::Op& o : s.ops())
+        if (o.kind == sched::OpKind::Transfer) {
+          r.cls = o.cls;
+          break;
+        }
+      r.beside.resize(kArbitrations);
+      walls[i * (kArbitrations + 1)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    auto beside = [&](std::size_t k, eval::Engine& e) {
+      const std::size_t i = k / kArbitrations;
+      const int a = static_cast<int>(k % kArbitrations);
+      const auto t0 = std::chrono::steady_clock::now();
+      const Job& j = jobs[i];
+      CollectiveRow& r = rows[i];
+      const platform::Platform& pf = platform_of(a);
+      const std::size_t n = scheds[i].size();
+      // The background must outlast the collective: each of its flows carries its cap times the
+      // horizon, so it runs at least that long; the horizon starts at 4 times the collective's time
+      // alone and grows until every background flow ends after the collective (checked, not assumed).
+      double horizon = std::max(4 * r.time, 1e-6);
+      for (int attempt = 0;; ++attempt) {
+        sched::Schedule s = scheds[i];
+        const std::vector<sched::OpId> bg_ops = platform::add_background(s, pf, bg, horizon);
+        const eval::Result res = e.run(s, pf);
+        const double t = collective_end(res, n);
+        double first_end = std::numeric_limits<double>::infinity();
+        for (const sched::OpId o : bg_ops) first_end = std::min(first_end, res.ops[o].end);
+        if (first_end > t) {
+          BesideRun& b = r.beside[static_cast<std::size_t>(a)];
+          b.arbitration = static_cast<Arbitration>(a);
+          b.collective_weight = pf.traffic().weight(r.cls);
+          b.background_weight = pf.traffic().weight(bg.streams.front().cls);
+          b.time = t;
+          b.algbw = t > 0 ? j.bytes / t : 0;
+          b.busbw = b.algbw * coll::busbw_factor(coll::algorithms().get(j.name).factory()->kind(), j.gpus);
+          b.slowdown = r.time > 0 ? t / r.time : 1;
+          b.horizon = horizon;
+          b.background_end = first_end;
+          break;
+        }
+        if (attempt == 8)
+          throw SimulationError("the background of " + bg.file + " ended before the " + j.name +
+                                " collective beside it, " + "even at a horizon of " + fmt_time(Seconds(horizon)));
+        horizon *= 4;
+      }
+      walls[i * (kArbitrations + 1) + 1 + static_cast<std::size_t>(a)] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    // Fluid engines run side by side (each run on its own engine); SimGrid one run at a time.
+    // wall_s sums a row's four runs (with threads, each while the others run beside it).
+    if (engine_choice.caps.parallel_safe && req.threads > 1) {
+      parallel_for(jobs.size(), req.threads, [&](std::size_t i) { alone(i, *make_engine()); });
+      parallel_for(jobs.size() * kArbitrations, req.threads, [&](std::size_t k) { beside(k, *make_engine()); });
+    } else {
+      for (std::size_t i = 0; i < jobs.size(); ++i) alone(i, *engine);
+      for (std::size_t k = 0; k < jobs.size() * kArbitrations; ++k) beside(k, *engine);
+    }
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      for (int k = 0; k <= kArbitrations; ++k)
+        rows[i].wall += walls[i * (kArbitrations + 1) + static_cast<std::size_t>(k)];
+  } else if (engine && engine_choice.caps.parallel_safe && req.threads > 1 && jobs.size() > 1) {
+    // The fluid engine keeps no state between runs: simulated rows run at once, one per hardware
+    // thread, each on its own engine, all on the one platform (its router is thread-safe; the same
+    // results as one after the other; wall_s is then each row's own time while the others run beside it).
     parallel_for(jobs.size(), req.threads, [&](std::size_t i) {
       const std::unique_ptr<eval::Engine> e = make_engine();
       run_row(i, e.get(), *p);

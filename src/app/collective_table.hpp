@@ -10,6 +10,7 @@
 #include "app/engines.hpp"
 #include "config/catalog.hpp"
 #include "plan/scenario.hpp"
+#include "platform/background.hpp"
 #include "sched/timeline.hpp"
 
 namespace ffsim::app {
@@ -29,6 +30,33 @@ struct CollectiveRequest {
   int threads = 1;                 ///< rows simulated side by side (engines safe on threads)
   bool trace = false;              ///< the timeline of the one row's whole schedule
   bool explain = false;            ///< NCCL's own cost table
+  /// Background traffic that runs beside each row's collective (a simulating engine only): each
+  /// row is then simulated alone and beside it under three arbitrations (Arbitration).
+  std::optional<platform::BackgroundSpec> background;
+};
+
+/// How the fabric arbitrates between traffic classes in a run beside a background.
+enum class Arbitration {
+  Scenario,  ///< the scenario's "traffic" section (its lanes' weights)
+  Equal,     ///< the scenario's lanes, every weight 1
+  None,      ///< no isolation: every flow in one lane
+};
+inline constexpr int kArbitrations = 3;
+[[nodiscard]] const char* arbitration_name(Arbitration a);  ///< "scenario", "equal", "none"
+
+/// The traffic configuration of arbitration `a` on a scenario whose own is `t`.
+[[nodiscard]] platform::TrafficConfig arbitration_traffic(const platform::TrafficConfig& t, Arbitration a);
+
+/// One run of a row's collective beside the background.
+struct BesideRun {
+  Arbitration arbitration = Arbitration::Scenario;
+  double collective_weight = 1, background_weight = 1;  ///< the collective's class, the first stream's
+  double time = 0, algbw = 0, busbw = 0;
+  double slowdown = 0;  ///< time beside / time alone
+  /// Seconds each background flow lasts at least (its bytes over its cap): longer than the
+  /// collective beside it, which the run checked.
+  double horizon = 0;
+  double background_end = 0;  ///< the first background flow's end (after the collective's)
 };
 
 struct CollectiveRow {
@@ -38,6 +66,10 @@ struct CollectiveRow {
   double host = 0;  ///< host-memory traffic per node, in multiples of the size
   double wall = 0;  ///< seconds the row took to evaluate
   std::string bottleneck, note;
+  /// With a background: the collective's class and its runs beside the background, by
+  /// Arbitration (time above is then the collective alone in its full schedule).
+  sched::TrafficClass cls = sched::TrafficClass::Other;
+  std::vector<BesideRun> beside;
 };
 
 /// One line of NCCL's cost table (tuning.cc, Simple protocol).

@@ -5,11 +5,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "calib/measurement.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/background_reader.hpp"
 #include "core/error.hpp"
-#include "calib/measurement.hpp"
+#include "core/format.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
 
@@ -26,11 +28,13 @@ bool same_file(const std::string& a, const std::string& b) {
 
 int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, bool json) {
   // Sort the arguments into catalog entries (they carry "kind") and scenarios.
-  std::vector<std::string> models, scenarios, measurements;
+  std::vector<std::string> models, scenarios, measurements, backgrounds;
   for (const auto& f : files) {
     const config::Document d = config::Document::load(f, false);
     const config::Reader r = d.root();
     if (calib::is_measurement(r)) measurements.push_back(f);
+    else if (config::is_background(r))
+      backgrounds.push_back(f);  // `collective --background`: not a catalog kind
     else (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
   }
   int failures = 0;
@@ -65,6 +69,18 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, b
     const calib::MeasurementFile m = calib::load_measurement(f);
     ok(f, "measurement", m.machine.name,
            "measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date);
+  }
+  for (const auto& f : backgrounds) {
+    // Whether its nodes fit a cluster is checked where it runs beside one (collective --background).
+    const platform::BackgroundSpec b = config::load_background(f);
+    std::size_t flows = 0;
+    for (const auto& st : b.streams)
+      flows += static_cast<std::size_t>(st.nodes) * static_cast<std::size_t>(st.targets_per_node);
+    ok(f, "background", b.name,
+       "background " + b.name + ": " + std::to_string(b.streams.size()) +
+           (b.streams.size() == 1 ? " stream, " : " streams, ") + fmt_int(static_cast<long long>(flows)) +
+           (flows == 1 ? " flow, " : " flows, ") + fmt_bandwidth(BytesPerSecond(platform::background_rate(b))) +
+           " in all");
   }
   for (const auto& f : scenarios) {
     const plan::ScenarioSpec s = plan::load_scenario(f, cat);

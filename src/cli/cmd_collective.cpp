@@ -15,6 +15,7 @@
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/background_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -41,6 +42,7 @@ struct CollArgs {
   bool explain = false;
   bool full = false;
   std::string trace;
+  std::string background;  ///< a background document (kind "background") run beside each row
   int threads = 0;  ///< 0: the machine's hardware threads
 };
 
@@ -150,6 +152,9 @@ Record collective_record(const std::string& scenario, const CollArgs& a, const a
 
 // `ffsim sweep`: the records of one point (no wall_s: it is not the same twice).
 CollPlan sweep_check_collective(const CollArgs& a) {
+  if (!a.background.empty())
+    throw UsageError(
+        "--background: not an option of a swept collective yet (run ffsim collective --background per point); drop it");
   if (a.json || a.csv || a.explain || !a.trace.empty())
     throw UsageError(
         std::string(a.json      ? "--json"
@@ -180,6 +185,182 @@ std::vector<Record> sweep_collective(Context& ctx, const CollArgs& a, const conf
   return recs;
 }
 
+// --background: the checks of the options it does not combine with, before anything is loaded.
+void check_background_options(const CollArgs& a, const CollPlan& cp) {
+  if (!a.trace.empty() || a.explain)
+    throw UsageError(std::string(a.explain ? "--explain" : "--trace") +
+                     " does not combine with --background (drop one)");
+  if (!cp.engine_choice.caps.simulates)
+    throw UsageError(
+        "--background: the background's flows run in a simulation beside the collective's, and the closed form "
+        "(--engine " +
+        a.engine + ") simulates nothing: add --engine fluid (or simgrid)");
+}
+
+std::string class_weights(const std::string& coll_class, double wc, const std::string& bg_class, double wb) {
+  if (coll_class == bg_class) return coll_class + " " + fmt_g(wc);
+  return coll_class + " " + fmt_g(wc) + " : " + bg_class + " " + fmt_g(wb);
+}
+
+// The arbitration's label in the table.
+std::string arbitration_label(const app::BesideRun& b, const std::string& coll_class, const std::string& bg_class) {
+  switch (b.arbitration) {
+    case app::Arbitration::Scenario:
+      return "scenario weights (" + class_weights(coll_class, b.collective_weight, bg_class, b.background_weight) + ")";
+    case app::Arbitration::Equal:
+      return "equal weights (" + class_weights(coll_class, b.collective_weight, bg_class, b.background_weight) + ")";
+    case app::Arbitration::None: return "no isolation (one lane)";
+  }
+  return "";
+}
+
+// Each row alone and beside the background, as records (JSON rows and CSV lines alike).
+std::vector<Record> beside_records(const std::string& scenario, const CollArgs& a, const platform::BackgroundSpec& bg,
+                                   const std::vector<app::CollectiveRow>& rows) {
+  std::vector<Record> recs;
+  const std::string bg_class = sched::class_name(bg.streams.front().cls);
+  for (const auto& r : rows) {
+    auto rec = [&](const std::string& arb, Cell wc, Cell wb, double t, double algbw, double busbw, double slowdown,
+                   Cell horizon, Cell end) {
+      recs.push_back({{"scenario", scenario},
+                      {"algo", r.algo},
+                      {"gpus", static_cast<long long>(r.gpus)},
+                      {"bytes", r.bytes},
+                      {"engine", a.engine},
+                      {"cross_zone", a.cross_zone},
+                      {"background", bg.name},
+                      {"arbitration", arb},
+                      {"collective_class", std::string(sched::class_name(r.cls))},
+                      {"background_class", bg_class},
+                      {"collective_weight", wc},
+                      {"background_weight", wb},
+                      {"time_s", t},
+                      {"algbw_Bps", algbw},
+                      {"busbw_Bps", busbw},
+                      {"slowdown", slowdown},
+                      {"horizon_s", horizon},
+                      {"background_first_end_s", end}});
+    };
+    rec("alone", nullptr, nullptr, r.time, r.algbw, r.busbw, 1.0, nullptr, nullptr);
+    for (const auto& b : r.beside)
+      rec(app::arbitration_name(b.arbitration), b.collective_weight, b.background_weight, b.time, b.algbw, b.busbw,
+          b.slowdown, b.horizon, b.background_end);
+  }
+  return recs;
+}
+
+void write_background_json(report::JsonWriter& w, const platform::BackgroundSpec& bg) {
+  w.begin_object();
+  w.field("file", bg.file);
+  w.field("name", bg.name);
+  w.field("rate_Bps", platform::background_rate(bg));
+  w.key("streams");
+  w.begin_array();
+  for (const auto& st : bg.streams) {
+    w.begin_object();
+    w.field("name", st.name);
+    w.field("class", sched::class_name(st.cls));
+    w.field("direction", st.direction == platform::BackgroundDirection::Write ? "write" : "read");
+    w.field("first_node", st.first_node);
+    w.field("nodes", st.nodes);
+    w.field("targets_per_node", st.targets_per_node);
+    w.field("rate_per_node_Bps", st.rate_per_node);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+int print_beside(Context& ctx, const CollArgs& a, const plan::ScenarioSpec& sc, const platform::BackgroundSpec& bg,
+                 const app::CollectiveResult& res, const std::vector<double>& sizes) {
+  const std::vector<app::CollectiveRow>& rows = res.rows;
+  if (a.json || a.csv) {
+    const std::vector<Record> recs = beside_records(sc.name, a, bg, rows);
+    if (a.csv) {
+      write_records_csv(std::cout, recs);
+      return kOk;
+    }
+    report::JsonWriter w(std::cout);
+    begin_json(w, "collective");
+    w.key("background");
+    write_background_json(w, bg);
+    w.key("rows");
+    write_records_json(w, recs);
+    if (ctx.calibration_use()) {
+      w.key("calibration");
+      write_calibration(w, ctx);
+    }
+    w.end_object();
+    return kOk;
+  }
+  std::string ops;
+  for (std::size_t i = 0; i < res.kinds.size(); ++i)
+    ops += (i == 0 ? "" : i + 1 == res.kinds.size() ? " and " : ", ") + res.kinds[i];
+  const bool several = sizes.size() > 1;
+  const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
+  std::cout << "ffsim collective on " << sc.name << ": " << ops << " of "
+            << (several ? fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi)) : fmt_bytes(Bytes(sizes.front())))
+            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << ", beside background "
+            << bg.name << "\n";
+  const int storage = sc.cluster.storage ? sc.cluster.storage->count : 0;
+  std::cout << "  background " << bg.file << ":\n";
+  for (const auto& st : bg.streams) {
+    const bool write = st.direction == platform::BackgroundDirection::Write;
+    const std::string flows = st.targets_per_node == 1 ? "1 flow" : std::to_string(st.targets_per_node) + " flows";
+    std::cout << "    " << st.name << ": nodes " << st.first_node << "-" << (st.first_node + st.nodes - 1) << " "
+              << (write ? "write to" : "read from") << " the " << storage << " storage nodes' drives, class "
+              << sched::class_name(st.cls) << ", " << flows << " per node of at most "
+              << fmt_bandwidth(BytesPerSecond(st.rate_per_node / st.targets_per_node)) << " each ("
+              << fmt_bandwidth(BytesPerSecond(st.rate_per_node * st.nodes)) << " in all)\n";
+  }
+  std::vector<std::string> head{"algorithm", "GPUs", "arbitration", "time", "algbw", "busbw", "slowdown"};
+  if (several) head.insert(head.begin() + 2, "size");
+  report::Table t(head);
+  const std::string bg_class = sched::class_name(bg.streams.front().cls);
+  bool first = true;
+  double min_ratio = 0;
+  bool equal_is_none = true;
+  for (const auto& r : rows) {
+    if (!first) t.rule();
+    first = false;
+    auto add = [&](const std::string& label, double time, double algbw, double busbw, double slowdown) {
+      std::vector<std::string> cells{r.algo,
+                                     std::to_string(r.gpus),
+                                     label,
+                                     fmt_time(Seconds(time)),
+                                     fmt_bandwidth(BytesPerSecond(algbw)),
+                                     fmt_bandwidth(BytesPerSecond(busbw)),
+                                     fmt_f(slowdown, 3) + "x"};
+      if (several) cells.insert(cells.begin() + 2, fmt_bytes(Bytes(r.bytes)));
+      t.add(cells);
+    };
+    add("alone", r.time, r.algbw, r.busbw, 1.0);
+    for (const auto& b : r.beside) {
+      add(arbitration_label(b, sched::class_name(r.cls), bg_class), b.time, b.algbw, b.busbw, b.slowdown);
+      const double ratio = b.horizon / b.time;
+      min_ratio = min_ratio == 0 ? ratio : std::min(min_ratio, ratio);
+    }
+    if (r.beside.size() == static_cast<std::size_t>(app::kArbitrations) &&
+        r.beside[static_cast<std::size_t>(app::Arbitration::Equal)].time !=
+            r.beside[static_cast<std::size_t>(app::Arbitration::None)].time)
+      equal_is_none = false;
+  }
+  t.print(std::cout, "  ");
+  std::cout
+      << "  slowdown: time beside the background / time alone (both the whole schedule, no shortcut); the\n"
+         "  background runs from the start for the whole collective: each of its flows carries its cap x a horizon\n"
+         "  (4x the collective's time alone, raised until enough), so it lasts at least that long, and every\n"
+         "  run checked that all background flows ended after the collective (the horizon was at least "
+      << fmt_f(min_ratio, 2) << "x\n  the collective's time beside it)\n";
+  if (equal_is_none)
+    std::cout
+        << "  equal weights and no isolation agree: flows share a link in proportion to their classes' weights, so\n"
+           "  lanes of equal weight share it as one lane does (per-lane arbitration, where a lane's share is split\n"
+           "  among its flows, is not modelled)\n";
+  print_calibration(std::cout, ctx);
+  return kOk;
+}
+
 int run_collective(Context& ctx, const CollArgs& a) {
   if (a.explain && (a.json || a.csv))
     throw UsageError(
@@ -201,9 +382,11 @@ int run_collective(Context& ctx, const CollArgs& a) {
     // The file is written once the run succeeded (a failed run leaves it as it was).
     check_output_path("--trace", a.trace, {a.scenario, ctx.calibration});
   }
+  if (!a.background.empty()) check_background_options(a, cp);
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   app::CollectiveRequest req;
+  if (!a.background.empty()) req.background = config::load_background(a.background);
   req.algos = algos;
   req.gpus = gpus;
   req.sizes = sizes;
@@ -213,6 +396,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   req.trace = !a.trace.empty();
   req.explain = a.explain;
   const app::CollectiveResult res = app::run_collective(sc, ctx.catalog(), engine_choice, req);
+  if (req.background) return print_beside(ctx, a, sc, *req.background, res, sizes);
   const std::vector<app::CollectiveRow>& rows = res.rows;
   if (res.trace) write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, *res.trace); });
   if (a.json || a.csv) {
@@ -341,6 +525,13 @@ void setup_collective(CLI::App& app, Context& ctx) {
                               "threads; the results do not depend on it)")
                   ->check(int_in(1, 4096)),
               "an integer in [1, 4096]");
+  ctx.expects(
+      sub->add_option("--background", a->background,
+                      "Run a background document (kind \"background\": e.g. a checkpoint storm) beside each row's "
+                      "collective, alone and under three arbitrations: the scenario's weights, equal weights, no "
+                      "isolation (a simulating engine)")
+          ->check(input_file()),
+      "a background file");
   ctx.expects(sub->add_option("--trace", a->trace,
                               "Write a Chrome/Perfetto trace of the run (one --algo, one --gpus count, a simulated engine)"),
               "a file name");

@@ -33,7 +33,9 @@ cases = {
     "models": [["models", "--json"], ["models", "--kind", "gpu", "--sources", "--json"]],
     "summary": [["summary", SC, "--json"], ["summary", "scenarios/epyc-zen5-2c-vm.json", "--json"]],
     "net": [["net", SC, "d2h", "--json"], ["net", SC, "pingpong", "--json"]],
-    "collective": [["collective", SC, "--algo", "hfreduce,nccl", "--gpus", "16,32", "--json"]],
+    "collective": [["collective", SC, "--algo", "hfreduce,nccl", "--gpus", "16,32", "--json"],
+                   ["collective", SC, "--algo", "hfreduce", "--gpus", "16", "--engine", "fluid", "--background",
+                    "scenarios/backgrounds/checkpoint-storm-128-nodes.json", "--json"]],
     "plan": [["plan", SC, "scenarios/dgx-a100-cluster.json", "--json"],
              ["plan", "scenarios/pcie-3layer.json", "--sweep", "gpus=2000,4000", "--json"]],
     "calibrate": [["calibrate"] + ci + ["--node", "epyc_zen5_2c_vm", "-o", f"{tmp}/c.json", "--json"],
@@ -112,6 +114,7 @@ def compare(json_args, csv_args, rows_of, extra=()):
 
 # wall_s is the run's own wall time: measured anew by each run, so not compared.
 compare(cases["collective"][0], cases["collective"][0][:-1] + ["--csv"], lambda d: d["rows"], extra=("wall_s",))
+compare(cases["collective"][1], cases["collective"][1][:-1] + ["--csv"], lambda d: d["rows"])
 compare(cases["net"][0], cases["net"][0][:-1] + ["--csv"], lambda d: d["rows"])
 compare(cases["train"][0], cases["train"][0][:-1] + ["--csv"], lambda d: d["rows"], extra=("scenario", "backend"))
 compare(cases["models"][0], ["models", "--csv"], lambda d: d["entries"])
