@@ -254,11 +254,12 @@ TransformerStep estimate_transformer(const TransformerParams& p, const WorkloadS
   r.memory_limit = gpu.memory.si();
   if (r.memory.total() > r.memory_limit) {
     const auto gb = [](double b) { return fmt_bytes_si(Bytes(b)); };
-    throw ValueError("the per-GPU memory estimate " + gb(r.memory.total()) + " exceeds the " + gb(r.memory_limit) + " of " +
-                     gpu.name + " (stage " + std::to_string(r.memory.stage) + ", " + fmt_g(r.memory.params / 1e9, 4) +
-                     "B parameters per GPU: weights " + gb(r.memory.weights) + ", gradients " + gb(r.memory.grads) +
-                     ", optimizer state " + gb(r.memory.optimizer) + ", activations " + gb(r.memory.activations) + " of " +
-                     std::to_string(r.memory.in_flight) + " micro-batches in flight); raise zero_stage, tp or pp, set "
+    throw ValueError("the per-GPU memory estimate " + gb(r.memory.total()) + " exceeds the " + gb(r.memory_limit) +
+                     " of " + gpu.name + " (stage " + std::to_string(r.memory.stage) + ", " +
+                     fmt_g(r.memory.params / 1e9, 4) + "B parameters per GPU: weights " + gb(r.memory.weights) +
+                     ", gradients " + gb(r.memory.grads) + ", optimizer state " + gb(r.memory.optimizer) +
+                     ", activations " + gb(r.memory.activations) + " of " + std::to_string(r.memory.in_flight) +
+                     " micro-batches in flight); raise zero_stage, tp or pp, set "
                      "recompute to \"selective\" or \"full\", or lower micro_batch");
   }
   return r;
@@ -271,9 +272,10 @@ public:
   explicit Transformer(TransformerParams p) : p_(std::move(p)) {}
 
   std::string summary() const override {
-    return "3D-parallel transformer: TP=" + std::to_string(p_.tp) + (p_.sequence_parallel ? " (sequence parallel)" : "") +
-           ", PP=" + std::to_string(p_.pp) + " (1F1B" +
-           (p_.interleave > 1 ? ", interleaved, " + std::to_string(p_.interleave) + " chunks per stage" : std::string()) +
+    return "3D-parallel transformer: TP=" + std::to_string(p_.tp) +
+           (p_.sequence_parallel ? " (sequence parallel)" : "") + ", PP=" + std::to_string(p_.pp) + " (1F1B" +
+           (p_.interleave > 1 ? ", interleaved, " + std::to_string(p_.interleave) + " chunks per stage"
+                              : std::string()) +
            "), ZeRO-" + std::to_string(p_.zero_stage) + ", recompute " + p_.recompute + "; closed form";
   }
 
@@ -285,17 +287,18 @@ public:
       return "TP=" + std::to_string(p_.tp) + " does not divide the " + std::to_string(per_node) +
              " GPUs of a node (tensor parallelism stays inside a node)";
     if (gpus % (p_.tp * p_.pp) != 0)
-      return "TP=" + std::to_string(p_.tp) + " x PP=" + std::to_string(p_.pp) + " does not divide " + std::to_string(gpus) +
-             " GPUs";
+      return "TP=" + std::to_string(p_.tp) + " x PP=" + std::to_string(p_.pp) + " does not divide " +
+             std::to_string(gpus) + " GPUs";
     const int dp = gpus / (p_.tp * p_.pp), mb = micro_batch_of(w), spr = samples_per_rank(w, dp);
     if (spr == 0 || spr % mb != 0)
-      return "a batch of " + std::to_string(w.batch) + (w.scaling == "strong" ? " samples per step" : " samples per rank") +
+      return "a batch of " + std::to_string(w.batch) +
+             (w.scaling == "strong" ? " samples per step" : " samples per rank") +
              " is not a whole number of micro-batches of " + std::to_string(mb) + " on each of " + std::to_string(dp) +
              " data-parallel ranks";
     const int m = spr / mb;
     if (p_.interleave > 1 && m % p_.pp != 0)
-      return "the interleaved schedule needs the micro-batches (" + std::to_string(m) + ") to be a multiple of PP=" +
-             std::to_string(p_.pp) + " (Megatron-LM's requirement)";
+      return "the interleaved schedule needs the micro-batches (" + std::to_string(m) +
+             ") to be a multiple of PP=" + std::to_string(p_.pp) + " (Megatron-LM's requirement)";
     return "";
   }
 

@@ -17,12 +17,12 @@
 namespace ffsim::train {
 
 struct TransformerParams {
-  int tp = 1;                       ///< tensor-parallel degree (inside a node)
-  int pp = 1;                       ///< pipeline stages
-  int interleave = 1;               ///< v: model chunks per stage (interleaved 1F1B); 1: plain 1F1B
-  bool sequence_parallel = false;   ///< Korthikanti et al. 2022: allreduce -> reduce-scatter + allgather
-  int zero_stage = 0;               ///< 0: none; 1: optimizer state; 2: + gradients; 3: + weights sharded over DP
-  std::string recompute = "none";   ///< "none", "selective" (attention core) or "full" (each block)
+  int tp = 1;                      ///< tensor-parallel degree (inside a node)
+  int pp = 1;                      ///< pipeline stages
+  int interleave = 1;              ///< v: model chunks per stage (interleaved 1F1B); 1: plain 1F1B
+  bool sequence_parallel = false;  ///< Korthikanti et al. 2022: allreduce -> reduce-scatter + allgather
+  int zero_stage = 0;              ///< 0: none; 1: optimizer state; 2: + gradients; 3: + weights sharded over DP
+  std::string recompute = "none";  ///< "none", "selective" (attention core) or "full" (each block)
 };
 
 /// Tensor-parallel collectives of one transformer block, forward + backward of one micro-batch
@@ -48,11 +48,11 @@ struct TpTraffic {
 
 /// Per-GPU memory of the fullest stage (bytes).
 struct TransformerMemory {
-  int stage = 0;             ///< the fullest stage
-  double params = 0;         ///< parameters per GPU of that stage (its params / tp)
+  int stage = 0;                                 ///< the fullest stage
+  double params = 0;                             ///< parameters per GPU of that stage (its params / tp)
   double weights = 0, grads = 0, optimizer = 0;  ///< after ZeRO sharding over dp
-  double activations = 0;    ///< stored for backward, all in-flight micro-batches
-  int in_flight = 0;         ///< micro-batches whose activations the stage holds at once
+  double activations = 0;                        ///< stored for backward, all in-flight micro-batches
+  int in_flight = 0;                             ///< micro-batches whose activations the stage holds at once
   [[nodiscard]] double total() const { return weights + grads + optimizer + activations; }
 };
 [[nodiscard]] TransformerMemory transformer_memory(const TransformerParams& p, const WorkloadSpec& w, int dp,
@@ -67,11 +67,11 @@ struct TransformerStep {
   double stage_zero_s = 0;     ///< ZeRO-2/3 collectives per micro-batch
   double pipeline_s = 0;       ///< (m + (p - 1) / v) x the stage's time per micro-batch
   double bubble_fraction = 0;
-  double dp_comm_s = 0;        ///< after the pipeline flush: the gradient reduction (ZeRO-dependent)
+  double dp_comm_s = 0;  ///< after the pipeline flush: the gradient reduction (ZeRO-dependent)
   double optimizer_s = 0;
   double step_s = 0;
   TransformerMemory memory;
-  double memory_limit = 0;     ///< the GPU's memory (bytes)
+  double memory_limit = 0;  ///< the GPU's memory (bytes)
 };
 /// Throws ValueError when the memory estimate exceeds the GPU's memory (with the numbers).
 [[nodiscard]] TransformerStep estimate_transformer(const TransformerParams& p, const WorkloadSpec& w,
