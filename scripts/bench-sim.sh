@@ -99,6 +99,8 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
   train_case "DDP 10000 GPUs, ring, simulated" 60 tests/data/train/vgg16-ddp-10k-ring.json --gpus 10000
   train_case "pipeline LLaMA-13B 64 GPUs, ring, simulated" 60 tests/data/train/llama13b-pp-ring.json --gpus 64
   train_case "MoE DeepSeekMoE-16B 40 GPUs, ring, simulated" 60 tests/data/train/moe16b-ring.json --gpus 40
+  # Issue 29 check 4: a 3D-parallel step of GPT 1T (TP 8 x PP 64 x DP 6) on 3,072 GPUs in <= 1 s on the closed form.
+  train_case "transformer GPT 1T 3072 GPUs, closed form" 1 scenarios/train-gpt-1t-3d.json --engine closed-form
   if [ $quick = 1 ]; then
     echo "(--quick: skipped the DDP steps at 512 and 10,000 GPUs with HFReduce's whole schedule simulated, about two minutes)"
   else

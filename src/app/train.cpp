@@ -11,11 +11,17 @@ StepSession::StepSession(const plan::ScenarioSpec& sc, const config::Catalog& ca
       lib_(config::load_library_params(cat)),
       engine_(engine.make()),
       reference_(make_engine("fluid")) {
-  costs_ = std::make_unique<train::CollectiveCosts>(*engine_, *platform_, lib_, method);
+  // The closed form makes no engine (its factory gives none) and runs no schedule: the steps are
+  // the workload's closed form, each collective its algorithm's estimate().
+  const bool closed = !engine.caps.simulates;
+  eval::Engine& e = engine_ ? *engine_ : *reference_;
+  costs_ = std::make_unique<train::CollectiveCosts>(e, *platform_, lib_,
+                                                    closed ? train::CollectiveCosts::Method::Estimate : method);
   // The fluid engine keeps no state between runs: a step's distinct collectives run at once, one
   // per thread (the times are the same as one after the other).
-  if (engine.caps.parallel_safe) costs_->set_parallel(engine.factory(), threads);
-  env_ = std::make_unique<train::StepEnv>(train::StepEnv{*platform_, *engine_, *costs_, emit_collectives, reference_.get()});
+  if (engine.caps.parallel_safe && !closed) costs_->set_parallel(engine.factory(), threads);
+  env_ = std::make_unique<train::StepEnv>(
+      train::StepEnv{*platform_, e, *costs_, emit_collectives && !closed, reference_.get(), closed});
 }
 
 }  // namespace ffsim::app

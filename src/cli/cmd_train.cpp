@@ -90,11 +90,12 @@ struct TrainRun {
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
   train::GpuRates rates;
+  app::EngineChoice engine;  ///< the engine the steps ran on (closed-form for a kind that has only that)
 };
 
 // The steps of `a` on `sc` (and the --trace file when asked): UsageErrors for a GPU count that
 // cannot run, ConfigErrors of the workload's own list.
-TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpec& sc, const app::EngineChoice& choice,
+TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpec& sc, const app::EngineChoice& asked,
                        int threads, bool show_progress) {
   // The job: the scenario's own workload, or with --workload another scenario's on this cluster.
   std::optional<plan::ScenarioSpec> job;
@@ -115,6 +116,19 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
     if (std::find(b.begin(), b.end(), a.backend) == b.end())
       throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) + "; valid: " + join(b));
     w.backend = a.backend;
+  }
+  // The engine: a kind with a closed form runs on it with --engine closed-form; a kind with only a
+  // closed form (transformer) runs on it by default, and refuses a simulating engine by name.
+  app::EngineChoice choice = asked;
+  if (!choice.caps.simulates && !w.impl->has_closed_form())
+    throw UsageError("--engine " + choice.label + ": the " + w.kind +
+                     " workload runs schedules, and the closed form evaluates none; use fluid or simgrid (the "
+                     "transformer workload has a closed form)");
+  if (choice.caps.simulates && !w.impl->builds_schedules()) {
+    if (choice.label != "analytic")
+      throw UsageError("--engine " + choice.label + ": the " + w.kind +
+                       " workload evaluates on the closed form only; use --engine closed-form (or leave --engine out)");
+    choice = app::choose_engine("closed-form", app::Analytic::ClosedForm);
   }
   const std::vector<int> gpus = a.gpus.empty() ? w.gpus : parse_gpus(a.gpus);
   // A count that cannot run: a usage error when it came from --gpus, else a configuration error
@@ -172,7 +186,7 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
     }
     write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, tr); });
   }
-  TrainRun out{std::move(job), std::move(w), job_from, std::move(rows), std::move(wall), rates};
+  TrainRun out{std::move(job), std::move(w), job_from, std::move(rows), std::move(wall), rates, choice};
   return out;
 }
 
@@ -244,15 +258,19 @@ int run_train(Context& ctx, const TrainArgs& a) {
   if (a.trace_gpus > 0 && a.trace.empty())
     throw UsageError(
         "--trace-gpus: sets the GPU count of the --trace step; without --trace there is none (add --trace FILE)");
-  const app::EngineChoice choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "train");
+  // The closed form only for a workload kind that has one (checked once the workload is read).
+  const app::EngineChoice choice = app::choose_engine(a.engine, app::Analytic::Fluid);
   if (a.collectives != "simulate" && a.collectives != "estimate" && a.collectives != "emit")
     throw UsageError("--collectives: expected simulate, estimate or emit, got \"" + a.collectives + "\"");
+  if (!a.trace.empty() && !choice.caps.simulates)
+    throw UsageError("--trace: the closed form evaluates no schedule, so there is no timeline; use fluid or simgrid");
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.workload, ctx.calibration});
-  if (a.threads > 0 && (!choice.caps.parallel_safe || a.collectives != "simulate"))
+  if (a.threads > 0 && (!choice.caps.parallel_safe || !choice.caps.simulates || a.collectives != "simulate"))
     throw UsageError(
         "--threads: simulates a step's distinct collectives side by side, with --engine analytic (the default) "
         "and --collectives simulate (the default); " +
-        (!choice.caps.parallel_safe    ? "the SimGrid engine runs one simulation at a time"
+        (!choice.caps.simulates        ? "the closed form simulates no collective"
+         : !choice.caps.parallel_safe  ? "the SimGrid engine runs one simulation at a time"
          : a.collectives == "estimate" ? std::string("--collectives estimate simulates no collective")
                                        : std::string("--collectives emit simulates them inside the step")) +
         ": drop --threads");
@@ -301,8 +319,8 @@ int run_train(Context& ctx, const TrainArgs& a) {
     j.field("seq", w.seq);
     j.field("precision", w.precision);
     j.field("backend", w.backend);
-    j.field("engine", a.engine);
-    j.field("collectives", a.collectives);
+    j.field("engine", run.engine.label);
+    j.field("collectives", run.engine.caps.simulates ? a.collectives : std::string("estimate"));
     j.field("gpu_peak_flops", rates.peak.si());
     j.field("gpu_gemm_flops", rates.gemm.si());
     j.field("gpu_gemm_measured", rates.gemm_measured);
@@ -317,9 +335,10 @@ int run_train(Context& ctx, const TrainArgs& a) {
   }
   std::cout << "ffsim train " << sc.name << (job ? " (the workload of " + job_from + ")" : std::string()) << ": "
             << w.model.name << ", " << w.impl->summary() << "\n  " << scaling
-            << (w.model.architecture == "transformer" ? " of " + std::to_string(w.seq) + " tokens" : std::string()) << ", "
-            << w.precision << "; backend " << w.backend << " (" << join(algs) << "); engine " << a.engine
-            << ", collectives " << a.collectives << "\n";
+            << (w.model.architecture == "transformer" ? " of " + std::to_string(w.seq) + " tokens" : std::string())
+            << ", " << w.precision << "; backend " << w.backend << " (" << join(algs) << "); engine "
+            << run.engine.label << ", collectives "
+            << (run.engine.caps.simulates ? a.collectives : std::string("estimate")) << "\n";
   std::vector<std::string> header{"GPUs", "layout", "step", "compute", "bubble", "exposed comm", "samples/s",
                                   "efficiency", "TFLOPS/GPU", "MFU", "of GEMM", "memory/GPU"};
   if (a.timing) header.push_back("simulated in");
@@ -365,8 +384,11 @@ void setup_train(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--backend", a->backend,
                               "Gradient reduction backend: " + join(train::backend_names()) + " (default: the scenario's)"),
               "one of " + join(train::backend_names()));
-  ctx.expects(sub->add_option("--engine", a->engine, "fluid (analytic, the default, is its former name here), fluid-full, fluid-eager or simgrid: the engine of steps and collectives"),
-              "fluid, fluid-full, fluid-eager, simgrid or analytic");
+  ctx.expects(sub->add_option("--engine", a->engine,
+                              "fluid (analytic, the default, is its former name here), fluid-full, fluid-eager or "
+                              "simgrid: the engine of steps and collectives; closed-form: the workload's closed form "
+                              "(the transformer kind's only engine, and its default)"),
+              "closed-form, fluid, fluid-full, fluid-eager, simgrid or analytic");
   ctx.expects(sub->add_option("--threads", a->threads,
                               "Simulate a step's distinct collectives on this many threads at once (fluid engine; "
                               "default: the machine's hardware threads; the results do not depend on it)")

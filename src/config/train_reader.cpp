@@ -4,6 +4,7 @@
 #include "config/train_reader.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "coll/collective.hpp"
 #include "core/error.hpp"
@@ -13,6 +14,7 @@
 #include "train/fsdp.hpp"
 #include "train/pipeline.hpp"
 #include "train/sync_dp.hpp"
+#include "train/transformer.hpp"
 
 namespace ffsim::config {
 
@@ -267,6 +269,43 @@ std::unique_ptr<train::Workload> read_moe(const Reader& r, const train::Workload
   return make_pipeline_workload(p, true);
 }
 
+// The 3D-parallel transformer's keys (train/transformer.hpp). What a model's shape forbids is
+// refused here, at the key that asks for it.
+std::unique_ptr<train::Workload> read_transformer(const Reader& r, const train::WorkloadSpec& common) {
+  if (common.model.architecture != "transformer")
+    r.child("model").fail("workload kind \"transformer\" needs a transformer model; \"" + common.model.name +
+                          "\" is a " + common.model.architecture);
+  const auto& t = common.model.transformer;
+  train::TransformerParams p;
+  p.tp = r.has("tp") ? static_cast<int>(r.fact_integer("tp", 1, 1 << 10)) : 1;
+  p.pp = r.has("pp") ? static_cast<int>(r.fact_integer("pp", 1, 1 << 16)) : 1;
+  p.interleave = r.has("interleave") ? static_cast<int>(r.fact_integer("interleave", 1, 1 << 10)) : 1;
+  p.sequence_parallel = r.has("sequence_parallel") ? r.fact("sequence_parallel").as_bool() : false;
+  p.zero_stage = r.has("zero_stage") ? static_cast<int>(r.fact_integer("zero_stage", 0, 3)) : 0;
+  p.recompute = fact_choice(r, "recompute", {"none", "selective", "full"}, "none");
+  auto divisors = [](int n) {
+    std::string d;
+    for (int k = 1; k <= n; ++k)
+      if (n % k == 0) d += (d.empty() ? "" : ", ") + std::to_string(k);
+    return d;
+  };
+  // Megatron's column/row split gives each tensor rank whole heads (and whole key-value groups).
+  if (t.heads % p.tp != 0 || t.kv_heads % p.tp != 0 || t.ffn_hidden % p.tp != 0)
+    r.fail_at("tp", "TP=" + std::to_string(p.tp) + " does not divide the " + std::to_string(t.heads) +
+                        " attention heads (" + std::to_string(t.kv_heads) + " key-value heads, FFN " +
+                        std::to_string(t.ffn_hidden) + ") of \"" + common.model.name +
+                        "\": each tensor rank holds whole heads; choose a TP among " +
+                        divisors(std::gcd(std::gcd(t.heads, t.kv_heads), t.ffn_hidden)));
+  // Every stage and chunk holds the same number of blocks (Megatron-LM's requirement).
+  if (t.layers % (p.pp * p.interleave) != 0)
+    r.fail_at(r.has("interleave") ? "interleave" : "pp",
+              "PP=" + std::to_string(p.pp) + " x interleave=" + std::to_string(p.interleave) + " does not divide the " +
+                  std::to_string(t.layers) + " layers of \"" + common.model.name + "\"; choose PP x interleave among " +
+                  divisors(t.layers));
+  r.finish();
+  return train::make_transformer(p);
+}
+
 }  // namespace
 
 const WorkloadRegistry& workloads() {
@@ -279,6 +318,9 @@ const WorkloadRegistry& workloads() {
     x.add("sync_dp", "data parallel without overlap: the whole backward, then the gradients in fusion buffers",
           read_sync_dp);
     x.add("moe", "mixture of experts on pipeline parallel, expert parallel with all-to-all per MoE layer", read_moe);
+    x.add("transformer",
+          "3D-parallel transformer (Megatron-LM): TP + SP, 1F1B/interleaved PP, DP with ZeRO 0-3; closed form",
+          read_transformer);
     return x;
   }();
   return r;

@@ -46,7 +46,7 @@ StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string ti
 void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full) {
   // Each step is built once to learn which collectives it needs (their times do not change what
   // it asks for); they run at once, and the real builds find them. Already known ones are not asked.
-  if (!env.costs.parallel() || env.emit_collectives) return;
+  if (!env.costs.parallel() || env.emit_collectives || env.closed_form || !w.impl->builds_schedules()) return;
   const hw::ClusterSpec& cluster = env.platform.cluster();
   env.costs.begin_recording();
   try {
@@ -69,6 +69,34 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   if (!why.empty()) throw ValueError(why);
   StepResult r;
   r.gpus = gpus;
+  const GpuRates rates = rates_of(cluster.node.gpus.front().gpu, w.precision);
+  // What every step reports from its plan and time.
+  auto account = [&](const StepPlan& plan) {
+    r.layout = plan.layout;
+    r.data_parallel = plan.data_parallel;
+    FFSIM_ASSERT(r.step_s > 0, "a training step of zero time");
+    r.samples_per_s = plan.samples / r.step_s;
+    r.tokens_per_s = r.samples_per_s * w.seq;
+    r.model_flops = plan.model_flops;
+    const double per_gpu = plan.model_flops / r.step_s / gpus;
+    r.tflops_per_gpu = per_gpu / 1e12;
+    r.mfu = per_gpu / rates.peak.si();
+    r.of_gemm = per_gpu / rates.gemm.si();
+    r.gemm_measured = rates.gemm_measured;
+    r.memory_bytes = plan.memory_bytes;
+    r.fits = plan.memory_bytes <= cluster.node.gpus.front().gpu.memory.si();
+    r.simulated_gpus = plan.simulated.size();
+  };
+  if (env.closed_form || !w.impl->builds_schedules()) {
+    if (trace) throw ValueError("the closed form evaluates no schedule: there is no timeline to trace");
+    const ClosedFormStep c = w.impl->estimate(w, env.platform, env.costs, gpus);
+    r.step_s = c.step_s;
+    r.compute_s = c.compute_s;
+    r.bubble_s = c.bubble_s;
+    r.exposed_comm_s = c.exposed_comm_s;
+    account(c.plan);
+    return r;
+  }
   prepare_steps(w, env, {gpus}, full);
   // The step with communication, on the chosen engine.
   StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
@@ -80,26 +108,13 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
   eval::Engine& reference = env.reference ? *env.reference : env.engine;
   const double free_makespan = reference.run(free.schedule(), env.platform).makespan;
 
-  r.layout = plan.layout;
-  r.data_parallel = plan.data_parallel;
   r.step_s = res.makespan;
   r.compute_s = busiest_compute(b);
   // Differences below a nanosecond per second of step are rounding in the engines, not time.
   auto clean = [&](double v) { return v > 1e-9 * r.step_s ? v : 0.0; };
   r.bubble_s = clean(free_makespan - r.compute_s);
   r.exposed_comm_s = clean(r.step_s - std::max(free_makespan, r.compute_s));
-  FFSIM_ASSERT(r.step_s > 0, "a training step of zero time");
-  r.samples_per_s = plan.samples / r.step_s;
-  r.tokens_per_s = r.samples_per_s * w.seq;
-  r.model_flops = plan.model_flops;
-  const GpuRates rates = rates_of(cluster.node.gpus.front().gpu, w.precision);
-  const double per_gpu = plan.model_flops / r.step_s / gpus;
-  r.tflops_per_gpu = per_gpu / 1e12;
-  r.mfu = per_gpu / rates.peak.si();
-  r.of_gemm = per_gpu / rates.gemm.si();
-  r.gemm_measured = rates.gemm_measured;
-  r.memory_bytes = plan.memory_bytes;
-  r.fits = plan.memory_bytes <= cluster.node.gpus.front().gpu.memory.si();
+  account(plan);
   r.ops = b.schedule().size();
   r.simulated_gpus = plan.simulated.size();
   if (trace) trace_of_into(*trace, b, res, w.model.name + " " + w.kind + " at " + std::to_string(gpus) + " GPUs (" + plan.layout + ")");

@@ -23,6 +23,9 @@ struct StepEnv {
   /// The engine of the compute-only run of each step (bubble and exposed communication): the
   /// fluid engine, given by the application layer; nullptr: `engine`.
   eval::Engine* reference = nullptr;
+  /// Steps on the workload's closed form (Workload::estimate; no schedule, no engine run). Kinds
+  /// that build no schedules always run on it.
+  bool closed_form = false;
 };
 
 struct StepResult {

@@ -2,12 +2,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/workload.hpp"
 
+#include "core/error.hpp"
+
 namespace ffsim::train {
 
 RoleAlgorithm WorkloadSpec::algorithm(Role r) const {
   if (auto it = algorithm_overrides.find(r); it != algorithm_overrides.end())
     return RoleAlgorithm{it->second, r == Role::ParamAllGather, it->second.rfind("hf", 0) == 0};
   return algorithm_for(backend, r);
+}
+
+ClosedFormStep Workload::estimate(const WorkloadSpec& w, const platform::Platform&, CollectiveCosts&, int) const {
+  throw ValueError("workload kind \"" + w.kind +
+                   "\" has no closed form; run it on an engine that simulates (fluid or simgrid)");
 }
 
 double WorkloadSpec::act_bytes() const { return element_bytes(precision); }

@@ -60,6 +60,15 @@ struct StepPlan {
   std::vector<sched::Place> simulated;  ///< GPUs whose ops the schedule holds
 };
 
+/// A step evaluated on the closed form, without a schedule (what `--engine closed-form` reports).
+struct ClosedFormStep {
+  StepPlan plan;
+  double step_s = 0;
+  double compute_s = 0;       ///< kernels of the busiest GPU
+  double bubble_s = 0;        ///< pipeline idle time with free communication
+  double exposed_comm_s = 0;  ///< what communication adds on top
+};
+
 class Workload {
 public:
   virtual ~Workload() = default;
@@ -71,6 +80,13 @@ public:
   /// Builds one step for `gpus` GPUs. With `full`, every GPU's ops; otherwise a representative set
   /// whose timing equals the full schedule's (proven on small cases by the tests).
   virtual StepPlan build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool full) const = 0;
+  /// Whether the kind evaluates a step on the closed form (estimate()), and whether build() makes
+  /// schedules (false: the closed form only).
+  [[nodiscard]] virtual bool has_closed_form() const { return false; }
+  [[nodiscard]] virtual bool builds_schedules() const { return true; }
+  /// One step on the closed form, collective times from `costs`. The default throws ValueError.
+  [[nodiscard]] virtual ClosedFormStep estimate(const WorkloadSpec& w, const platform::Platform& p,
+                                                CollectiveCosts& costs, int gpus) const;
 };
 
 /// Samples per data-parallel rank per step (weak: the batch; strong: the batch over `dp`), or 0
