@@ -11,11 +11,17 @@ namespace ffsim::app {
 namespace {
 
 // Memory per schedule operation while an engine runs it (EngineCaps::bytes_per_op), measured
-// 2026-12-02 on this branch (Release, the 2-core VM of docs/bench-sim.txt) as
-//   (peak RSS of the run - peak RSS of the closed form on the same command) / the schedule's ops
-// (coll::Algorithm::schedule_ops), with /usr/bin/time -f %M:
-constexpr double kFluidBytesPerOp = 600;     // placeholder: measured below
-constexpr double kSimGridBytesPerOp = 3000;  // placeholder: measured below
+// 2026-12-02 on branch guard (Release, the 2-core VM of docs/bench-sim.txt) as
+//   (peak RSS of the run - peak RSS of the closed form, same scenario and GPUs) / the estimate's ops
+// (coll::Algorithm::schedule_ops, printed by the refusal under --max-memory 1MiB), with
+//   /usr/bin/time -f %M build/ffsim collective scenarios/fire-flyer-2.json --algo hfreduce --gpus N --engine E
+// (the SimGrid child's pages count: wait4 reports the largest of the process and its children).
+// fluid --threads 1: 1,440 GPUs 192,664 KB against 41,228 KB closed form, 3.82e5 ops: 406 B/op;
+// 9,600 GPUs 771,296 KB, 2.55e6 ops: 293 B/op. The larger is taken (an estimate that errs high).
+constexpr double kFluidBytesPerOp = 406;
+// simgrid: 128 GPUs 52,412 KB against 41,140 KB closed form, 3.34e4 ops: 346 B/op (larger runs
+// take minutes on SimGrid; not measured).
+constexpr double kSimGridBytesPerOp = 346;
 
 }  // namespace
 

@@ -254,7 +254,7 @@ double sharded_schedule_ops(const LibraryParams& lib, const GroupShape& g, doubl
   const double m = piece_count_real(full / N, chunk);
   const double spans = m + L - 1;
   if (reduce_scatter) return N * (N * m * (L == 1 ? 2 : L + 2)) + 4 * m * N * (N - 1) + N * 4 * spans + N * (1 + L);
-  return N * (2 * spans + m) + 2 * m * N * (N - 1) + N * m * (N * (2 * Q + 2 * L) + 2 * L) + N * (1 + L);
+  return N * (2 * spans + m) + 2 * m * N * (N - 1) + N * (N * m * (2 * Q + 2 * L) + 4 * L) + N * (1 + L);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -643,8 +643,9 @@ public:
   // at most, each after a software delay) and a done per piece; the ring: per piece, step (N - 1)
   // and node a delay and the send; H2D: per node, every block's pieces to each of its L GPUs
   // (GDRCopy: per socket a delay and the read, per GPU a delay and the write; the own block's
-  // pieces skip the GPU's own shard, at most two spans), and per node a barrier and L dones:
-  //   ops <= N (2 (m + L - 1) + m) + 2 m N (N - 1) + N m (N (2 Q + 2 L) + 2 L) + N (1 + L).
+  // pieces skip the GPU's own shard: at most 2 L extra spans where a piece straddles shards), and
+  // per node a barrier and L dones:
+  //   ops <= N (2 (m + L - 1) + m) + 2 m N (N - 1) + N (N m (2 Q + 2 L) + 4 L) + N (1 + L).
   double schedule_ops(const LibraryParams& lib, const GroupShape& g, double bytes, bool) const override {
     return sharded_schedule_ops(lib, g, bytes * g.ranks, false);
   }

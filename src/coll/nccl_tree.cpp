@@ -216,6 +216,7 @@ public:
   // children); every rank's done at the end:
   //   ops <= R x 2 x K x (n + 2 (n - 1) + 3 (n - 1) + N) + n.
   double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool) const override {
+    if (g.ranks <= 1) return 1;  // one rank: its done, a zero-time op
     const double n = g.ranks, N = g.nodes, R = ring_count(g);
     const double K = piece_count_real(S / R / 2, nccl_tree_chunk(lib, S / R / 2, g.ranks, g.nodes));
     return R * 2 * K * (n + 5 * (n - 1) + N) + n;

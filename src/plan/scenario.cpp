@@ -64,13 +64,16 @@ ScenarioSpec parse_scenario(const config::Document& doc, const config::Catalog& 
 
 namespace {
 
-// Memory of the machine per GPU node, per part of the node model (GPUs, NICs, PCIe ports, sockets:
-// the resources, the node's endpoint and host link and its share of the router's tables grow with
-// them). Measured 2026-12-02 (this branch, Release, 2-core VM): the peak RSS of
-//   /usr/bin/time -f %M build/ffsim collective SCENARIO --algo hfreduce --gpus 8
-// on fire_flyer_pcie clusters (8 GPUs, 2 NICs, PORTS ports, 2 sockets) of two sizes on one
-// two-layer fabric of 2,048-port switches, (RSS(N2) - RSS(N1)) / (N2 - N1) / parts: see below.
-constexpr double kBytesPerNodePart = 0;  // filled in from the measurement
+// Memory of the fabric and the machine per node, per part of the node model (GPUs, NICs, PCIe
+// ports, sockets: the resources, the node's endpoint, host link and its share of the fabric grow
+// with them). Measured 2026-12-02 (branch guard, Release, the 2-core VM) as the peak RSS of
+//   /usr/bin/time -f %M build/ffsim collective tests/data/cli/huge_10m_gpus.json --algo hfreduce --gpus 16
+// with "gpus" set to 1e5, 1e6 and 1e7 (fire_flyer_pcie: 8 GPUs, 1 NIC, 8 ports, 2 sockets: 19
+// parts), before the guard: 72,700 KB, 336,152 KB and 11,964,736 KB (418 s). The growth is not
+// linear (2.4 KB per node from 1e5 to 1e6 GPUs, 10.6 KB from 1e6 to 1e7: some part grows with the
+// nodes times the leaves, not found yet); the slope at the top, where the guard decides, is taken:
+// (11,964,736 - 336,152) KB x 1024 / 1,125,000 nodes / 19 parts = 557 B per part (10.6 KB per node).
+constexpr double kBytesPerNodePart = 557;
 // Per fabric link beyond the hosts' (leaf-spine, spine-core, inter-zone): the link, its two
 // adjacency entries and the platform's two directed resources (sizeof; the same 2-core VM).
 constexpr double kBytesPerLink = sizeof(topo::Link) + 2 * sizeof(int) + 2 * sizeof(platform::Resource);

@@ -116,8 +116,8 @@ void CollectiveCosts::check_size(const std::vector<const Query*>& queries) const
   const auto max_ops = static_cast<double>(sched::Schedule::kMaxOps);
   if (!oversized(f, largest, max_ops)) return;
   refuse_oversized(
-      "a training step's " + fmt_int(static_cast<long long>(queries.size())) + " simulated collective" +
-          (queries.size() == 1 ? "" : "s"),
+      "a training step (" + fmt_int(static_cast<long long>(queries.size())) + " simulated collective" +
+          (queries.size() == 1 ? ")" : "s)"),
       f,
       "the largest, " + std::get<0>(worst->key) + " of " + fmt_bytes(Bytes(std::get<2>(worst->key))) + " over " +
           fmt_int(worst->group.size()) + " GPUs: " + fmt_g(largest, 3) + " operations; a schedule holds at most " +
