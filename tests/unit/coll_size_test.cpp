@@ -59,10 +59,11 @@ TEST_CASE("coll::schedule_ops: HFReduce on one node, one chunk, by hand") {
   CHECK(built_ops("hfreduce", *p, 8, 184.0 * 1048576) == 46 * 34 + 8);
 }
 
-// By hand, NCCL's ring allreduce over 3 ranks of one node (one rail on one node: R = 1): per step
-// and link a software delay and the transfer (2 x 3 links), and in a reduce-scatter step the reduce
-// (3 more); a barrier per step; 2 + 2 x 3 steps ... precisely 2 + 2 (1 + 9) + 2 (1 + 6) = 36 at most:
-// the delays exist only where NCCL's PCIe hop latency exceeds the physical one.
+// By hand, NCCL's ring allreduce over 3 ranks of one node (one ring: R = 1). Each phase has n - 1 = 2
+// steps; a reduce-scatter step is a barrier and, per link (3), a software delay, the transfer and
+// the reduce: 1 + 9 = 10; an allgather step 1 + 6 = 7; with the base delay and the final barrier:
+// 2 + 2 x 10 + 2 x 7 = 36 at most (a delay exists only where NCCL's PCIe hop latency exceeds the
+// physical one, so the built schedule may lack up to the 12 delays).
 TEST_CASE("coll::schedule_ops: the ring by hand, and its one-step shortcut") {
   const auto p = plan::make_platform(testing::cluster(1));
   const coll::GroupShape q = coll::GroupShape::of(*p, coll::Group::first_gpus(*p, 3));
