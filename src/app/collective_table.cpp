@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <functional>
 #include <limits>
 
 #include "coll/collective.hpp"
@@ -14,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
+#include "core/size_guard.hpp"
 #include "report/trace.hpp"
 
 namespace ffsim::app {
@@ -87,10 +89,79 @@ coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
 
 }  // namespace
 
-CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Catalog& cat, const EngineChoice& engine_choice,
-                                const CollectiveRequest& req) {
-  const auto p = plan::make_platform(sc);
+Footprint collective_footprint(const plan::ScenarioSpec& sc, const coll::LibraryParams& lib, const EngineChoice& engine,
+                               const CollectiveRequest& req, double* largest_ops, std::string* largest_row) {
+  const hw::NodeSpec& node = sc.cluster.node;
+  const int per = static_cast<int>(node.gpus.size());
+  Footprint f;
+  f.bytes = plan::platform_size(sc.cluster, sc.fabric).bytes;
+  std::vector<double> row_bytes;
+  double most = 0;
+  for (const auto& name : req.algos) {
+    const auto algo = coll::algorithms().get(name).factory();
+    for (int n : req.gpus) {
+      const coll::GroupShape q =
+          coll::GroupShape::first_gpus(n, per, static_cast<int>(node.sockets.size()), node.compute_nics());
+      for (double bytes : req.sizes) {
+        const double per_rank = algo->kind() == coll::Kind::AllGather ? bytes / n : bytes;
+        // A trace runs the whole schedule (no shortcut), as --full does.
+        const double ops = engine.caps.simulates ? algo->schedule_ops(lib, q, per_rank, req.full || req.trace) : 0.0;
+        f.ops += ops;
+        row_bytes.push_back(ops * engine.caps.bytes_per_op);
+        if (ops > most) {
+          most = ops;
+          if (largest_row) *largest_row = name + " at " + fmt_int(n) + " GPUs, " + fmt_bytes(Bytes(bytes));
+        }
+      }
+    }
+  }
+  // Rows side by side (threads) hold their schedules at once: the largest `threads` of them.
+  const bool side_by_side = engine.caps.parallel_safe && req.threads > 1;
+  const std::size_t at_once =
+      side_by_side ? std::min<std::size_t>(row_bytes.size(), static_cast<std::size_t>(req.threads)) : 1;
+  std::sort(row_bytes.begin(), row_bytes.end(), std::greater<>());
+  for (std::size_t i = 0; i < at_once && i < row_bytes.size(); ++i) f.bytes += row_bytes[i];
+  if (largest_ops) *largest_ops = most;
+  return f;
+}
+
+CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Catalog& cat,
+                                const EngineChoice& engine_choice, const CollectiveRequest& req) {
   const coll::LibraryParams lib = config::load_library_params(cat);
+  // The size guard, before the platform and any schedule are built: GPU counts first (a usage
+  // error), then the request's estimate against --max-memory and a schedule's 2^23 operations.
+  for (int n : req.gpus)
+    if (n > sc.cluster.gpus())
+      throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) +
+                       " GPUs");
+  {
+    double largest = 0;
+    std::string row;
+    const Footprint f = collective_footprint(sc, lib, engine_choice, req, &largest, &row);
+    const auto max_ops = static_cast<double>(sched::Schedule::kMaxOps);
+    if (oversized(f, largest, max_ops)) {
+      const std::size_t rows = req.algos.size() * req.gpus.size() * req.sizes.size();
+      const auto [lo, hi] = std::minmax_element(req.sizes.begin(), req.sizes.end());
+      std::string gpus;
+      for (std::size_t i = 0; i < req.gpus.size(); ++i) gpus += (i ? "," : "") + std::to_string(req.gpus[i]);
+      std::string algos;
+      for (std::size_t i = 0; i < req.algos.size(); ++i) algos += (i ? "," : "") + req.algos[i];
+      refuse_oversized(
+          "collective " + algos + " on " + gpus + " GPUs, " +
+              (req.sizes.size() > 1 ? fmt_int(static_cast<long long>(req.sizes.size())) + " sizes from " +
+                                          fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi))
+                                    : fmt_bytes(Bytes(*hi))) +
+              " (" + fmt_int(static_cast<long long>(rows)) + (rows == 1 ? " simulation" : " simulations") + ", " +
+              engine_choice.label + " engine)",
+          f,
+          "the largest, " + row + ": " + fmt_g(largest, 3) + " operations; a schedule holds at most " +
+              fmt_int(static_cast<long long>(max_ops)),
+          "give fewer or smaller sizes (--size), fewer GPUs (--gpus), or the closed form (--engine analytic), which "
+          "builds no schedule",
+          largest > max_ops);
+    }
+  }
+  const auto p = plan::make_platform(sc);
   // The engine of --engine (none for the closed form).
   auto make_engine = [&] { return engine_choice.make(); };
   const std::unique_ptr<eval::Engine> engine = make_engine();
@@ -106,7 +177,6 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
   for (const auto& name : req.algos) {
     const auto algo = coll::algorithms().get(name).factory();
     for (int n : req.gpus) {
-      if (n > sc.cluster.gpus()) throw UsageError("--gpus: " + std::to_string(n) + " exceeds the cluster's " + std::to_string(sc.cluster.gpus()) + " GPUs");
       // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
       // size / n; every other kind takes it per rank as it is.
       const coll::Group group = make_group(*p, n, req.cross_zone);

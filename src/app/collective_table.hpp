@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "app/engines.hpp"
+#include "coll/collective.hpp"
 #include "config/catalog.hpp"
+#include "core/size_guard.hpp"
 #include "plan/scenario.hpp"
 #include "platform/background.hpp"
 #include "sched/timeline.hpp"
@@ -100,6 +102,14 @@ struct CollectiveResult {
   std::optional<sched::Trace> trace;
   std::optional<NcclExplain> explain;
 };
+
+/// The size guard's estimate of `req` (core/size_guard.hpp): the platform's memory
+/// (plan::platform_size) and every row's schedule operations (coll::Algorithm::schedule_ops; none
+/// on the closed form) at the engine's bytes per operation, the rows that run side by side at once.
+/// `largest_ops` and `largest_row` (optional): the largest row's operations and its words.
+[[nodiscard]] Footprint collective_footprint(const plan::ScenarioSpec& sc, const coll::LibraryParams& lib,
+                                             const EngineChoice& engine, const CollectiveRequest& req,
+                                             double* largest_ops = nullptr, std::string* largest_row = nullptr);
 
 /// Runs the rows on `sc` with `engine` (the closed form when it simulates nothing). UsageError for
 /// a GPU count or group that cannot run; SimulationError from the engine.

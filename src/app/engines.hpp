@@ -20,6 +20,9 @@ struct EngineCaps {
   bool timeline = false;       ///< gives every op's start and end (what a trace draws)
   bool limiters = false;       ///< names the resource that limited each op
   bool parallel_safe = false;  ///< instances may run side by side on threads of one process
+  /// Memory per schedule operation while the engine runs it (the schedule, its flows and the
+  /// engine's state; measured, src/app/engines.cpp): the size guard's estimate.
+  double bytes_per_op = 0;
 };
 
 /// An engine's options: the fluid engine's solve variants (the other engines take none).

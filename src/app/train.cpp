@@ -20,6 +20,7 @@ StepSession::StepSession(const plan::ScenarioSpec& sc, const config::Catalog& ca
   // The fluid engine keeps no state between runs: a step's distinct collectives run at once, one
   // per thread (the times are the same as one after the other).
   if (engine.caps.parallel_safe && !closed) costs_->set_parallel(engine.factory(), threads);
+  costs_->set_size_guard(engine.caps.bytes_per_op, plan::platform_size(sc.cluster, sc.fabric).bytes);
   env_ = std::make_unique<train::StepEnv>(
       train::StepEnv{*platform_, e, *costs_, emit_collectives && !closed, reference_.get(), closed});
 }

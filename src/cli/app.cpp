@@ -26,6 +26,7 @@
 #include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/size_guard.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "core/version.hpp"
@@ -339,6 +340,10 @@ int run_command(int argc, char** argv) {
                              "Calibration file (ffsim calibrate): run with its fitted values instead of the published ones")
                   ->check(input_file()),
               "a calibration file");
+  ctx.expects(app.add_option("--max-memory", ctx.max_memory,
+                             "The size guard's limit (default 4GiB): a request whose estimate (platform, schedules) "
+                             "needs more memory is refused at once, before anything is built (exit 4)"),
+              "a size with a unit, e.g. 4GiB");
 
   setup_models(app, ctx);
   setup_check(app, ctx);
@@ -373,6 +378,12 @@ int run_command(int argc, char** argv) {
     return code == 0 ? kOk : kUsage;
   }
   try {
+    if (!ctx.max_memory.empty()) {
+      const double limit = size_option(ctx.max_memory, "--max-memory");
+      if (!(limit > 0))
+        throw UsageError("--max-memory: expected a size above 0 (e.g. 4GiB), got \"" + ctx.max_memory + "\"");
+      set_memory_limit(limit);
+    }
     return ctx.action ? ctx.action() : kOk;
   } catch (const ConfigError& e) {
     std::cerr << e.what() << '\n';

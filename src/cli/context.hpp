@@ -84,6 +84,8 @@ struct Context {
   [[nodiscard]] const std::string& models_origin() const { return models_origin_; }
   /// --calibration: a calibration file whose fitted facts override the catalog's published ones.
   std::string calibration;
+  /// --max-memory: the size guard's limit (core/size_guard.hpp), a size; empty: its default.
+  std::string max_memory;
   /// Kinds of catalog entries and how to validate them (filled by register_kinds(): app/kinds.hpp).
   Registry<KindValidator> kinds{"model kind"};
   /// The subcommand to run once parsing succeeded; returns the exit code.

@@ -18,6 +18,9 @@ public:
                   double bytes) const override {
     return simulate_ring(e, p, lib, g, bytes * g.size(), {false, true});
   }
+  double schedule_ops(const LibraryParams&, const GroupShape& g, double, bool full) const override {
+    return ring_schedule_ops(g, {false, true}, full);
+  }
 };
 }  // namespace
 std::unique_ptr<Algorithm> make_allgather() { return std::make_unique<RingAllGather>(); }

@@ -61,6 +61,13 @@ public:
     }
     return e;
   }
+  // A transfer per ordered pair of distinct ranks, each after a software delay (counted always: an
+  // upper bound), and a barrier per rank over its arrivals: ops <= 2 n (n - 1) + n.
+  double schedule_ops(const LibraryParams&, const GroupShape& g, double, bool) const override {
+    const double n = g.ranks;
+    return 2 * n * (n - 1) + n;
+  }
+
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
     // Every pair at once: the bottleneck bound of all n(n-1) transfers of bytes/n, plus the
     // longest pair's latency (its hop's, or its path's if longer) and the arbitration delay.

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "coll/common.hpp"
+#include "coll/ring.hpp"
 
 namespace ffsim::coll {
 namespace {
@@ -90,6 +91,14 @@ public:
     }
     return e;
   }
+  // Per ring (R), the part's chunks K = ceil(bytes / R / chunk); per chunk the n - 1 hops down the
+  // ring, each a software delay (counted always: an upper bound) and the transfer; a done per rank
+  // (a barrier over the rings, or a zero-time op at the root): ops <= R K 2 (n - 1) + n.
+  double schedule_ops(const LibraryParams& lib, const GroupShape& g, double bytes, bool) const override {
+    const double n = g.ranks, R = ring_count(g);
+    return R * piece_count_real(bytes / R, broadcast_chunk(lib)) * 2 * (n - 1) + n;
+  }
+
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
     Estimate est;
     const int n = g.size();

@@ -95,6 +95,20 @@ struct Emitted {
   std::vector<std::pair<double, double>> in_range, out_range;
 };
 
+/// What the size of a collective's schedule depends on, known from the scenario alone (before the
+/// platform is built): the size guard (src/coll/size_guard.hpp) sizes a request with it.
+struct GroupShape {
+  int ranks = 1;           ///< GPUs in the group
+  int nodes = 1;           ///< distinct nodes
+  int ranks_per_node = 1;  ///< the most ranks on one node
+  int sockets = 1;         ///< CPU sockets per node
+  int rails = 1;           ///< compute NICs per node (NCCL's rings and trees: one per rail on 2+ nodes)
+  /// The first `gpus` GPUs of a cluster of `gpus_per_node`-GPU nodes, node by node (Group::first_gpus).
+  static GroupShape first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics);
+  /// The shape of a group on a built platform (train's collectives).
+  static GroupShape of(const platform::Platform& p, const Group& g);
+};
+
 /// An algorithm's closed-form estimate (bottleneck bound + latency), microseconds to compute.
 struct Estimate {
   double time = 0;
@@ -117,6 +131,12 @@ public:
   /// shortcuts (identical steps) override it, and tests prove them against the full schedule.
   [[nodiscard]] virtual double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib,
                                         const Group& g, double bytes) const;
+  /// The operations the schedule that simulate() builds holds (with `full`, simulate_full(); for
+  /// an algorithm whose simulate() runs several schedules, the largest), counted from the
+  /// schedule's structure without building it: an upper bound, within 2x of the built schedule's
+  /// count (tests/unit/coll_size_test.cpp compares them).
+  [[nodiscard]] virtual double schedule_ops(const LibraryParams& lib, const GroupShape& g, double bytes,
+                                            bool full) const = 0;
   /// The full schedule's time (no shortcut), for tests of the shortcuts.
   [[nodiscard]] double simulate_full(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib,
                                      const Group& g, double bytes) const;

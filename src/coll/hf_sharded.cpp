@@ -246,6 +246,17 @@ double h2d_loads(const platform::Platform& p, const LibraryParams& lib, const Ge
   return gdr ? each / lib.hfreduce.gdrcopy_write_bandwidth : 0.0;
 }
 
+// The two classes' schedule_ops (their comments derive them); `full`: the vector in node blocks.
+double sharded_schedule_ops(const LibraryParams& lib, const GroupShape& g, double full, bool reduce_scatter) {
+  if (g.ranks <= 1 || full <= 0) return g.ranks + 1.0;  // no_traffic: a zero-time op per rank
+  const double N = g.nodes, L = g.ranks_per_node, Q = g.sockets;
+  const double chunk = lib.hfreduce.chunk_bytes > 0 ? lib.hfreduce.chunk_bytes : full;
+  const double m = piece_count_real(full / N, chunk);
+  const double spans = m + L - 1;
+  if (reduce_scatter) return N * (N * m * (L == 1 ? 2 : L + 2)) + 4 * m * N * (N - 1) + N * 4 * spans + N * (1 + L);
+  return N * (2 * spans + m) + 2 * m * N * (N - 1) + N * (N * m * (2 * Q + 2 * L) + 4 * L) + N * (1 + L);
+}
+
 // ---------------------------------------------------------------------------------------------
 class HostReduceScatter final : public Algorithm {
 public:
@@ -437,6 +448,17 @@ public:
     return e;
   }
 
+  // The vector S in N node blocks of m = ceil(S / N / chunk) pieces. D2H and the reduce: per node,
+  // every block's pieces, each L copies, a software delay and the reduce (one GPU: a delay and
+  // the copy); the ring: per piece, step and node, an add (after its delay) from the second step
+  // on and a send (after its delay) until the last; H2D: per node its block's pieces to the GPUs
+  // whose shards they cover (m + L - 1 spans at most; GDRCopy: per span a delay and the read, a
+  // delay and the write), and per node a barrier and L dones:
+  //   ops <= N (N m (L + 2)) + 4 m N (N - 1) + N 4 (m + L - 1) + N (1 + L).
+  double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool) const override {
+    return sharded_schedule_ops(lib, g, S, true);
+  }
+
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     Estimate est;
     est.bottleneck = "-";
@@ -614,6 +636,18 @@ public:
       for (int l = 0; l < L; ++l) e.done[static_cast<std::size_t>(G.rank(v, l))] = em.done(mine[static_cast<std::size_t>(l)], node_end);
     }
     return e;
+  }
+
+  // The gathered vector (n x bytes) in N node blocks of m = ceil(block / chunk) pieces. D2H: per
+  // node, its own block's pieces, each copied by the GPUs whose shards it covers (m + L - 1 copies
+  // at most, each after a software delay) and a done per piece; the ring: per piece, step (N - 1)
+  // and node a delay and the send; H2D: per node, every block's pieces to each of its L GPUs
+  // (GDRCopy: per socket a delay and the read, per GPU a delay and the write; the own block's
+  // pieces skip the GPU's own shard: at most 2 L extra spans where a piece straddles shards), and
+  // per node a barrier and L dones:
+  //   ops <= N (2 (m + L - 1) + m) + 2 m N (N - 1) + N (N m (2 Q + 2 L) + 4 L) + N (1 + L).
+  double schedule_ops(const LibraryParams& lib, const GroupShape& g, double bytes, bool) const override {
+    return sharded_schedule_ops(lib, g, bytes * g.ranks, false);
   }
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {

@@ -556,6 +556,47 @@ public:
     return e;
   }
 
+  // The schedule emit() builds, op by op, for K chunks (S, or NVLink S / 2, in chunks of chunk_bytes,
+  // or its half), N nodes of L GPUs and Q sockets; ovh = 1 where chunk_overhead adds a software
+  // delay. Per chunk and node:
+  //   NVLink: per GPU the partner's transfer and the GPU's add (2 L);
+  //   D2H: per GPU its P pieces (P = 2 tree parts; NVLink: its half, split over the sockets
+  //   when interleaved: P = 2, else 1);
+  //   reduce: ovh + one reduce per distinct (part, offset, socket) + a barrier (2 with interleaving,
+  //   2 x P with NVLink, else 2 x min(Q, L): each GPU's socket); one GPU whose pieces land in the
+  //   result directly: only the barrier;
+  //   H2D (GDRCopy): per socket with GPUs, ovh + a read per distinct range (1; NVLink 2) + a
+  //   barrier, and L writes (memcpy: L writes); NVLink: L swaps over the pair.
+  // Per tree (2) and chunk on 2+ nodes, m = ceil(part / tree_slice_bytes) slices; per slice at
+  // most N - 1 adds, N - 1 sends up, N - 1 sends down and N - 1 barriers over a parent's sends;
+  // ovh per send up and down on the chunk's first slice (2 (N - 1)). A done per rank at the end.
+  // E.g. 2 GPUs on 1 node, 1 socket, no interleave, 1 chunk, no overhead, GDRCopy: D2H 2 x 2 = 4,
+  // reduce 2 + 1 = 3, H2D 1 read + 1 barrier + 2 writes = 4, dones 2: 13 ops (built: 13, tests/unit/
+  // coll_size_test.cpp).
+  double schedule_ops(const LibraryParams& lib, const GroupShape& q, double S, bool) const override {
+    const auto& h = lib.hfreduce;
+    if (S <= 0) return q.ranks + 1.0;  // no_traffic: a zero-time op per rank
+    const double N = q.nodes, L = q.ranks_per_node, Q = q.sockets;
+    const double span = nvlink_ ? S / 2 : S;
+    const double K = piece_count_real(span, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
+    const double ovh = h.chunk_overhead > 0 ? 1 : 0;
+    const bool inter = h.interleave_d2h;
+    const double P = !nvlink_ ? 2 : inter && Q > 1 ? 2 : 1;
+    const double keys = inter ? (nvlink_ ? 2 * P : 2) : 2 * std::min(Q, L);
+    const bool direct = q.ranks_per_node == 1 && !nvlink_ && Q == 1;  // else maybe not: count the reducer
+    const double reduce = direct ? 1 : ovh + keys + 1;
+    const double Qg = std::min(Q, L);
+    const double h2d = h.h2d == "gdrcopy" ? Qg * (ovh + (nvlink_ ? 2 : 1) + 1) + L : L;
+    const double per_node = (nvlink_ ? 2 * L : 0) + L * P + reduce + h2d + (nvlink_ ? L : 0);
+    double tree = 0;
+    if (q.nodes > 1) {
+      const double part = nvlink_ ? span / K : span / K / 2;
+      const double m = h.tree_slice_bytes > 0 ? piece_count_real(part, h.tree_slice_bytes) : 1;
+      tree = 2 * K * (m * 4 * (N - 1) + ovh * 2 * (N - 1));
+    }
+    return K * N * per_node + tree + q.ranks;
+  }
+
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     // One representative node, one chunk of every stage at once (the pipeline's steady state):
     // the bottleneck bound of those flows is the time per chunk; the first chunk's trip through

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "coll/collective.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/format.hpp"
 
@@ -56,6 +58,29 @@ Group Group::first_gpus(const platform::Platform& p, int gpus) {
   Group g;
   for (int r = 0; r < gpus; ++r) g.ranks.push_back(sched::Place::gpu(r / per, r % per));
   return g;
+}
+
+GroupShape GroupShape::first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics) {
+  GroupShape q;
+  q.ranks = std::max(gpus, 1);
+  const int per = std::max(gpus_per_node, 1);
+  q.nodes = (q.ranks + per - 1) / per;
+  q.ranks_per_node = std::min(q.ranks, per);
+  q.sockets = std::max(sockets, 1);
+  q.rails = std::max(compute_nics, 1);
+  return q;
+}
+
+GroupShape GroupShape::of(const platform::Platform& p, const Group& g) {
+  GroupShape q;
+  const auto by_node = g.ranks_by_node();
+  q.ranks = std::max(g.size(), 1);
+  q.nodes = std::max(static_cast<int>(by_node.size()), 1);
+  for (const auto& r : by_node) q.ranks_per_node = std::max(q.ranks_per_node, static_cast<int>(r.size()));
+  const hw::NodeSpec& n = p.cluster().node;
+  q.sockets = std::max(static_cast<int>(n.sockets.size()), 1);
+  q.rails = std::max(n.compute_nics(), 1);
+  return q;
 }
 
 double Algorithm::simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,

@@ -96,6 +96,10 @@ public:
                   double S) const override {
     return pick(p, lib, g, S)->simulate(e, p, lib, g, S);
   }
+  // NCCL's pick needs the platform (its per-channel speeds): the larger of the two it may pick.
+  double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool full) const override {
+    return std::max(make_nccl_tree()->schedule_ops(lib, g, S, full), make_nccl_ring()->schedule_ops(lib, g, S, full));
+  }
 
 private:
   static std::unique_ptr<Algorithm> pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {

@@ -8,6 +8,7 @@
 
 #include "coll/common.hpp"
 #include "coll/dbt.hpp"
+#include "coll/ring.hpp"
 #include "core/error.hpp"
 
 namespace ffsim::coll {
@@ -206,6 +207,19 @@ public:
       e.done.push_back(d);
     }
     return e;
+  }
+
+  // Per rail (R rings' orders) and tree (2), the half's K chunks; per chunk and rank: going up the
+  // reduce of its children's data (at most every rank), the send to its parent (n - 1: a software
+  // delay and the transfer); going down a barrier, the delay and the transfer (n - 1 again) and a
+  // barrier over a parent's sends down (at most one per node: only a chain head has two or more
+  // children); every rank's done at the end:
+  //   ops <= R x 2 x K x (n + 2 (n - 1) + 3 (n - 1) + N) + n.
+  double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool) const override {
+    if (g.ranks <= 1) return 1;  // one rank: its done, a zero-time op
+    const double n = g.ranks, N = g.nodes, R = ring_count(g);
+    const double K = piece_count_real(S / R / 2, nccl_tree_chunk(lib, S / R / 2, g.ranks, g.nodes));
+    return R * 2 * K * (n + 5 * (n - 1) + N) + n;
   }
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {

@@ -149,6 +149,17 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   return e;
 }
 
+int ring_count(const GroupShape& g) { return g.rails >= 2 && g.nodes >= 2 ? g.rails : 1; }
+
+double ring_schedule_ops(const GroupShape& g, RingPhases phases, bool full) {
+  const double n = g.ranks, R = ring_count(g);
+  if (g.ranks <= 1) return 1;
+  const double rs_step = R * n * 3, ag_step = R * n * 2;  // per link: delay + transfer (+ reduce)
+  if (!full) return std::max(phases.reduce_scatter ? rs_step + 1 : 0.0, phases.allgather ? ag_step + 1 : 0.0);
+  return 2 + (phases.reduce_scatter ? (n - 1) * (1 + rs_step) : 0.0) +
+         (phases.allgather ? (n - 1) * (1 + ag_step) : 0.0);
+}
+
 double simulate_ring(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
                      double full, RingPhases phases) {
   const int n = g.size();
@@ -214,6 +225,9 @@ public:
   double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
                   double bytes) const override {
     return simulate_ring(e, p, lib, g, bytes, {true, true});
+  }
+  double schedule_ops(const LibraryParams&, const GroupShape& g, double, bool full) const override {
+    return ring_schedule_ops(g, {true, true}, full);
   }
 };
 

@@ -29,6 +29,18 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
 double simulate_ring(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
                      double full_bytes, RingPhases phases);
 
+/// The rings a ring collective runs (ring_orders): one per compute NIC on 2+ nodes with 2+ rails.
+[[nodiscard]] int ring_count(const GroupShape& g);
+
+/// Operations of a ring collective's schedule (Algorithm::schedule_ops). With n ranks, R rings and
+/// s steps (n - 1 per phase), each step moves one segment per ring link: per link a software delay
+/// (when NCCL's hop latency exceeds the physical one: counted always, an upper bound), the transfer
+/// and, in a reduce-scatter step, the GPU's reduce. The whole schedule (`full`): NCCL's base delay,
+/// a barrier per step and one at the end, 2 + s (1 + R n (2 + rs)) ops (allreduce: both phases).
+/// The shortcut (simulate_ring) runs one standalone step per phase: R n (2 + rs) + 1 ops, the
+/// larger of the two. One rank: a single zero-time op.
+[[nodiscard]] double ring_schedule_ops(const GroupShape& g, RingPhases phases, bool full);
+
 /// Closed form: per step the bottleneck bound of one step's flows plus the largest hop latency.
 Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, const Group& g, double full_bytes,
                        RingPhases phases);

@@ -32,6 +32,9 @@ public:
     e.done = {t, t};
     return e;
   }
+  // A software delay (when NCCL's hop latency exceeds the physical one) and the transfer.
+  double schedule_ops(const LibraryParams&, const GroupShape&, double, bool) const override { return 2; }
+
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
     Estimate est;
     if (g.size() != 2) throw ValueError("sendrecv needs a group of exactly 2 ranks (sender, receiver)");

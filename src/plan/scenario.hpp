@@ -33,6 +33,19 @@ struct ScenarioSpec {
   std::optional<ops::OpsParams> ops;
 };
 
+/// What building a scenario's fabric and platform takes, from the cluster's size and the design's
+/// parameters alone (topo::Topology::size_of): nothing is allocated.
+struct PlatformSize {
+  long long nodes = 0;  ///< GPU nodes and storage nodes
+  topo::FabricSize fabric;
+  double bytes = 0;  ///< the estimate of the fabric's and the platform's memory
+};
+[[nodiscard]] PlatformSize platform_size(const hw::ClusterSpec& cluster, const topo::FabricSpec& fabric);
+
+/// Refuses (SimulationError, exit 4) a scenario whose platform_size exceeds memory_limit()
+/// (core/size_guard.hpp), before its fabric or platform is built. `what`: the request's words.
+void check_platform_size(const hw::ClusterSpec& cluster, const topo::FabricSpec& fabric, const std::string& file);
+
 /// The simulated machine of a scenario.
 [[nodiscard]] std::unique_ptr<platform::Platform> make_platform(const ScenarioSpec& s,
                                                                 platform::PlatformOptions opts = {});

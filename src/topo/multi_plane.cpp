@@ -59,6 +59,19 @@ public:
     return f;
   }
 
+  FabricSize size_of(const FabricDemand& d) const override {
+    // NIC i of a node joins plane i mod P: each plane takes nics / P ports of every node.
+    const long long per_plane = static_cast<long long>(d.gpu_nodes) * (d.nics_per_gpu_node / planes_) +
+                                static_cast<long long>(d.storage_nodes) * (d.nics_per_storage_node / planes_);
+    const FabricSize one = two_layer_size(two_layer_shape(sw_.ports, oversub_, per_plane, full_), per_plane);
+    FabricSize z;
+    z.endpoints = d.endpoints();
+    z.switches = planes_ * one.switches;
+    z.leaves = planes_ * one.leaves;
+    z.links = planes_ * one.links;
+    return z;
+  }
+
   long long capacity() const override { return planes_ * two_layer_shape(sw_.ports, oversub_, 0, true).capacity(); }
 
   std::string summary() const override {

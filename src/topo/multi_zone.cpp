@@ -66,6 +66,27 @@ public:
     return f;
   }
 
+  FabricSize size_of(const FabricDemand& d) const override {
+    // GPU node v joins zone v zones / nodes (as build()); storage node NIC z joins zone z.
+    FabricSize z;
+    z.endpoints = d.endpoints();
+    const int reserved = iz_switches_ * iz_links_;
+    for (int k = 0; k < zones_; ++k) {
+      const auto first = [&](int zone) {  // the first node v with v zones / nodes >= zone
+        return (static_cast<long long>(zone) * d.gpu_nodes + zones_ - 1) / zones_;
+      };
+      const long long hosts =
+          (first(k + 1) - first(k)) * d.nics_per_gpu_node + (d.storage_nodes > 0 ? d.storage_nodes : 0);
+      const FabricSize one = two_layer_size(two_layer_shape(sw_.ports, oversub_, hosts + reserved, full_), hosts);
+      z.switches += one.switches;
+      z.leaves += one.leaves;
+      z.links += one.links;
+    }
+    z.switches += iz_switches_;
+    z.links += static_cast<long long>(iz_switches_) * zones_ * iz_links_;
+    return z;
+  }
+
   long long capacity() const override {
     return zones_ * (two_layer_shape(sw_.ports, oversub_, 0, true).capacity() - iz_switches_ * iz_links_);
   }

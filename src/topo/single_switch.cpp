@@ -32,6 +32,15 @@ public:
     return f;
   }
 
+  FabricSize size_of(const FabricDemand& d) const override {
+    if (d.endpoints() > capacity()) (void)build(d);  // throws its ValueError before it allocates anything
+    FabricSize z;
+    z.endpoints = d.endpoints();
+    z.switches = z.leaves = 1;
+    z.links = d.endpoints();
+    return z;
+  }
+
   long long capacity() const override { return sw_.ports - spare_; }
 
   std::string summary() const override {

@@ -87,6 +87,18 @@ public:
     return f;
   }
 
+  FabricSize size_of(const FabricDemand& d) const override {
+    const ThreeLayerShape s = three_layer_shape(sw_.ports, d.endpoints(), sizing_);
+    FabricSize z;
+    z.endpoints = d.endpoints();
+    z.switches = s.switches();
+    z.leaves = static_cast<long long>(s.pods) * s.leaves_per_pod;
+    // Hosts, every pod's leaf-spine links, and k/2 uplinks per spine to the core.
+    z.links = d.endpoints() + static_cast<long long>(s.pods) * s.leaves_per_pod * s.spines_per_pod +
+              (s.core > 0 ? static_cast<long long>(s.pods) * s.spines_per_pod * (sw_.ports / 2) : 0);
+    return z;
+  }
+
   long long capacity() const override {
     return static_cast<long long>(sw_.ports) * sw_.ports / 4 * sw_.ports;
   }

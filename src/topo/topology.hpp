@@ -32,6 +32,15 @@ struct CableLatencies {
   Seconds switch_; ///< between switches
 };
 
+/// The size of the fabric a design builds for a demand, from its parameters alone (the size guard
+/// weighs a platform with it before any switch or link is allocated).
+struct FabricSize {
+  long long endpoints = 0;
+  long long switches = 0;
+  long long leaves = 0;  ///< leaf switches (the routes' reachability bitsets have one bit per leaf)
+  long long links = 0;
+};
+
 /// A fabric design with its parameters parsed.
 class Topology {
 public:
@@ -39,6 +48,10 @@ public:
   /// Builds (and finalizes) the fabric for `demand`, or throws ValueError naming the limit that
   /// the demand exceeds ("a two-layer fat-tree of 40-port switches holds at most 800 endpoints").
   [[nodiscard]] virtual Fabric build(const FabricDemand& demand) const = 0;
+  /// What build(demand) would allocate, counted from the shape (nothing built); the same
+  /// ValueError as build() for a demand beyond the design. tests/unit/topo_generators_test.cpp
+  /// compares it with the built fabric.
+  [[nodiscard]] virtual FabricSize size_of(const FabricDemand& demand) const = 0;
   /// The most endpoints this design can hold.
   [[nodiscard]] virtual long long capacity() const = 0;
   /// One line: "two-layer fat-tree, 40-port qm8700, 1:1".

@@ -42,6 +42,14 @@ std::vector<int> add_demand_endpoints(Fabric& f, const FabricDemand& d) {
   return ids;
 }
 
+FabricSize two_layer_size(const TwoLayerShape& shape, long long hosts) {
+  FabricSize z;
+  z.switches = static_cast<long long>(shape.leaves) + shape.spines;
+  z.leaves = shape.leaves;
+  z.links = hosts + static_cast<long long>(shape.leaves) * shape.spines;
+  return z;
+}
+
 ZoneSwitches add_two_layer_zone(Fabric& f, const TwoLayerShape& shape, const hw::SwitchSpec& sw,
                                 const CableLatencies& cables, BytesPerSecond host_bw,
                                 const std::vector<int>& endpoint_ids, int zone, int plane, const std::string& prefix,
@@ -108,6 +116,11 @@ public:
     add_two_layer_zone(f, shape, sw_, cables_, d.host_bandwidth, ids, 0, 0, "");
     f.finalize();
     return f;
+  }
+  FabricSize size_of(const FabricDemand& d) const override {
+    FabricSize z = two_layer_size(two_layer_shape(sw_.ports, oversub_, d.endpoints(), full_), d.endpoints());
+    z.endpoints = d.endpoints();
+    return z;
   }
   long long capacity() const override { return two_layer_shape(sw_.ports, oversub_, 0, true).capacity(); }
   std::string summary() const override {

@@ -31,6 +31,10 @@ struct TwoLayerShape {
 /// Throws ValueError for an odd or too small radix, or when the hosts exceed k * down.
 [[nodiscard]] TwoLayerShape two_layer_shape(int radix, double oversubscription, long long endpoints, bool full);
 
+/// What add_two_layer_zone adds for `hosts` host ports: its leaves and spines, a link from every
+/// leaf to every spine and one per host.
+[[nodiscard]] FabricSize two_layer_size(const TwoLayerShape& shape, long long hosts);
+
 /// The switches of a zone, and the leaf ports it kept free for the caller.
 struct ZoneSwitches {
   std::vector<int> leaves;          ///< switch indices

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/parallel.hpp"
+#include "core/size_guard.hpp"
 #include "core/spell.hpp"
 
 namespace ffsim::train {
@@ -85,9 +88,43 @@ double CollectiveCosts::time(const std::string& algorithm, const coll::Group& g,
     if (recorded_keys_.insert(key).second) recorded_.push_back(Query{std::move(key), g});
     return 0;
   }
+  {
+    const Query one{key, g};
+    check_size({&one});
+  }
   const double t = compute(engine_, p_, algorithm, g, bytes);
   cache_.emplace(std::move(key), t);
   return t;
+}
+
+void CollectiveCosts::check_size(const std::vector<const Query*>& queries) const {
+  if (method_ != Method::Simulate || bytes_per_op_ <= 0 || queries.empty()) return;
+  std::vector<double> ops;
+  double largest = 0, total = 0;
+  const Query* worst = queries.front();
+  for (const Query* x : queries) {
+    const auto& alg = coll::algorithms().get(std::get<0>(x->key)).factory();
+    const double o = alg->schedule_ops(lib_, coll::GroupShape::of(p_, x->group), std::get<2>(x->key), false);
+    ops.push_back(o);
+    total += o;
+    if (o > largest) largest = o, worst = x;
+  }
+  std::sort(ops.begin(), ops.end(), std::greater<>());
+  const std::size_t at_once = parallel() ? std::min(ops.size(), static_cast<std::size_t>(threads_)) : 1;
+  Footprint f{total, base_bytes_};
+  for (std::size_t i = 0; i < at_once; ++i) f.bytes += ops[i] * bytes_per_op_;
+  const auto max_ops = static_cast<double>(sched::Schedule::kMaxOps);
+  if (!oversized(f, largest, max_ops)) return;
+  refuse_oversized(
+      "a training step (" + fmt_int(static_cast<long long>(queries.size())) + " simulated collective" +
+          (queries.size() == 1 ? ")" : "s)"),
+      f,
+      "the largest, " + std::get<0>(worst->key) + " of " + fmt_bytes(Bytes(std::get<2>(worst->key))) + " over " +
+          fmt_int(worst->group.size()) + " GPUs: " + fmt_g(largest, 3) + " operations; a schedule holds at most " +
+          fmt_int(static_cast<long long>(max_ops)),
+      "train on fewer GPUs (--gpus), or take the collectives' closed forms (--collectives estimate), which "
+      "build no schedule",
+      largest > max_ops);
 }
 
 void CollectiveCosts::set_parallel(std::function<std::unique_ptr<eval::Engine>()> make_engine, int threads) {
@@ -106,6 +143,11 @@ void CollectiveCosts::run_recorded() {
   std::vector<Query> q = std::move(recorded_);
   recorded_.clear();
   recorded_keys_.clear();
+  {
+    std::vector<const Query*> all;
+    for (const Query& x : q) all.push_back(&x);
+    check_size(all);
+  }
   std::vector<double> t(q.size(), 0.0);
   auto query = [&](std::size_t i, eval::Engine& e, const platform::Platform& p) {
     t[i] = compute(e, p, std::get<0>(q[i].key), q[i].group, std::get<2>(q[i].key));

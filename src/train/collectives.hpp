@@ -64,6 +64,14 @@ public:
   /// Distinct (algorithm, group, bytes) evaluated so far.
   [[nodiscard]] std::size_t evaluations() const { return cache_.size(); }
   [[nodiscard]] Method method() const { return method_; }
+  /// The size guard (core/size_guard.hpp): simulated collectives are sized before their schedules
+  /// are built (coll::Algorithm::schedule_ops x `bytes_per_op`, the engine's, on top of
+  /// `base_bytes`, the platform's), and a step whose collectives exceed memory_limit() or a
+  /// schedule's operations is refused (SimulationError). 0 bytes per op: no guard.
+  void set_size_guard(double bytes_per_op, double base_bytes) {
+    bytes_per_op_ = bytes_per_op;
+    base_bytes_ = base_bytes;
+  }
   [[nodiscard]] const coll::LibraryParams& lib() const { return lib_; }
 
 private:
@@ -75,8 +83,12 @@ private:
   [[nodiscard]] double compute(eval::Engine& e, const platform::Platform& p, const std::string& algorithm,
                                const coll::Group& g, double bytes) const;
 
+  // Refuses the queries when what they hold at once (one, or `threads_` side by side) is oversized.
+  void check_size(const std::vector<const Query*>& queries) const;
+
   eval::Engine& engine_;
   const platform::Platform& p_;
+  double bytes_per_op_ = 0, base_bytes_ = 0;
   const coll::LibraryParams& lib_;
   Method method_;
   std::map<Key, double> cache_;
