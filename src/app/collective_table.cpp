@@ -137,13 +137,14 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
       for (double bytes : req.sizes) {
         const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
         if (table.empty()) {
-          if (std::find(x.single_rank.begin(), x.single_rank.end(), n) == x.single_rank.end()) x.single_rank.push_back(n);
+          if (std::find(x.single_rank.begin(), x.single_rank.end(), n) == x.single_rank.end())
+            x.single_rank.push_back(n);
           continue;
         }
         const coll::NcclPick pick = coll::nccl_pick(table);
         for (const auto& c : table)
-          x.rows.push_back({n, bytes, c.algorithm, coll::protocol_name(c.protocol), c.channels, c.latency, c.algbw, c.time,
-                            c.enabled, c.algorithm == pick.algorithm && c.protocol == pick.protocol});
+          x.rows.push_back({n, bytes, c.algorithm, coll::protocol_name(c.protocol), c.channels, c.latency, c.algbw,
+                            c.time, c.enabled, c.algorithm == pick.algorithm && c.protocol == pick.protocol});
       }
     }
     const auto v = coll::nccl_view(*p, lib, make_group(*p, req.gpus.front(), req.cross_zone));

@@ -48,7 +48,7 @@ struct NcclCostRow {
   std::string protocol;  ///< "LL", "LL128", "Simple"
   int channels = 0;
   double latency = 0, algbw = 0, time = 0;
-  bool enabled = true;   ///< false: NCCL leaves the protocol off here (LL128 without NVLink)
+  bool enabled = true;  ///< false: NCCL leaves the protocol off here (LL128 without NVLink)
   bool picked = false;
 };
 

@@ -63,16 +63,16 @@ struct NcclParams {
   double ring_plateau_bytes_per_rank = 0;  ///< ... of at least this many bytes per rank (nRanks/16 x 64 KiB)
   bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
   // ---- the choice of protocol (tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime)
-  std::vector<double> tree_correction;  ///< Simple's tree correction factors (index log2(bytes / 64))
-  NcclProtocolLatencies ll, ll128;      ///< LL's and LL128's latencies and tree correction factors
-  double ll_ring_bw_factor = 0.25;      ///< ring LL: busBw x this ...
-  double ll_max_bus_bw_one_node = 0;    ///< ... at most this on one node,
-  double ll_max_bus_bw_two_nodes = 0;   ///< two nodes,
-  double ll_max_bus_bw_more_nodes = 0;  ///< more nodes (llMaxBws)
-  double ll_tree_bw_divisor = 3.8;      ///< tree LL: busBw / this
-  double ll128_bw_factor = 0.92;        ///< LL128: busBw x this ...
+  std::vector<double> tree_correction;            ///< Simple's tree correction factors (index log2(bytes / 64))
+  NcclProtocolLatencies ll, ll128;                ///< LL's and LL128's latencies and tree correction factors
+  double ll_ring_bw_factor = 0.25;                ///< ring LL: busBw x this ...
+  double ll_max_bus_bw_one_node = 0;              ///< ... at most this on one node,
+  double ll_max_bus_bw_two_nodes = 0;             ///< two nodes,
+  double ll_max_bus_bw_more_nodes = 0;            ///< more nodes (llMaxBws)
+  double ll_tree_bw_divisor = 3.8;                ///< tree LL: busBw / this
+  double ll128_bw_factor = 0.92;                  ///< LL128: busBw x this ...
   double ll128_bw_factor_one_gpu_per_node = 0.7;  ///< ... or this with fewer than 2 ranks per node,
-  double ll128_max_bw_per_channel = 0;  ///< ... at most channels x this (ll128MaxBwPerCh, allreduce)
+  double ll128_max_bw_per_channel = 0;            ///< ... at most channels x this (ll128MaxBwPerCh, allreduce)
 };
 
 /// HFReduce's parameters (arXiv 2408.14158 Sec. IV; unpublished ones are marked [I] in the JSON).

@@ -97,15 +97,16 @@ std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const Libra
   if (n < 2) return t;  // tuning.cc returns before its model for nRanks <= 1
   const NcclView v = nccl_view(p, lib, g);
   const int nodes = std::max(1, v.nodes);
-  const int ppn = n / nodes;                                   // nRanks / nNodes (integer, in the tree's latency)
-  const double ppn_real = static_cast<double>(n) / nodes;      // float ppn (LL128's discount)
-  const int steps = 2 * (n - 1), inter = 2 * (nodes - 1);      // allreduce: nsteps, nInterSteps
+  const int ppn = n / nodes;                               // nRanks / nNodes (integer, in the tree's latency)
+  const double ppn_real = static_cast<double>(n) / nodes;  // float ppn (LL128's discount)
+  const int steps = 2 * (n - 1), inter = 2 * (nodes - 1);  // allreduce: nsteps, nInterSteps
   // LL128 is on by default only where the intra-node path is NVLink on sm70 / sm80 (tuning.cc's
   // protocol enable, [S]: as recalled; ffsim treats every GPU as sm80, as it does for the 235 GB/s cap).
   const bool ll128_on = v.intra_nvlink;
   // tuning.cc's bandwidth column: llMaxBw by node count (llMaxBws [S], see nccl.json).
-  const double ll_max = nodes == 1 ? nc.ll_max_bus_bw_one_node : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
-                                                                            : nc.ll_max_bus_bw_more_nodes;
+  const double ll_max = nodes == 1   ? nc.ll_max_bus_bw_one_node
+                        : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
+                                     : nc.ll_max_bus_bw_more_nodes;
   const double ll128_factor = ppn_real < 2 ? nc.ll128_bw_factor_one_gpu_per_node : nc.ll128_bw_factor;
   const double ll128_cap = nc.ll128_max_bw_per_channel * v.channels;
   // ncclTopoGetAlgoTime: logSize = log2i(nBytes >> 6), the tree's factor where logSize < the row's length.

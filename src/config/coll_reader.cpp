@@ -95,7 +95,8 @@ coll::NcclParams parse_nccl(const Reader& r) {
     n.ll.tree_correction = parse_tree_correction(ll);
     n.ll_ring_bw_factor = ll.fact_number("ring_bw_factor", 0.01, 1.0);
     n.ll_tree_bw_divisor = ll.fact_number("tree_bw_divisor", 1.0, 100.0);
-    const auto cap = ll.child("max_bus_bw", "the ring LL bus bandwidth cap by node count: one_node, two_nodes, more_nodes");
+    const auto cap =
+        ll.child("max_bus_bw", "the ring LL bus bandwidth cap by node count: one_node, two_nodes, more_nodes");
     n.ll_max_bus_bw_one_node = cap.fact_quantity<BytesPerSecond>("one_node").si();
     n.ll_max_bus_bw_two_nodes = cap.fact_quantity<BytesPerSecond>("two_nodes").si();
     n.ll_max_bus_bw_more_nodes = cap.fact_quantity<BytesPerSecond>("more_nodes").si();
@@ -103,7 +104,8 @@ coll::NcclParams parse_nccl(const Reader& r) {
     ll.finish();
   }
   {
-    const auto ll128 = r.child("ll128", "the LL128 protocol's latencies, tree correction factors and bandwidth factors");
+    const auto ll128 =
+        r.child("ll128", "the LL128 protocol's latencies, tree correction factors and bandwidth factors");
     parse_latencies(ll128, n.ll128);
     n.ll128.tree_correction = parse_tree_correction(ll128);
     n.ll128_bw_factor = ll128.fact_number("bw_factor", 0.01, 1.0);

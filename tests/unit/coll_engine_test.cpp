@@ -235,7 +235,8 @@ TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency acr
     const auto tree_lat = [&](double bytes) {
       return coll::nccl_row(coll::nccl_cost_table(*p, lib, g, bytes), "nccl_tree", coll::NcclProtocol::Simple).latency;
     };
-    CHECK(ring_lat(threshold) == doctest::Approx(factor * raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(ring_lat(threshold) ==
+          doctest::Approx(factor * raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(ring_lat(threshold - 1) == doctest::Approx(raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
     // Size 0 is below every threshold; the tree's latency never changes.
     CHECK(ring_lat(0) == doctest::Approx(raw(n, nodes)).epsilon(1e-12));

@@ -185,9 +185,11 @@ TEST_CASE("coll::nccl tuning: every row and the pick over sizes x node counts eq
         CAPTURE(S);
         // Speed per channel: one node PCIe's 24 GB/s (NCCL's intra-node rating), across nodes
         // the NIC's 25 GB/s or PCIe's 24 if that is slower.
-        const double speed = nodes == 1 ? nc.pci_speed : pc.nvlink ? nc.net_speed : std::min(nc.pci_speed, nc.net_speed);
+        const double speed = nodes == 1  ? nc.pci_speed
+                             : pc.nvlink ? nc.net_speed
+                                         : std::min(nc.pci_speed, nc.net_speed);
         const double bus0 = std::min(pc.channels * speed, nc.max_bus_bw);
-        const double ll_max = nodes == 1 ? nc.ll_max_bus_bw_one_node
+        const double ll_max = nodes == 1   ? nc.ll_max_bus_bw_one_node
                               : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
                                            : nc.ll_max_bus_bw_more_nodes;
         const int level = nodes >= 128 ? 7 : nodes >= 16 ? 4 : nodes >= 2 ? 1 : 0;  // log2i(nodes)
@@ -205,20 +207,21 @@ TEST_CASE("coll::nccl tuning: every row and the pick over sizes x node counts eq
             CAPTURE(algo);
             CAPTURE(coll::protocol_name(proto));
             const coll::NcclProtocolLatencies L =
-                proto == NcclProtocol::LL      ? nc.ll
-                : proto == NcclProtocol::LL128 ? nc.ll128
-                                               : coll::NcclProtocolLatencies{nc.ring_base_latency, nc.tree_base_latency,
-                                                                             nc.ring_hop_latency_nvlink, nc.ring_hop_latency_pci,
-                                                                             nc.ring_hop_latency_net, nc.tree_hop_latency_nvlink,
-                                                                             nc.tree_hop_latency_pci, nc.tree_hop_latency_net,
-                                                                             nc.tree_correction};
+                proto == NcclProtocol::LL ? nc.ll
+                : proto == NcclProtocol::LL128
+                    ? nc.ll128
+                    : coll::NcclProtocolLatencies{
+                          nc.ring_base_latency,    nc.tree_base_latency,    nc.ring_hop_latency_nvlink,
+                          nc.ring_hop_latency_pci, nc.ring_hop_latency_net, nc.tree_hop_latency_nvlink,
+                          nc.tree_hop_latency_pci, nc.tree_hop_latency_net, nc.tree_correction};
             double bus = bus0, lat = 0, alg = 0;
             if (ring) {
               if (proto == NcclProtocol::LL) bus = std::min(bus / 4, ll_max);
               if (proto == NcclProtocol::LL128) bus = std::min(bus * 0.92, 16.7e9 * pc.channels);
               alg = bus * n / (2.0 * (n - 1));
               const double hop = pc.nvlink ? L.ring_hop_latency_nvlink : L.ring_hop_latency_pci;
-              lat = L.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * hop + 2 * (nodes - 1) * L.ring_hop_latency_net;
+              lat = L.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * hop +
+                    2 * (nodes - 1) * L.ring_hop_latency_net;
               if (proto == NcclProtocol::Simple && nodes > 1 && S >= n / 16.0 * 65536) lat *= 1.9;
             } else {
               bus *= 0.9;
@@ -295,12 +298,13 @@ TEST_CASE("coll::nccl tuning: edge cases (one rank, 0 bytes, one GPU per node, t
   CHECK(row_algbw(ff, 16, 1023, "nccl_tree", NcclProtocol::LL) == doctest::Approx(48e9 * 0.9 / 3.8 / 2));
   CHECK(row_algbw(ff, 16, 1024, "nccl_tree", NcclProtocol::LL) == doctest::Approx(48e9 * 0.9 / 3.8 / 2 * 0.9));
   // The ring's plateau is Simple's alone: LL's latency at 184 MiB equals its latency at 0 bytes.
-  CHECK(row_latency(ff, 128, 184 * kMiB, "nccl_ring", NcclProtocol::LL) == row_latency(ff, 128, 0, "nccl_ring", NcclProtocol::LL));
+  CHECK(row_latency(ff, 128, 184 * kMiB, "nccl_ring", NcclProtocol::LL) ==
+        row_latency(ff, 128, 0, "nccl_ring", NcclProtocol::LL));
   CHECK(row_latency(ff, 128, 184 * kMiB, "nccl_ring", NcclProtocol::Simple) ==
         doctest::Approx(1.9 * row_latency(ff, 128, 0, "nccl_ring", NcclProtocol::Simple)));
 }
 
-TEST_CASE("coll::nccl tuning: Fire-Flyer 2 never picks LL128; DGX-A100 does") {
+TEST_CASE("coll::nccl tuning: Fire-Flyer 2 never picks LL128, DGX-A100 does") {
   // LL128 is on only with NVLink inside the node (tuning.cc's default protocol enable, [S]).
   for (int gpus : {8, 16, 24, 128, 1024})
     for (double S : {0.0, 65536.0, kMiB, 184 * kMiB}) {
@@ -314,5 +318,6 @@ TEST_CASE("coll::nccl tuning: Fire-Flyer 2 never picks LL128; DGX-A100 does") {
   // 4.4 + 2 (7 x 1.25 + 7 x 8.5) = 140.9 us + 192,937,984 / 97.29e9 = 2124.0 us against tree
   // Simple 2 (7 x 28 + 7 x 50) = 1092 us + 192,937,984 / 95.175e9 (x 0.9 at index 21) = 3119.2 us.
   check_pick(dgx(), 1024, 184 * kMiB, {"nccl_tree", NcclProtocol::LL128});
-  CHECK(row_time(dgx(), 1024, 184 * kMiB, "nccl_tree", NcclProtocol::LL128) == doctest::Approx(2124.022 * kUs).epsilon(1e-6));
+  CHECK(row_time(dgx(), 1024, 184 * kMiB, "nccl_tree", NcclProtocol::LL128) ==
+        doctest::Approx(2124.022 * kUs).epsilon(1e-6));
 }
