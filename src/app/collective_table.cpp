@@ -363,9 +363,15 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
       const coll::Group g = make_group(*p, n, req.cross_zone);
       for (double bytes : req.sizes) {
         const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
-        const std::string pick = coll::nccl_pick(*p, lib, g, bytes);
+        if (table.empty()) {
+          if (std::find(x.single_rank.begin(), x.single_rank.end(), n) == x.single_rank.end())
+            x.single_rank.push_back(n);
+          continue;
+        }
+        const coll::NcclPick pick = coll::nccl_pick(table);
         for (const auto& c : table)
-          x.rows.push_back({n, bytes, c.algorithm, c.channels, c.latency, c.algbw, c.time, c.algorithm == pick});
+          x.rows.push_back({n, bytes, c.algorithm, coll::protocol_name(c.protocol), c.channels, c.latency, c.algbw,
+                            c.time, c.enabled, c.algorithm == pick.algorithm && c.protocol == pick.protocol});
       }
     }
     const auto v = coll::nccl_view(*p, lib, make_group(*p, req.gpus.front(), req.cross_zone));
@@ -377,6 +383,11 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
     x.tree_bw_factor = lib.nccl.tree_bw_factor;
     x.ring_plateau_factor = lib.nccl.ring_plateau_factor;
     x.ring_plateau_bytes_per_rank = lib.nccl.ring_plateau_bytes_per_rank;
+    x.ll_ring_bw_factor = lib.nccl.ll_ring_bw_factor;
+    x.ll_tree_bw_divisor = lib.nccl.ll_tree_bw_divisor;
+    x.ll128_bw_factor = lib.nccl.ll128_bw_factor;
+    x.ll128_bw_factor_one_gpu_per_node = lib.nccl.ll128_bw_factor_one_gpu_per_node;
+    x.ll128_max_bw_per_channel = lib.nccl.ll128_max_bw_per_channel;
     out.explain = std::move(x);
   }
   return out;

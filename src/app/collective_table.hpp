@@ -74,13 +74,15 @@ struct CollectiveRow {
   std::vector<BesideRun> beside;
 };
 
-/// One line of NCCL's cost table (tuning.cc, Simple protocol).
+/// One line of NCCL's cost table (NCCL 2.7 tuning.cc: an algorithm and a protocol).
 struct NcclCostRow {
   int gpus = 0;
   double bytes = 0;
   std::string algorithm;
+  std::string protocol;  ///< "LL", "LL128", "Simple"
   int channels = 0;
   double latency = 0, algbw = 0, time = 0;
+  bool enabled = true;  ///< false: NCCL leaves the protocol off here (LL128 without NVLink)
   bool picked = false;
 };
 
@@ -91,6 +93,9 @@ struct NcclExplain {
   double speed = 0;  ///< bytes/s per channel
   bool intra_nvlink = false;
   double max_bus_bw = 0, tree_bw_factor = 0, ring_plateau_factor = 0, ring_plateau_bytes_per_rank = 0;
+  double ll_ring_bw_factor = 0, ll_tree_bw_divisor = 0, ll128_bw_factor = 0, ll128_bw_factor_one_gpu_per_node = 0;
+  double ll128_max_bw_per_channel = 0;
+  std::vector<int> single_rank;  ///< GPU counts of one rank: NCCL runs no model (a local copy)
 };
 
 struct CollectiveResult {

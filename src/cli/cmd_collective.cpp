@@ -459,27 +459,51 @@ int run_collective(Context& ctx, const CollArgs& a) {
               << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; docs/results.md, \"NCCL's tree chunk\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
-    std::cout << "\nNCCL's own cost model (tuning.cc, Simple protocol) behind \"nccl\":\n";
-    std::vector<std::string> ehead{"GPUs", "algorithm", "channels", "latency", "algbw (NCCL's view)", "predicted time", "picked"};
+    std::cout << "\nNCCL's own cost model (NCCL 2.7 tuning.cc: ring and tree x LL, LL128, Simple) behind \"nccl\":\n";
+    std::vector<std::string> ehead{"GPUs",    "algorithm",           "protocol",       "channels",
+                                   "latency", "algbw (NCCL's view)", "predicted time", "picked"};
     if (several) ehead.insert(ehead.begin() + 1, "size");
     report::Table e(ehead);
+    int prev_n = 0;
+    double prev_bytes = -1;
     for (const auto& c : res.explain->rows) {
-      std::vector<std::string> cells{std::to_string(c.gpus), c.algorithm, std::to_string(c.channels), fmt_time(Seconds(c.latency)),
-                                     fmt_bandwidth(BytesPerSecond(c.algbw)), fmt_time(Seconds(c.time)), c.picked ? "yes" : ""};
+      // A rule between the tables of each GPU count and size.
+      if (prev_bytes >= 0 && (prev_n != c.gpus || prev_bytes != c.bytes)) e.rule();
+      prev_n = c.gpus;
+      prev_bytes = c.bytes;
+      std::vector<std::string> cells{std::to_string(c.gpus),
+                                     c.algorithm,
+                                     c.protocol,
+                                     std::to_string(c.channels),
+                                     fmt_time(Seconds(c.latency)),
+                                     fmt_bandwidth(BytesPerSecond(c.algbw)),
+                                     fmt_time(Seconds(c.time)),
+                                     c.picked    ? "yes"
+                                     : c.enabled ? ""
+                                                 : "off"};
       if (several) cells.insert(cells.begin() + 1, fmt_bytes(Bytes(c.bytes)));
       e.add(cells);
     }
     e.print(std::cout, "  ");
     {
       const app::NcclExplain& v = *res.explain;
-      std::cout << "  channels: " << v.channels << " per compute NIC x " << v.nics << " NIC"
-                << (v.nics > 1 ? "s" : "") << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed))
+      std::cout << "  channels: " << v.channels << " per compute NIC x " << v.nics << " NIC" << (v.nics > 1 ? "s" : "")
+                << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed))
                 << " (per channel, the slower of the " << (v.intra_nvlink ? "NVLink" : "PCIe")
                 << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(v.max_bus_bw))
-                << "; ring algBw = busBw n / 2(n-1), tree algBw = busBw x " << fmt_f(v.tree_bw_factor, 2)
-                << " / 2;\n  ring latency x " << fmt_g(v.ring_plateau_factor)
-                << " across nodes from " << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
-                << " per rank on (tuning.cc's \"plateau effect of ring\")\n";
+                << "; ring LL busBw x " << fmt_g(v.ll_ring_bw_factor) << " (at most llMaxBw); tree busBw x "
+                << fmt_f(v.tree_bw_factor, 2) << " (LL then / " << fmt_g(v.ll_tree_bw_divisor) << ");\n  LL128 x "
+                << fmt_g(v.ll128_bw_factor) << " (x " << fmt_g(v.ll128_bw_factor_one_gpu_per_node)
+                << " below 2 GPUs per node), at most channels x "
+                << fmt_bandwidth(BytesPerSecond(v.ll128_max_bw_per_channel)) << "; ring algBw = busBw n / 2(n-1),\n"
+                << "  tree algBw = busBw / 2 x its correction factor for the size; ring Simple latency x "
+                << fmt_g(v.ring_plateau_factor) << " across nodes\n  from "
+                << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
+                << " per rank on (\"plateau effect of ring\"); LL128 only with NVLink inside the node (off: PCIe);\n"
+                   "  the pick is the least time; the simulated schedule moves Simple steps whatever the protocol\n";
+      if (!v.single_rank.empty())
+        std::cout << "  1 GPU: no table (NCCL runs no tuning model for one rank; its allreduce is a local copy)\n";
+      std::cout << "  constants and their sources: models/libraries/nccl.json; the model: docs/nccl.md\n";
     }
     // The closed form of each algorithm: where its host-memory traffic and bound come from.
     std::cout << "\nHFReduce host-memory accounting per node (arXiv 2408.14158 Sec. IV): D2H 8 writes, reduce 8 reads +\n"

@@ -23,8 +23,26 @@ enum class Kind { AllReduce, ReduceScatter, AllGather, AllToAll, Broadcast, Send
 /// AllGather, AllToAll (n-1)/n; Broadcast and SendRecv 1).
 [[nodiscard]] double busbw_factor(Kind k, int ranks);
 
+/// NCCL's protocols (src/include/devcomm.h, NCCL 2.7: NCCL_PROTO_LL, NCCL_PROTO_LL128,
+/// NCCL_PROTO_SIMPLE), in NCCL's order: its selection loop keeps the first of equal times.
+enum class NcclProtocol { LL = 0, LL128 = 1, Simple = 2 };
+inline constexpr int kNcclProtocols = 3;
+[[nodiscard]] const char* protocol_name(NcclProtocol p);  ///< "LL", "LL128", "Simple"
+
+/// One protocol's rows of tuning.cc's baseLat and hwLat tables (seconds), and its row of the tree
+/// correction factors (index log2(bytes / 64); sizes past the row get none).
+struct NcclProtocolLatencies {
+  double ring_base_latency = 0;
+  double tree_base_latency = 0;
+  double ring_hop_latency_nvlink = 0, ring_hop_latency_pci = 0, ring_hop_latency_net = 0;
+  double tree_hop_latency_nvlink = 0, tree_hop_latency_pci = 0, tree_hop_latency_net = 0;
+  std::vector<double> tree_correction;
+};
+
 /// NCCL's tuning constants (src/graph/tuning.cc), for its per-step software latency and its own
-/// choice between ring and tree. Values come from models/libraries/nccl.json.
+/// choice of algorithm and protocol. Values come from models/libraries/nccl.json. The top-level
+/// latencies are the Simple protocol's (the simulated schedules move Simple steps); `ll` and
+/// `ll128` hold the other protocols' rows for the choice.
 struct NcclParams {
   double ring_base_latency = 0;      ///< seconds, Simple protocol
   double tree_base_latency = 0;
@@ -44,6 +62,17 @@ struct NcclParams {
   double ring_plateau_factor = 1;    ///< tuning.cc: the ring's latency x this for a multi-node allreduce ...
   double ring_plateau_bytes_per_rank = 0;  ///< ... of at least this many bytes per rank (nRanks/16 x 64 KiB)
   bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
+  // ---- the choice of protocol (tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime)
+  std::vector<double> tree_correction;            ///< Simple's tree correction factors (index log2(bytes / 64))
+  NcclProtocolLatencies ll, ll128;                ///< LL's and LL128's latencies and tree correction factors
+  double ll_ring_bw_factor = 0.25;                ///< ring LL: busBw x this ...
+  double ll_max_bus_bw_one_node = 0;              ///< ... at most this on one node,
+  double ll_max_bus_bw_two_nodes = 0;             ///< two nodes,
+  double ll_max_bus_bw_more_nodes = 0;            ///< more nodes (llMaxBws)
+  double ll_tree_bw_divisor = 3.8;                ///< tree LL: busBw / this
+  double ll128_bw_factor = 0.92;                  ///< LL128: busBw x this ...
+  double ll128_bw_factor_one_gpu_per_node = 0.7;  ///< ... or this with fewer than 2 ranks per node,
+  double ll128_max_bw_per_channel = 0;            ///< ... at most channels x this (ll128MaxBwPerCh, allreduce)
 };
 
 /// HFReduce's parameters (arXiv 2408.14158 Sec. IV; unpublished ones are marked [I] in the JSON).

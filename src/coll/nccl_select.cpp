@@ -1,11 +1,14 @@
-// "nccl": the algorithm NCCL itself would pick between ring and tree for the size and scale, by its
-// own cost model (src/graph/tuning.cc: time = latency + bytes / algBw with its per-hop latencies and
-// per-channel speeds), and then that algorithm on the simulated platform.
+// "nccl": the algorithm and protocol NCCL itself would pick for the size and scale, by its own cost
+// model (NCCL 2.7 src/graph/tuning.cc: ring and tree x LL, LL128, Simple; time = latency + bytes /
+// algBw with its per-hop latencies and per-channel speeds), and then that algorithm on the simulated
+// platform. The protocol is reported (--explain); the simulated schedule moves Simple steps.
 // SPDX-License-Identifier: Apache-2.0
 #include "coll/nccl_select.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 #include "coll/common.hpp"
 
@@ -43,39 +46,127 @@ NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const 
   return v;
 }
 
+const char* protocol_name(NcclProtocol p) {
+  switch (p) {
+    case NcclProtocol::LL: return "LL";
+    case NcclProtocol::LL128: return "LL128";
+    case NcclProtocol::Simple: break;
+  }
+  return "Simple";
+}
+
+namespace {
+
+// A protocol's row of baseLat / hwLat / treeCorrectionFactor: Simple's at the top level of
+// nccl.json (the schedules use them too), LL's and LL128's in their own objects.
+NcclProtocolLatencies latencies(const NcclParams& nc, NcclProtocol proto) {
+  if (proto == NcclProtocol::LL) return nc.ll;
+  if (proto == NcclProtocol::LL128) return nc.ll128;
+  NcclProtocolLatencies l;
+  l.ring_base_latency = nc.ring_base_latency;
+  l.tree_base_latency = nc.tree_base_latency;
+  l.ring_hop_latency_nvlink = nc.ring_hop_latency_nvlink;
+  l.ring_hop_latency_pci = nc.ring_hop_latency_pci;
+  l.ring_hop_latency_net = nc.ring_hop_latency_net;
+  l.tree_hop_latency_nvlink = nc.tree_hop_latency_nvlink;
+  l.tree_hop_latency_pci = nc.tree_hop_latency_pci;
+  l.tree_hop_latency_net = nc.tree_hop_latency_net;
+  l.tree_correction = nc.tree_correction;
+  return l;
+}
+
+// NCCL's log2i: floor(log2(n)) for n >= 1, 0 below.
+int log2i(double n) {
+  int l = 0;
+  while (n >= 2) {
+    n /= 2;
+    ++l;
+  }
+  return l;
+}
+
+}  // namespace
+
+// NCCL 2.7 src/graph/tuning.cc, ncclTopoTuneModel (bandwidths and latencies per algorithm and
+// protocol, allreduce) and ncclTopoGetAlgoTime (the tree's correction factor, the ring's plateau,
+// time = latency + bytes / algBw). Constants: models/libraries/nccl.json, each with its source.
 std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
   const auto& nc = lib.nccl;
-  const NcclView v = nccl_view(p, lib, g);
   const int n = g.size();
-  const int nodes = v.nodes;
-  const int ppn = nodes ? n / nodes : 1;
   std::vector<NcclChoice> t;
-  // Ring: 2(n-1) steps, 2(nodes-1) of them across the network (tuning.cc).
-  {
-    const int steps = 2 * (n - 1), inter = nodes > 1 ? 2 * (nodes - 1) : 0;
-    const double intra_lat = v.intra_nvlink ? nc.ring_hop_latency_nvlink : nc.ring_hop_latency_pci;
-    double lat = nc.ring_base_latency + (steps - inter) * intra_lat + inter * nc.ring_hop_latency_net;
-    // tuning.cc's "plateau effect of ring": a multi-node Simple allreduce of at least nRanks/16 x
-    // 64 KiB bytes has its ring latency multiplied by 1.9.
-    if (nodes > 1 && S >= n * nc.ring_plateau_bytes_per_rank) lat *= nc.ring_plateau_factor;
-    const double alg = n > 1 ? v.bus_bw * n / steps : v.bus_bw;
-    t.push_back({"nccl_ring", v.channels, lat, alg, lat + (n > 1 ? S / alg : 0.0)});
-  }
-  // Tree: a chain of ppn-1 hops and log2(nodes) network hops, up and down; busBw x tree factor,
-  // algBw = busBw / 2 (tuning.cc).
-  {
-    const double intra_lat = v.intra_nvlink ? nc.tree_hop_latency_nvlink : nc.tree_hop_latency_pci;
-    const double lat = nc.tree_base_latency +
-                       2 * ((ppn - 1) * intra_lat + std::log2(std::max(1, nodes)) * nc.tree_hop_latency_net);
-    const double alg = v.bus_bw * nc.tree_bw_factor / 2;
-    t.push_back({"nccl_tree", v.channels, lat, alg, lat + S / alg});
+  if (n < 2) return t;  // tuning.cc returns before its model for nRanks <= 1
+  const NcclView v = nccl_view(p, lib, g);
+  const int nodes = std::max(1, v.nodes);
+  const int ppn = n / nodes;                               // nRanks / nNodes (integer, in the tree's latency)
+  const double ppn_real = static_cast<double>(n) / nodes;  // float ppn (LL128's discount)
+  const int steps = 2 * (n - 1), inter = 2 * (nodes - 1);  // allreduce: nsteps, nInterSteps
+  // LL128 is on by default only where the intra-node path is NVLink on sm70 / sm80 (tuning.cc's
+  // protocol enable, [S]: as recalled; ffsim treats every GPU as sm80, as it does for the 235 GB/s cap).
+  const bool ll128_on = v.intra_nvlink;
+  // tuning.cc's bandwidth column: llMaxBw by node count (llMaxBws [S], see nccl.json).
+  const double ll_max = nodes == 1   ? nc.ll_max_bus_bw_one_node
+                        : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
+                                     : nc.ll_max_bus_bw_more_nodes;
+  const double ll128_factor = ppn_real < 2 ? nc.ll128_bw_factor_one_gpu_per_node : nc.ll128_bw_factor;
+  const double ll128_cap = nc.ll128_max_bw_per_channel * v.channels;
+  // ncclTopoGetAlgoTime: logSize = log2i(nBytes >> 6), the tree's factor where logSize < the row's length.
+  const int log_size = log2i(std::floor(std::max(0.0, S) / 64));
+  for (const char* algo : {"nccl_ring", "nccl_tree"}) {
+    const bool ring = std::string(algo) == "nccl_ring";
+    for (NcclProtocol proto : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
+      const NcclProtocolLatencies l = latencies(nc, proto);
+      // busBw = nChannels x speed, at most 235 GB/s (sm80), then the model's refinements.
+      double bus = v.bus_bw;
+      if (ring && proto == NcclProtocol::LL) bus = std::min(bus * nc.ll_ring_bw_factor, ll_max);
+      if (!ring) bus *= nc.tree_bw_factor;
+      if (!ring && proto == NcclProtocol::LL) bus /= nc.ll_tree_bw_divisor;
+      if (proto == NcclProtocol::LL128) bus = std::min(bus * ll128_factor, ll128_cap);
+      // algBw: ring busBw x nRanks / nsteps, tree busBw x 0.5.
+      double alg = ring ? bus * n / steps : bus * 0.5;
+      double lat = 0;
+      if (ring) {
+        const double intra = v.intra_nvlink ? l.ring_hop_latency_nvlink : l.ring_hop_latency_pci;
+        lat = l.ring_base_latency + (steps - inter) * intra + inter * l.ring_hop_latency_net;
+        // "Plateau effect of ring": a multi-node Simple allreduce of at least nRanks / 16 x 64 KiB.
+        if (proto == NcclProtocol::Simple && nodes > 1 && S >= n * nc.ring_plateau_bytes_per_rank)
+          lat *= nc.ring_plateau_factor;
+      } else {
+        // A chain of ppn - 1 intra-node hops and log2i(nNodes) network hops, up and down.
+        const double intra = v.intra_nvlink ? l.tree_hop_latency_nvlink : l.tree_hop_latency_pci;
+        lat = l.tree_base_latency + 2 * ((ppn - 1) * intra + log2i(nodes) * l.tree_hop_latency_net);
+        if (log_size < static_cast<int>(l.tree_correction.size()))
+          alg *= l.tree_correction[static_cast<std::size_t>(log_size)];
+      }
+      const bool on = proto != NcclProtocol::LL128 || ll128_on;
+      t.push_back({algo, proto, v.channels, lat, alg, lat + S / alg, on});
+    }
   }
   return t;
 }
 
-std::string nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
-  const auto t = nccl_cost_table(p, lib, g, S);
-  return t[1].time < t[0].time ? t[1].algorithm : t[0].algorithm;
+const NcclChoice& nccl_row(const std::vector<NcclChoice>& table, const std::string& algorithm, NcclProtocol protocol) {
+  for (const auto& c : table)
+    if (c.algorithm == algorithm && c.protocol == protocol) return c;
+  throw std::out_of_range("no NCCL cost row for " + algorithm + " " + protocol_name(protocol));
+}
+
+NcclPick nccl_pick(const std::vector<NcclChoice>& t) {
+  NcclPick best{"nccl_ring", NcclProtocol::Simple};
+  double min_time = std::numeric_limits<double>::infinity();
+  // getAlgoInfo's loop: algorithms in NCCL's order (NCCL_ALGO_TREE 0, NCCL_ALGO_RING 1), protocols
+  // LL, LL128, Simple; a strictly smaller time replaces the pick.
+  for (const char* algo : {"nccl_tree", "nccl_ring"})
+    for (NcclProtocol proto : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple})
+      for (const auto& c : t)
+        if (c.enabled && c.algorithm == algo && c.protocol == proto && c.time < min_time) {
+          min_time = c.time;
+          best = {c.algorithm, c.protocol};
+        }
+  return best;
+}
+
+NcclPick nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
+  return nccl_pick(nccl_cost_table(p, lib, g, S));
 }
 
 namespace {
@@ -89,7 +180,8 @@ public:
   }
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     Estimate e = pick(p, lib, g, S)->estimate(p, lib, g, S);
-    e.note = "NCCL picks " + nccl_pick(p, lib, g, S);
+    const NcclPick c = nccl_pick(p, lib, g, S);
+    e.note = "NCCL picks " + c.algorithm + ", " + protocol_name(c.protocol);
     return e;
   }
   double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
@@ -103,7 +195,7 @@ public:
 
 private:
   static std::unique_ptr<Algorithm> pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
-    return nccl_pick(p, lib, g, S) == "nccl_tree" ? make_nccl_tree() : make_nccl_ring();
+    return nccl_pick(p, lib, g, S).algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring();
   }
 };
 

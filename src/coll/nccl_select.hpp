@@ -1,4 +1,5 @@
-// NCCL's own choice between ring and tree (tuning.cc's cost model), for "nccl" and --explain.
+// NCCL's own choice of algorithm (ring, tree) and protocol (LL, LL128, Simple) by its tuning model
+// (NCCL 2.7 src/graph/tuning.cc), for "nccl" and --explain.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -9,13 +10,16 @@
 
 namespace ffsim::coll {
 
-/// One row of NCCL's cost table: its predicted latency (s), algorithm bandwidth (B/s) and time.
+/// One row of NCCL's cost table: an algorithm and protocol, its predicted latency (s), algorithm
+/// bandwidth (B/s, after the tree's correction factor) and time = latency + bytes / algbw.
 struct NcclChoice {
-  std::string algorithm;
+  std::string algorithm;  ///< "nccl_ring" or "nccl_tree"
+  NcclProtocol protocol = NcclProtocol::Simple;
   int channels = 0;
   double latency = 0;
   double algbw = 0;
   double time = 0;
+  bool enabled = true;  ///< false: NCCL leaves the protocol off here (LL128 without NVLink); never picked
 };
 
 /// How NCCL rates the group's topology (its graph search, simplified): channels, per-channel
@@ -30,10 +34,24 @@ struct NcclView {
 };
 [[nodiscard]] NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const Group& g);
 
-/// NCCL's predictions for ring and tree (Simple protocol) with its own speeds, not the platform's.
+/// NCCL's predictions for ring and tree x LL, LL128, Simple (allreduce), with its own speeds, not
+/// the platform's: six rows, ring then tree, LL, LL128, Simple each. Empty for fewer than 2 ranks
+/// (NCCL runs no tuning model there: one rank's allreduce is a local copy).
 [[nodiscard]] std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const LibraryParams& lib,
                                                       const Group& g, double bytes);
-/// "nccl_ring" or "nccl_tree": the argmin of the table.
-[[nodiscard]] std::string nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes);
+/// The row of `algorithm` and `protocol` in a table of nccl_cost_table (std::out_of_range if none).
+[[nodiscard]] const NcclChoice& nccl_row(const std::vector<NcclChoice>& table, const std::string& algorithm,
+                                         NcclProtocol protocol);
+
+/// What NCCL picks: the enabled row of least time, ties to the first in NCCL's loop order (tree
+/// before ring, LL before LL128 before Simple: src/enqueue.cc getAlgoInfo keeps the first strict
+/// minimum). Fewer than 2 ranks: nccl_ring, Simple (nothing moves).
+struct NcclPick {
+  std::string algorithm;
+  NcclProtocol protocol = NcclProtocol::Simple;
+};
+[[nodiscard]] NcclPick nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes);
+/// The pick from a table nccl_cost_table made.
+[[nodiscard]] NcclPick nccl_pick(const std::vector<NcclChoice>& table);
 
 }  // namespace ffsim::coll

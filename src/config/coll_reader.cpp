@@ -11,21 +11,53 @@ namespace {
 
 void allow_entry(const Reader& r) { r.allow({"kind", "name", "description", "extends"}); }
 
+// tuning.cc's tree correction factors of one protocol: an array of factors, index log2(bytes / 64).
+std::vector<double> parse_tree_correction(const Reader& r) {
+  const Reader f = r.fact("tree_correction");
+  std::vector<double> out;
+  for (const Reader& e : f.elements("tree correction factors")) {
+    if (!e.is_number()) e.fail("expected a factor (a number in (0, 1]); got " + e.describe());
+    const double x = e.as_number();
+    if (!(x > 0 && x <= 1)) e.fail("expected a factor in (0, 1]; got " + fmt_g(x));
+    out.push_back(x);
+  }
+  if (out.empty() || out.size() > 40)
+    f.fail("expected 1 to 40 factors (one per power of two from 64 B on); got " + std::to_string(out.size()));
+  return out;
+}
+
+// One protocol's base and per-hop latencies (tuning.cc baseLat and hwLat) at `r`.
+void parse_latencies(const Reader& r, coll::NcclProtocolLatencies& l) {
+  l.ring_base_latency = r.fact_quantity<Seconds>("ring_base_latency", true).si();
+  l.tree_base_latency = r.fact_quantity<Seconds>("tree_base_latency", true).si();
+  const auto ring = r.child("ring_hop_latency", "latencies by hop type: nvlink, pci, net");
+  l.ring_hop_latency_nvlink = ring.fact_quantity<Seconds>("nvlink", true).si();
+  l.ring_hop_latency_pci = ring.fact_quantity<Seconds>("pci", true).si();
+  l.ring_hop_latency_net = ring.fact_quantity<Seconds>("net", true).si();
+  ring.finish();
+  const auto tree = r.child("tree_hop_latency", "latencies by hop type: nvlink, pci, net");
+  l.tree_hop_latency_nvlink = tree.fact_quantity<Seconds>("nvlink", true).si();
+  l.tree_hop_latency_pci = tree.fact_quantity<Seconds>("pci", true).si();
+  l.tree_hop_latency_net = tree.fact_quantity<Seconds>("net", true).si();
+  tree.finish();
+}
+
 coll::NcclParams parse_nccl(const Reader& r) {
   coll::NcclParams n;
   allow_entry(r);
-  n.ring_base_latency = r.fact_quantity<Seconds>("ring_base_latency", true).si();
-  n.tree_base_latency = r.fact_quantity<Seconds>("tree_base_latency", true).si();
-  const auto ring = r.child("ring_hop_latency", "latencies by hop type: nvlink, pci, net");
-  n.ring_hop_latency_nvlink = ring.fact_quantity<Seconds>("nvlink", true).si();
-  n.ring_hop_latency_pci = ring.fact_quantity<Seconds>("pci", true).si();
-  n.ring_hop_latency_net = ring.fact_quantity<Seconds>("net", true).si();
-  ring.finish();
-  const auto tree = r.child("tree_hop_latency", "latencies by hop type: nvlink, pci, net");
-  n.tree_hop_latency_nvlink = tree.fact_quantity<Seconds>("nvlink", true).si();
-  n.tree_hop_latency_pci = tree.fact_quantity<Seconds>("pci", true).si();
-  n.tree_hop_latency_net = tree.fact_quantity<Seconds>("net", true).si();
-  tree.finish();
+  {
+    // The Simple protocol's latencies sit at the top level (the simulated schedules use them).
+    coll::NcclProtocolLatencies simple;
+    parse_latencies(r, simple);
+    n.ring_base_latency = simple.ring_base_latency;
+    n.tree_base_latency = simple.tree_base_latency;
+    n.ring_hop_latency_nvlink = simple.ring_hop_latency_nvlink;
+    n.ring_hop_latency_pci = simple.ring_hop_latency_pci;
+    n.ring_hop_latency_net = simple.ring_hop_latency_net;
+    n.tree_hop_latency_nvlink = simple.tree_hop_latency_nvlink;
+    n.tree_hop_latency_pci = simple.tree_hop_latency_pci;
+    n.tree_hop_latency_net = simple.tree_hop_latency_net;
+  }
   n.channels = static_cast<int>(r.fact_integer("channels", 1, 64));
   n.max_bus_bw = r.fact_quantity<BytesPerSecond>("max_bus_bw").si();
   n.step_size = r.fact_quantity<Bytes>("step_size").si();
@@ -56,6 +88,31 @@ coll::NcclParams parse_nccl(const Reader& r) {
     plateau.finish();
   }
   n.numa_restricted = r.fact("numa_restricted").as_bool();
+  n.tree_correction = parse_tree_correction(r);
+  {
+    const auto ll = r.child("ll", "the LL protocol's latencies, tree correction factors and bandwidth factors");
+    parse_latencies(ll, n.ll);
+    n.ll.tree_correction = parse_tree_correction(ll);
+    n.ll_ring_bw_factor = ll.fact_number("ring_bw_factor", 0.01, 1.0);
+    n.ll_tree_bw_divisor = ll.fact_number("tree_bw_divisor", 1.0, 100.0);
+    const auto cap =
+        ll.child("max_bus_bw", "the ring LL bus bandwidth cap by node count: one_node, two_nodes, more_nodes");
+    n.ll_max_bus_bw_one_node = cap.fact_quantity<BytesPerSecond>("one_node").si();
+    n.ll_max_bus_bw_two_nodes = cap.fact_quantity<BytesPerSecond>("two_nodes").si();
+    n.ll_max_bus_bw_more_nodes = cap.fact_quantity<BytesPerSecond>("more_nodes").si();
+    cap.finish();
+    ll.finish();
+  }
+  {
+    const auto ll128 =
+        r.child("ll128", "the LL128 protocol's latencies, tree correction factors and bandwidth factors");
+    parse_latencies(ll128, n.ll128);
+    n.ll128.tree_correction = parse_tree_correction(ll128);
+    n.ll128_bw_factor = ll128.fact_number("bw_factor", 0.01, 1.0);
+    n.ll128_bw_factor_one_gpu_per_node = ll128.fact_number("bw_factor_one_gpu_per_node", 0.01, 1.0);
+    n.ll128_max_bw_per_channel = ll128.fact_quantity<BytesPerSecond>("max_bw_per_channel").si();
+    ll128.finish();
+  }
   r.finish();
   return n;
 }

@@ -187,11 +187,13 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
   const auto p = plan::make_platform(cluster(180));
   // 184 MiB: the ring's latency 2(n-1) hops grows linearly, the tree's logarithmically.
   const double S = 184.0 * 1048576;
-  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S) == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S).algorithm == "nccl_ring");
   const auto g = coll::Group::first_gpus(*p, 1440);
-  CHECK(coll::nccl_pick(*p, lib, g, S) == "nccl_tree");
+  CHECK(coll::nccl_pick(*p, lib, g, S).algorithm == "nccl_tree");
   const auto t = coll::nccl_cost_table(*p, lib, g, S);
-  REQUIRE(t.size() == 2);
+  REQUIRE(t.size() == 6);  // ring and tree x LL, LL128, Simple (coll_nccl_tuning_test.cpp)
+  const auto& ring = coll::nccl_row(t, "nccl_ring", coll::NcclProtocol::Simple);
+  const auto& tree = coll::nccl_row(t, "nccl_tree", coll::NcclProtocol::Simple);
   // Ring latency per tuning.cc: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops; one
   // compute NIC: `channels` channels at min(pci, net) speed each; algBw = busBw n / 2(n-1).
   // 184 MiB is above the plateau's threshold (1,440 x 4 KiB = 5.6 MiB): the latency x 1.9.
@@ -200,11 +202,14 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
                           (lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
                            2 * (nodes - 1) * lib.nccl.ring_hop_latency_net);
   CHECK(lib.nccl.ring_plateau_factor == 1.9);
-  CHECK(t[0].latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
-  CHECK(t[0].channels == lib.nccl.channels);
+  CHECK(ring.latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(ring.channels == lib.nccl.channels);
   const double bus = lib.nccl.channels * std::min(lib.nccl.pci_speed, lib.nccl.net_speed);
-  CHECK(t[0].algbw == doctest::Approx(bus * n / (2.0 * (n - 1))).epsilon(1e-12).scale(ffsim::testing::kRelative));
-  CHECK(t[1].algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(ring.algbw == doctest::Approx(bus * n / (2.0 * (n - 1))).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // The tree's algBw x its correction factor for 184 MiB (index log2(192,937,984 / 64) = 21).
+  CHECK(tree.algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2 * lib.nccl.tree_correction.at(21))
+                          .epsilon(1e-12)
+                          .scale(ffsim::testing::kRelative));
 }
 
 TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency across nodes from nRanks x 4 KiB on") {
@@ -224,23 +229,30 @@ TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency acr
     CHECK(threshold == n * 4096.0);
     // One node: never; several: from the threshold on (>=), not one byte below it.
     const double factor = nodes > 1 ? nc.ring_plateau_factor : 1.0;
-    CHECK(coll::nccl_cost_table(*p, lib, g, threshold)[0].latency ==
+    const auto ring_lat = [&](double bytes) {
+      return coll::nccl_row(coll::nccl_cost_table(*p, lib, g, bytes), "nccl_ring", coll::NcclProtocol::Simple).latency;
+    };
+    const auto tree_lat = [&](double bytes) {
+      return coll::nccl_row(coll::nccl_cost_table(*p, lib, g, bytes), "nccl_tree", coll::NcclProtocol::Simple).latency;
+    };
+    CHECK(ring_lat(threshold) ==
           doctest::Approx(factor * raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
-    CHECK(coll::nccl_cost_table(*p, lib, g, threshold - 1)[0].latency ==
-          doctest::Approx(raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(ring_lat(threshold - 1) == doctest::Approx(raw(n, nodes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
     // Size 0 is below every threshold; the tree's latency never changes.
-    CHECK(coll::nccl_cost_table(*p, lib, g, 0)[0].latency == doctest::Approx(raw(n, nodes)).epsilon(1e-12));
-    CHECK(coll::nccl_cost_table(*p, lib, g, threshold)[1].latency == coll::nccl_cost_table(*p, lib, g, 0)[1].latency);
+    CHECK(ring_lat(0) == doctest::Approx(raw(n, nodes)).epsilon(1e-12));
+    CHECK(tree_lat(threshold) == tree_lat(0));
   }
   // 184 MiB on 16 nodes (128 GPUs): ring 1.9 x 1.57 ms + 193 MB / 24.2 GB/s = 11.0 ms against the
-  // tree's 2 (7 x 28 + 4 x 50) us + 193 MB / 21.6 GB/s = 9.7 ms: the tree (without the plateau the
-  // ring, 9.6 ms, would win); 8 nodes (64 GPUs): ring 1.9 x 0.78 + 7.9 = 9.4 ms < tree 9.6 ms.
+  // tree's 2 (7 x 28 + 4 x 50) us + 193 MB / (21.6 x 0.9 correction) GB/s = 10.7 ms: the tree
+  // (without the plateau the ring, 9.5 ms, would win); 8 nodes (64 GPUs): ring 1.9 x 0.78 + 7.9 =
+  // 9.4 ms < tree 0.69 + 9.9 = 10.6 ms. (LL and LL128 lose at this size: LL128 is off on PCIe
+  // nodes, LL's busBw is a quarter; coll_nccl_tuning_test.cpp.)
   const double S = 184.0 * 1048576;
-  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 128), S) == "nccl_tree");
-  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 64), S) == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 128), S).algorithm == "nccl_tree");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 64), S).algorithm == "nccl_ring");
   auto flat = lib;
   flat.nccl.ring_plateau_factor = 1;
-  CHECK(coll::nccl_pick(*p, flat, coll::Group::first_gpus(*p, 128), S) == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, flat, coll::Group::first_gpus(*p, 128), S).algorithm == "nccl_ring");
 }
 
 TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's channels per NIC and NVLink hops") {
@@ -262,22 +274,28 @@ TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's chan
     const double bus = std::min(v.channels * nc.net_speed, nc.max_bus_bw);
     CHECK(v.bus_bw == doctest::Approx(bus).epsilon(1e-12).scale(ffsim::testing::kRelative));
     const auto t = coll::nccl_cost_table(*p, lib, g, S);
-    // Ring: intra-node steps at NVLink's hop latency.
+    // Ring (Simple): intra-node steps at NVLink's hop latency.
     const double ring_lat = nc.ring_plateau_factor *  // several nodes, 184 MiB >= gpus x 4 KiB
                             (nc.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_nvlink +
                              2 * (nodes - 1) * nc.ring_hop_latency_net);
     const double ring = ring_lat + S / (bus * gpus / (2.0 * (gpus - 1)));
-    // Tree: a chain of 7 NVLink hops and log2(nodes) network hops, up and down; algBw busBw x 0.9 / 2.
+    // Tree (Simple): a chain of 7 NVLink hops and log2(nodes) network hops (nodes a power of two
+    // here), up and down; algBw busBw x 0.9 / 2 x the correction factor at 184 MiB (index 21).
     const double tree_lat = nc.tree_base_latency + 2 * (7 * nc.tree_hop_latency_nvlink + std::log2(nodes) * nc.tree_hop_latency_net);
-    const double tree = tree_lat + S / (bus * nc.tree_bw_factor / 2);
-    CHECK(t[0].time == doctest::Approx(ring).epsilon(1e-12).scale(ffsim::testing::kRelative));
-    CHECK(t[1].time == doctest::Approx(tree).epsilon(1e-12).scale(ffsim::testing::kRelative));
-    // With 235 GB/s the ring's 2(n-1) hop latencies weigh more: at 16 GPUs 1.66 against 2.32 ms
-    // (ring), at 256 GPUs 3.76 against 2.72 ms (tree).
-    CHECK(coll::nccl_pick(*p, lib, g, S) == (ring < tree ? "nccl_ring" : "nccl_tree"));
+    const double tree = tree_lat + S / (bus * nc.tree_bw_factor / 2 * nc.tree_correction.at(21));
+    CHECK(coll::nccl_row(t, "nccl_ring", coll::NcclProtocol::Simple).time ==
+          doctest::Approx(ring).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(coll::nccl_row(t, "nccl_tree", coll::NcclProtocol::Simple).time ==
+          doctest::Approx(tree).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    // NVLink inside the node: LL128 is on, and at 184 MiB it beats Simple on both algorithms
+    // (busBw 235 x 0.92 = 216 GB/s with a tenth of Simple's hop latencies).
+    CHECK(coll::nccl_pick(*p, lib, g, S).protocol == coll::NcclProtocol::LL128);
   }
-  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S) == "nccl_ring");
-  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 256), S) == "nccl_tree");
+  // With 235 GB/s the ring's 2(n-1) hop latencies weigh more: LL128 at 16 GPUs ring 1.74 against
+  // tree 2.02 ms, at 64 ring 2.04 against 2.06 ms, at 256 ring 2.89 against tree 2.09 ms.
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 16), S).algorithm == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 64), S).algorithm == "nccl_ring");
+  CHECK(coll::nccl_pick(*p, lib, coll::Group::first_gpus(*p, 256), S).algorithm == "nccl_tree");
 }
 
 TEST_CASE("coll::hfreduce: host-memory accounting per node, GDRCopy and cudaMemcpy write-back") {
