@@ -169,6 +169,13 @@ NcclPick nccl_pick(const platform::Platform& p, const LibraryParams& lib, const 
   return nccl_pick(nccl_cost_table(p, lib, g, S));
 }
 
+NcclPick nccl_simple_pick(const std::vector<NcclChoice>& t) {
+  std::vector<NcclChoice> simple;
+  for (const auto& c : t)
+    if (c.protocol == NcclProtocol::Simple) simple.push_back(c);
+  return nccl_pick(simple);
+}
+
 namespace {
 
 class Nccl final : public Algorithm {
@@ -180,8 +187,11 @@ public:
   }
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
     Estimate e = pick(p, lib, g, S)->estimate(p, lib, g, S);
-    const NcclPick c = nccl_pick(p, lib, g, S);
+    const auto table = nccl_cost_table(p, lib, g, S);
+    const NcclPick c = nccl_pick(table), run = nccl_simple_pick(table);
     e.note = "NCCL picks " + c.algorithm + ", " + protocol_name(c.protocol);
+    if (c.protocol != NcclProtocol::Simple)
+      e.note += "; simulated: " + run.algorithm + ", Simple (the schedules move the Simple protocol's bytes)";
     return e;
   }
   double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
@@ -195,7 +205,12 @@ public:
 
 private:
   static std::unique_ptr<Algorithm> pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
-    return nccl_pick(p, lib, g, S).algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring();
+    // The schedules are the Simple protocol's (its chunks and bytes on the wire; LL and LL128's
+    // latencies and 2x or 128/120 bytes are not simulated: docs/nccl.md). So the algorithm run is
+    // NCCL's pick among its Simple rows: running the LL tree's pick as a Simple tree would charge a
+    // small message the Simple tree's 28-50 us hops that NCCL picked LL to avoid.
+    return nccl_simple_pick(nccl_cost_table(p, lib, g, S)).algorithm == "nccl_tree" ? make_nccl_tree()
+                                                                                  : make_nccl_ring();
   }
 };
 

@@ -53,5 +53,8 @@ struct NcclPick {
 [[nodiscard]] NcclPick nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes);
 /// The pick from a table nccl_cost_table made.
 [[nodiscard]] NcclPick nccl_pick(const std::vector<NcclChoice>& table);
+/// The pick among the table's Simple rows: the algorithm "nccl" simulates (its schedules are the
+/// Simple protocol's).
+[[nodiscard]] NcclPick nccl_simple_pick(const std::vector<NcclChoice>& table);
 
 }  // namespace ffsim::coll
