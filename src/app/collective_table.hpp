@@ -9,6 +9,7 @@
 
 #include "app/engines.hpp"
 #include "coll/collective.hpp"
+#include "coll/placement.hpp"
 #include "config/catalog.hpp"
 #include "core/size_guard.hpp"
 #include "plan/scenario.hpp"
@@ -23,11 +24,16 @@ namespace ffsim::app {
 /// A UsageError "--algo: unknown collective algorithm ..." unless `name` is registered.
 void check_algorithm(const std::string& name);
 
+/// Placements (coll/placement.hpp), for the CLI, which calls services rather than coll.
+using coll::parse_placement;
+using coll::Placement;
+
 struct CollectiveRequest {
   std::vector<std::string> algos;  ///< registered names, in order
   std::vector<int> gpus;
   std::vector<double> sizes;       ///< bytes per GPU as nccl-tests count them
-  bool cross_zone = false;         ///< half of the nodes in each of the first two zones
+  coll::Placement placement;       ///< where the nodes are (packed: the first GPUs)
+  std::string placement_flag = "--placement";  ///< how the user asked for it, for messages
   bool full = false;               ///< simulate without the exact shortcuts
   int threads = 1;                 ///< rows simulated side by side (engines safe on threads)
   bool trace = false;              ///< the timeline of the one row's whole schedule
