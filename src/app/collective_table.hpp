@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "app/engines.hpp"
+#include "app/placement.hpp"
 #include "coll/collective.hpp"
-#include "coll/placement.hpp"
 #include "config/catalog.hpp"
 #include "core/size_guard.hpp"
 #include "plan/scenario.hpp"
@@ -23,10 +23,6 @@ namespace ffsim::app {
 
 /// A UsageError "--algo: unknown collective algorithm ..." unless `name` is registered.
 void check_algorithm(const std::string& name);
-
-/// Placements (coll/placement.hpp), for the CLI, which calls services rather than coll.
-using coll::parse_placement;
-using coll::Placement;
 
 struct CollectiveRequest {
   std::vector<std::string> algos;  ///< registered names, in order

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """--placement: the exact shortcuts stay exact (the same times as --full, to rounding) under every
-placement, on both GPU-node kinds; the JSON names the placement; packed is the default and
+placement, on both GPU-node kinds and in training steps; the JSON names the placement; packed is the default and
 leaves the output as it was.  Usage: placement_test.py FFSIM SOURCE_DIR"""
 # SPDX-License-Identifier: Apache-2.0
 import csv
@@ -42,6 +42,17 @@ for scen, placements in [("scenarios/fire-flyer-2.json", ["spread", "random:5", 
             want = "cross-zone:0.5" if pl == "cross-zone" else pl
             if a.get("placement") != want:
                 failures.append(f"{scen} {pl}: placement column {a.get('placement')!r}")
+
+# Training steps: the representative GPUs stand for all under every placement (3 nodes of
+# fire-flyer-2, and 4 for the pipeline's 4 stages), the step time as --full's to 1e-9.
+for scen, gpus in [("scenarios/train-vgg16-ddp.json", "24"), ("scenarios/train-gpt2-fsdp.json", "24"),
+                   ("scenarios/train-llama13b-pp.json", "32"), ("scenarios/train-moe16b.json", "40")]:
+    for pl in ["spread", "random:5", "cross-zone"]:
+        base = ["train", scen, "--gpus", gpus, "--placement", pl]
+        a, b = rows(*base), rows(*base, "--full")
+        ta, tb = float(a[0]["step_s"]), float(b[0]["step_s"])
+        if abs(ta / tb - 1) > 1e-9:
+            failures.append(f"{scen} {pl} {gpus} GPUs: step {ta} s, --full {tb} s")
 
 # The JSON carries the placement; without --placement there is no placement key (the columns of
 # before), and --cross-zone is cross-zone:0.5.
