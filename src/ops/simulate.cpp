@@ -123,6 +123,8 @@ struct Job {
   double run_start = 0, expected_end = 0;
   std::uint64_t run = 0;  ///< number of the current (or last) run
   sg4::ActorPtr actor;    ///< the current run's actor, once created
+  long long instance = 0;    ///< among the job's instances, from 1 (the timeline's)
+  double run_queued_at = 0;  ///< queued_at when the current run started
 };
 
 struct Node {
@@ -132,8 +134,6 @@ struct Node {
   double up_at = 0;
   std::vector<std::pair<std::size_t, int>> jobs;  ///< (job, GPUs) in allocation order
 };
-
-enum class RunEnd { Finished, Failed, Horizon };
 
 /// The simcalls a handler performs after its changes to the state.
 struct Actions {
@@ -154,7 +154,8 @@ struct Actions {
 
 class Sim {
 public:
-  explicit Sim(const OpsParams& p) : p_(p), gpn_(p.cluster.gpus_per_node) {
+  Sim(const OpsParams& p, bool timeline) : p_(p), gpn_(p.cluster.gpus_per_node) {
+    if (timeline) r_.timeline.emplace();
     const ClusterShape& c = p.cluster;
     nodes_.resize(static_cast<std::size_t>(c.nodes));
     zone_begin_.resize(static_cast<std::size_t>(c.zones) + 1);
@@ -294,9 +295,9 @@ private:
     j.work_left = p_.jobs[spec].work_s;
     j.queued_at = now;
     j.order = next_order_++;
+    j.instance = ++r_.jobs[spec].submitted;
     jobs_.push_back(std::move(j));
     queue_.push_back(jobs_.size() - 1);
-    ++r_.jobs[spec].submitted;
     kick(a);
   }
 
@@ -320,6 +321,7 @@ private:
     j.state = JobState::Running;
     running_.push_back(id);
     j.run_start = now;
+    j.run_queued_at = j.queued_at;
     const double d =
         (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
     j.expected_end = now + d;
@@ -382,6 +384,7 @@ private:
     Node& n = nodes_[node];
     if (n.down) {
       ++fs.on_down;
+      if (r_.timeline) r_.timeline->failures.push_back({now, f, unit, static_cast<int>(node), true, 0.0, {}});
       return;
     }
     std::vector<std::size_t> victims;
@@ -397,6 +400,11 @@ private:
         }
         slot -= x.second;
       }
+    }
+    if (r_.timeline) {
+      FailureRecord rec{now, f, unit, static_cast<int>(node), false, spec.repair_s, {}};
+      for (std::size_t id : victims) rec.ended.emplace_back(jobs_[id].spec, jobs_[id].instance);
+      r_.timeline->failures.push_back(std::move(rec));
     }
     for (std::size_t id : victims) {
       fail_job(id, now, f, a);
@@ -450,6 +458,13 @@ private:
     const double rs = std::min(e, j.resumed ? s.restart_cost_s : 0.0);
     add(r_.gpu_s.restart, st.gpu_s.restart, rs);
     e -= rs;
+    RunRecord* rec = nullptr;
+    if (r_.timeline) {
+      r_.timeline->runs.push_back({j.spec, j.instance, static_cast<long long>(j.run), j.run_queued_at, j.run_start, now,
+                                   rs, s.checkpoint_interval_s, s.checkpoint_cost_s, 0, 0.0, end,
+                                   end == RunEnd::Failed ? cause : 0});
+      rec = &r_.timeline->runs.back();
+    }
     if (e <= 0) return;
     const double tau = s.checkpoint_interval_s, c = s.checkpoint_cost_s;
     const long long before_end = checkpoints_before_end(j.work_left, tau);
@@ -462,6 +477,10 @@ private:
     add(r_.gpu_s.checkpoint, st.gpu_s.checkpoint, written);
     st.checkpoints += k;
     j.work_left -= kept;
+    if (rec) {
+      rec->checkpoints = k;
+      if (end == RunEnd::Failed) rec->tail_s = rest;
+    }
     switch (end) {
       case RunEnd::Finished:
         add(r_.gpu_s.useful, st.gpu_s.useful, rest);
@@ -474,6 +493,7 @@ private:
         const double w = k == before_end ? rest : std::min(rest, tau);
         add(r_.gpu_s.useful, st.gpu_s.useful, w);
         add(r_.gpu_s.checkpoint, st.gpu_s.checkpoint, rest - w);
+        if (rec) rec->tail_s = rest - w;
         break;
       }
     }
@@ -619,6 +639,13 @@ public:
     raw(&v, sizeof v);
     return v;
   }
+  /// A count of items of at least `bytes_each` bytes still to come (a bad count would be a huge resize).
+  std::size_t count(std::size_t bytes_each) {
+    const long long n = i64();
+    if (n < 0 || static_cast<unsigned long long>(n) > (b_.size() - at_) / bytes_each)
+      throw SimulationError("ops: truncated result from the simulation");
+    return static_cast<std::size_t>(n);
+  }
   std::string str() {
     const auto n = static_cast<std::size_t>(i64());
     if (n > b_.size() - at_) throw SimulationError("ops: truncated result from the simulation");
@@ -669,6 +696,29 @@ std::string encode(const OpsResult& r) {
     o.str(f.name);
     for (long long v : {f.events, f.on_down, f.jobs_hit, f.repairs}) o.i64(v);
   }
+  o.i64(r.timeline ? 1 : 0);
+  if (r.timeline) {
+    o.i64(static_cast<long long>(r.timeline->runs.size()));
+    for (const auto& x : r.timeline->runs) {
+      for (long long v : {static_cast<long long>(x.job), x.instance, x.run, x.checkpoints,
+                          static_cast<long long>(x.how), static_cast<long long>(x.cause)})
+        o.i64(v);
+      for (double v : {x.queued_at, x.start, x.end, x.restart_s, x.interval_s, x.checkpoint_s, x.tail_s}) o.num(v);
+    }
+    o.i64(static_cast<long long>(r.timeline->failures.size()));
+    for (const auto& x : r.timeline->failures) {
+      o.num(x.t);
+      o.num(x.repair_s);
+      for (long long v : {static_cast<long long>(x.process), static_cast<long long>(x.unit),
+                          static_cast<long long>(x.node), x.on_down ? 1LL : 0LL})
+        o.i64(v);
+      o.i64(static_cast<long long>(x.ended.size()));
+      for (const auto& [job, inst] : x.ended) {
+        o.i64(static_cast<long long>(job));
+        o.i64(inst);
+      }
+    }
+  }
   return o.bytes;
 }
 
@@ -695,6 +745,34 @@ OpsResult decode(const std::string& b) {
     f.name = in.str();
     for (long long* v : {&f.events, &f.on_down, &f.jobs_hit, &f.repairs}) *v = in.i64();
   }
+  if (in.i64() != 0) {
+    Timeline& t = r.timeline.emplace();
+    t.runs.resize(in.count(13 * 8));
+    for (auto& x : t.runs) {
+      x.job = static_cast<std::size_t>(in.i64());
+      x.instance = in.i64();
+      x.run = in.i64();
+      x.checkpoints = in.i64();
+      x.how = static_cast<RunEnd>(in.i64());
+      x.cause = static_cast<std::size_t>(in.i64());
+      for (double* v : {&x.queued_at, &x.start, &x.end, &x.restart_s, &x.interval_s, &x.checkpoint_s, &x.tail_s})
+        *v = in.num();
+    }
+    t.failures.resize(in.count(7 * 8));
+    for (auto& x : t.failures) {
+      x.t = in.num();
+      x.repair_s = in.num();
+      x.process = static_cast<std::size_t>(in.i64());
+      x.unit = static_cast<std::uint64_t>(in.i64());
+      x.node = static_cast<int>(in.i64());
+      x.on_down = in.i64() != 0;
+      x.ended.resize(in.count(2 * 8));
+      for (auto& [job, inst] : x.ended) {
+        job = static_cast<std::size_t>(in.i64());
+        inst = in.i64();
+      }
+    }
+  }
   return r;
 }
 
@@ -708,7 +786,7 @@ void write_all(int fd, const char* p, std::size_t n) {
   }
 }
 
-void run_child(const OpsParams& p, int fd) {
+void run_child(const OpsParams& p, bool timeline, int fd) {
   // Small actor stacks without guard pages: a year creates tens of thousands of actors, and the
   // default 8 MiB stacks with a guard page made the stacks' mmap/mprotect most of the run (a 120-day
   // Fire-Flyer 2 run: 6.5 s, 2.7 s with 256 KiB stacks, 0.8 s without guard pages). The actors'
@@ -719,7 +797,7 @@ void run_child(const OpsParams& p, int fd) {
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
-  Sim sim(p);
+  Sim sim(p, timeline);
   const std::string b = encode(sim.run());
   const auto n = static_cast<long long>(b.size());
   write_all(fd, reinterpret_cast<const char*>(&n), sizeof n);
@@ -728,7 +806,7 @@ void run_child(const OpsParams& p, int fd) {
 
 }  // namespace
 
-OpsResult simulate(const OpsParams& p) {
+OpsResult simulate(const OpsParams& p, bool timeline) {
   validate(p);
   if (const char* nf = std::getenv("FFSIM_OPS_NO_FORK"); nf && *nf == '1') {
     // Debugging aid: simulate in this process (only once per process: SimGrid runs once).
@@ -738,7 +816,7 @@ OpsResult simulate(const OpsParams& p) {
     for (auto& a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
     sg4::Engine engine(&argc, argv.data());
-    return Sim(p).run();
+    return Sim(p, timeline).run();
   }
   int fds[2];
   if (::pipe(fds) != 0) throw SimulationError(std::string("ops: pipe: ") + std::strerror(errno));
@@ -747,7 +825,7 @@ OpsResult simulate(const OpsParams& p) {
   if (pid == 0) {
     ::close(fds[0]);
     try {
-      run_child(p, fds[1]);
+      run_child(p, timeline, fds[1]);
     } catch (const std::exception& e) {
       const std::string msg = std::string("ops simulation: ") + e.what() + "\n";
       write_all(2, msg.data(), msg.size());
