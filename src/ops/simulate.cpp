@@ -92,6 +92,13 @@ void validate(const OpsParams& p) {
     if (j.submit_s < 0 || j.checkpoint_interval_s < 0 || j.checkpoint_cost_s < 0 || j.restart_cost_s < 0)
       throw ValueError(w + "times must not be negative");
     if (j.count < 1) throw ValueError(w + "count must be at least 1");
+    if (j.arrival_rate_per_hour < 0 || !std::isfinite(j.arrival_rate_per_hour))
+      throw ValueError(w + "its arrival rate must be a non-negative number per hour");
+    if (j.arrival_rate_per_hour > 0) {
+      if (j.count != 1 || j.repeat)
+        throw ValueError(w + "a job with arrivals has neither a count nor repeat (each arrival is one instance)");
+      if (!(j.arrivals_until_s > j.submit_s)) throw ValueError(w + "its arrivals end before they begin");
+    }
   }
   for (const auto& f : p.failures) {
     if (f.rate_per_hour < 0 || !std::isfinite(f.rate_per_hour))
@@ -191,6 +198,9 @@ public:
     for (std::size_t f = 0; f < p_.failures.size(); ++f)
       if (p_.failures[f].rate_per_hour > 0)
         sg4::Actor::create("failure-" + std::to_string(f), host_, [this, f] { failure_process(f); })->daemonize();
+    for (std::size_t s = 0; s < p_.jobs.size(); ++s)
+      if (p_.jobs[s].arrival_rate_per_hour > 0)
+        sg4::Actor::create("arrivals-" + std::to_string(s), host_, [this, s] { arrivals(s); })->daemonize();
     sg4::Actor::create("horizon", host_, [this] {
       sg4::this_actor::sleep_until(p_.horizon_s);
       end_horizon();
@@ -258,7 +268,8 @@ private:
     };
     std::vector<Sub> subs;
     for (std::size_t s = 0; s < p_.jobs.size(); ++s)
-      for (int k = 0; k < p_.jobs[s].count; ++k) subs.push_back({p_.jobs[s].submit_s, s});
+      if (!(p_.jobs[s].arrival_rate_per_hour > 0))
+        for (int k = 0; k < p_.jobs[s].count; ++k) subs.push_back({p_.jobs[s].submit_s, s});
     std::stable_sort(subs.begin(), subs.end(), [](const Sub& a, const Sub& b) { return a.t < b.t; });
     for (const auto& s : subs) {
       if (s.t >= p_.horizon_s) break;
@@ -266,6 +277,24 @@ private:
       if (ended_) return;
       Actions a;
       submit(s.spec, sg4::Engine::get_clock(), a);
+      perform(a);
+    }
+  }
+
+  /// Job `s`'s Poisson arrivals: exponential gaps from its submit time, up to its end or the horizon.
+  void arrivals(std::size_t s) {
+    const JobSpec& spec = p_.jobs[s];
+    Rng rng(p_.seed, kArrivalStream + s);
+    const double rate = spec.arrival_rate_per_hour / 3600.0;
+    const double until = std::min(spec.arrivals_until_s, p_.horizon_s);
+    double t = spec.submit_s;
+    for (;;) {
+      t += rng.exponential(rate);
+      if (t >= until) return;
+      sg4::this_actor::sleep_until(t);
+      if (ended_) return;
+      Actions a;
+      submit(s, sg4::Engine::get_clock(), a);
       perform(a);
     }
   }
