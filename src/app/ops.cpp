@@ -38,7 +38,7 @@ OpsReport run_ops(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
   } catch (const ValueError& e) {
     throw ConfigError(sc.file, "/ops", e.what());
   }
-  r.result = ops::simulate(r.params);
+  r.result = ops::simulate(r.params, opt.timeline);
   if (opt.without_checkpoints) {
     ops::OpsParams q = r.params;
     for (auto& j : q.jobs) j.checkpoint_interval_s = 0;

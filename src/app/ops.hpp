@@ -21,6 +21,7 @@ struct OpsOptions {
   bool without_checkpoints = false;   ///< also run with every job's checkpoints off
   std::string sweep_job;              ///< sweep this job's checkpoint interval ("" none)
   int sweep_seeds = 4;
+  bool timeline = false;  ///< keep the main run's timeline (OpsResult::timeline) for --trace
 };
 
 struct OpsReport {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 
@@ -18,7 +19,9 @@
 #include "core/unit_parse.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
+#include "report/ops_trace.hpp"
 #include "report/table.hpp"
+#include "report/trace.hpp"
 
 namespace ffsim::cli {
 
@@ -33,6 +36,9 @@ struct OpsArgs {
   std::string sweep;
   int sweep_seeds = 4;
   bool json = false;
+  bool csv = false;
+  std::string trace;
+  bool trace_checkpoints = false;
 };
 
 constexpr double kHour = 3600.0;
@@ -137,6 +143,112 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
   ft.print(out, "  ");
 }
 
+// --csv: one row per (result, kind, name), every row with the same columns (docs/commands/ops.md,
+// "Outputs"): the cluster ("all"), each job and each failure process of the run, and of the run
+// without checkpoints; the sweep's points and its three intervals. A column that does not apply to
+// a row's kind is empty. The numbers are the --json document's, value for value.
+std::vector<Record> csv_records(const app::OpsReport& rep) {
+  const ops::OpsParams& p = rep.params;
+  const Cell none = nullptr;
+  // Every column, in order, empty; a row fills in its own.
+  auto blank = [&](const std::string& result, const std::string& kind, const std::string& name) {
+    Record r{{"result", result}, {"kind", kind}, {"name", name}};
+    for (const char* k : {"gpus", "goodput", "utilisation", "checkpoint_overhead", "efficiency", "submitted", "started",
+                          "completed", "interrupted", "checkpoints", "starts", "mean_wait_s", "max_wait_s",
+                          "useful_gpu_s", "checkpoint_gpu_s", "restart_gpu_s", "lost_gpu_s"})
+      r.emplace_back(k, none);
+    for (const auto& f : p.failures) r.emplace_back("lost_" + f.name + "_gpu_s", none);
+    for (const char* k :
+         {"idle_gpu_s", "down_gpu_s", "total_gpu_s", "events", "on_down_nodes", "job_runs_ended", "repairs",
+          "queued_at_end", "running_at_end", "seeds", "interval_s", "checkpoint_cost_s", "mtbf_s"})
+      r.emplace_back(k, none);
+    return r;
+  };
+  auto set = [](Record& r, const std::string& k, Cell v) {
+    for (auto& kv : r)
+      if (kv.first == k) {
+        kv.second = std::move(v);
+        return;
+      }
+    throw std::logic_error("ops csv: no column " + k);
+  };
+  auto gpu_s = [&](Record& r, const ops::GpuSeconds& g) {
+    set(r, "useful_gpu_s", g.useful);
+    set(r, "checkpoint_gpu_s", g.checkpoint);
+    set(r, "restart_gpu_s", g.restart);
+    set(r, "lost_gpu_s", g.lost_total());
+    for (std::size_t f = 0; f < p.failures.size(); ++f) set(r, "lost_" + p.failures[f].name + "_gpu_s", g.lost[f]);
+  };
+  std::vector<Record> rows;
+  auto result_rows = [&](const std::string& which, const ops::OpsResult& res) {
+    const double total = static_cast<double>(res.gpus) * res.horizon_s;
+    Record c = blank(which, "cluster", "all");
+    set(c, "gpus", res.gpus);
+    set(c, "goodput", res.goodput());
+    set(c, "utilisation", res.utilisation());
+    set(c, "checkpoint_overhead", res.gpu_s.checkpoint / total);
+    gpu_s(c, res.gpu_s);
+    set(c, "idle_gpu_s", res.gpu_s.idle);
+    set(c, "down_gpu_s", res.gpu_s.down);
+    set(c, "total_gpu_s", res.gpu_s.total());
+    set(c, "queued_at_end", res.queued_at_end);
+    set(c, "running_at_end", res.running_at_end);
+    rows.push_back(std::move(c));
+    for (const auto& j : res.jobs) {
+      Record r = blank(which, "job", j.name);
+      set(r, "gpus", static_cast<long long>(j.gpus));
+      const double busy = j.gpu_s.busy();
+      set(r, "efficiency", busy > 0 ? Cell(j.gpu_s.useful / busy) : none);
+      set(r, "submitted", j.submitted);
+      set(r, "started", j.started);
+      set(r, "completed", j.completed);
+      set(r, "interrupted", j.interrupted);
+      set(r, "checkpoints", j.checkpoints);
+      set(r, "starts", j.waits);
+      set(r, "mean_wait_s", j.waits > 0 ? Cell(j.wait_s / static_cast<double>(j.waits)) : none);
+      set(r, "max_wait_s", j.max_wait_s);
+      gpu_s(r, j.gpu_s);
+      rows.push_back(std::move(r));
+    }
+    for (std::size_t i = 0; i < res.failures.size(); ++i) {
+      const auto& f = res.failures[i];
+      Record r = blank(which, "failure", f.name);
+      set(r, "lost_gpu_s", res.gpu_s.lost[i]);  // what this process cost the whole cluster
+      set(r, "events", f.events);
+      set(r, "on_down_nodes", f.on_down);
+      set(r, "job_runs_ended", f.jobs_hit);
+      set(r, "repairs", f.repairs);
+      rows.push_back(std::move(r));
+    }
+  };
+  result_rows("with_checkpoints", rep.result);
+  if (rep.without_checkpoints) result_rows("without_checkpoints", *rep.without_checkpoints);
+  if (rep.sweep) {
+    const auto& s = *rep.sweep;
+    for (const auto& pt : s.points) {
+      Record r = blank("checkpoint_sweep", "sweep_point", s.job);
+      set(r, "seeds", static_cast<long long>(s.seeds));
+      set(r, "interval_s", pt.interval_s);
+      set(r, "efficiency", pt.efficiency);
+      rows.push_back(std::move(r));
+    }
+    for (const char* kind : {"best", "fit_best", "young_daly"}) {
+      Record r = blank("checkpoint_sweep", kind, s.job);
+      set(r, "seeds", static_cast<long long>(s.seeds));
+      const std::string k = kind;
+      set(r, "interval_s",
+          k == "best"         ? Cell(s.best_s)
+          : k == "young_daly" ? Cell(s.young_daly_s)
+          : s.fit_best_s > 0  ? Cell(s.fit_best_s)
+                              : none);
+      set(r, "checkpoint_cost_s", s.checkpoint_cost_s);
+      set(r, "mtbf_s", s.mtbf_s);
+      rows.push_back(std::move(r));
+    }
+  }
+  return rows;
+}
+
 app::OpsOptions ops_options(const OpsArgs& a);
 
 // `ffsim sweep --command ops`: one row for the whole cluster ("all") and one per entry of the job
@@ -145,6 +257,9 @@ app::OpsOptions ops_options(const OpsArgs& a);
 // interval's key instead (e.g. --set /ops/jobs/0/checkpoint/interval=1h,2h).
 void check_swept_ops(const OpsArgs& a) {
   const char* option = a.json                  ? "--json"
+                       : a.csv                 ? "--csv"
+                       : !a.trace.empty()      ? "--trace"
+                       : a.trace_checkpoints   ? "--trace-checkpoints"
                        : a.without_checkpoints ? "--without-checkpoints"
                        : !a.sweep.empty()      ? "--checkpoint-sweep"
                                                : nullptr;
@@ -211,15 +326,31 @@ app::OpsOptions ops_options(const OpsArgs& a) {
   opt.without_checkpoints = a.without_checkpoints;
   opt.sweep_job = a.sweep;
   opt.sweep_seeds = a.sweep_seeds;
+  if (a.trace_checkpoints && a.trace.empty())
+    throw UsageError(
+        "--trace-checkpoints: adds the checkpoints to the --trace timeline; without --trace there is "
+        "none (add --trace FILE)");
+  opt.timeline = !a.trace.empty();
   return opt;
 }
 
 int run_ops(Context& ctx, const OpsArgs& a) {
   const app::OpsOptions opt = ops_options(a);
+  if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.jobs, ctx.calibration});
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
   const app::OpsReport r = app::run_ops(sc, opt);
   const ops::OpsParams& p = r.params;
+  if (!a.trace.empty()) {
+    const std::string title =
+        "ffsim ops " + r.scenario + ", seed " + std::to_string(p.seed) + ", " + fmt_g(p.horizon_s / 86400.0, 6) + " d";
+    const sched::Trace t = report::ops_trace(p, r.result, a.trace_checkpoints, title);
+    write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, t); });
+  }
+  if (a.csv) {
+    write_records_csv(std::cout, csv_records(r));
+    return kOk;
+  }
   if (a.json) {
     report::JsonWriter w(std::cout);
     begin_json(w, "ops");
@@ -288,6 +419,9 @@ int run_ops(Context& ctx, const OpsArgs& a) {
               << "; fit of a/t + b t + c: " << (s.fit_best_s > 0 ? fmt_time(Seconds(s.fit_best_s)) : std::string("-"))
               << "; Young/Daly sqrt(2 C MTBF): " << fmt_time(Seconds(s.young_daly_s)) << "\n";
   }
+  if (!a.trace.empty())
+    std::cout << "\ntrace: " << a.trace << " (" << r.result.timeline->runs.size() << " job runs, "
+              << r.result.timeline->failures.size() << " failures; open it in ui.perfetto.dev)\n";
   return kOk;
 }
 
@@ -317,7 +451,15 @@ void setup_ops(CLI::App& app, Context& ctx) {
   ctx.expects(
       sub->add_option("--sweep-seeds", a->sweep_seeds, "Seeds per swept interval (default 4)")->check(int_in(1, 1000)),
       "an integer in [1, 1000]");
-  sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
+  ctx.expects(
+      sub->add_option("--trace", a->trace,
+                      "Write the run's timeline (jobs, failures, repairs) as a Chrome/Perfetto trace to this file"),
+      "a file name");
+  sub->add_flag("--trace-checkpoints", a->trace_checkpoints,
+                "Show every checkpoint in the --trace timeline (about 100,000 per job-year at 5 min)");
+  auto* json = sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
+  json->excludes(sub->add_flag("--csv", a->csv,
+                               "CSV: a row per job and failure process (and the cluster), GPU-seconds, SI units"));
   sub->callback([&ctx, a] {
     ctx.action = [&ctx, a] { return run_ops(ctx, *a); };
     ctx.sweep = std::make_shared<SweepHook>();

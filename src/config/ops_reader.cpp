@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ffsim::config {
 
@@ -45,6 +46,30 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
   j.submit_s = r.optional_fact_quantity<Seconds>("submit", true, &kOpsTime).value_or(Seconds(0)).si();
   j.count = static_cast<int>(r.integer_or("count", 1, 1, 1 << 20));
   j.repeat = r.boolean_or("repeat", false);
+  if (auto ar = r.optional_child("arrivals")) {
+    // A Poisson stream of instances: {"rate_per_hour": R, "from": T0, "until": T1}.
+    if (!ar->is_object())
+      ar->fail("expected the arrivals {\"rate_per_hour\": R, \"from\": T, \"until\": T}, got " + ar->describe());
+    for (const char* k : {"count", "repeat", "submit"})
+      if (r.has(k))
+        r.fail_at(k, std::string("a job with \"arrivals\" has no \"") + k +
+                         "\": each arrival is one instance; give the arrivals' start as \"arrivals\": {\"from\": ...}");
+    ar->allow({"description", "source"});
+    j.arrival_rate_per_hour = ar->fact_number("rate_per_hour", 0, 1e6);
+    if (!(j.arrival_rate_per_hour > 0))
+      ar->fail_at("rate_per_hour",
+                  "expected a rate > 0 of arrivals per hour, got 0 (for a job submitted once, leave "
+                  "\"arrivals\" out)");
+    j.submit_s = ar->optional_fact_quantity<Seconds>("from", true, &kOpsTime).value_or(Seconds(0)).si();
+    if (auto until = ar->optional_fact_quantity<Seconds>("until", false, &kOpsTime)) {
+      j.arrivals_until_s = until->si();
+      if (!(j.arrivals_until_s > j.submit_s))
+        ar->fail_at("until", "the arrivals end (at " + fmt_g(j.arrivals_until_s / 3600.0) +
+                                 " h) before they begin (at " + fmt_g(j.submit_s / 3600.0) +
+                                 " h); give \"until\" after \"from\"");
+    }
+    ar->finish();
+  }
   j.restart_cost_s = r.optional_fact_quantity<Seconds>("restart_cost", true, &kOpsTime).value_or(Seconds(0)).si();
   if (auto ck = r.optional_child("checkpoint")) {
     if (ck->is_string()) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,15 @@ struct JobSpec {
   double restart_cost_s = 0;         ///< wall time to restart from the last checkpoint after a failure
   int count = 1;                     ///< identical copies submitted together
   bool repeat = false;               ///< resubmitted (as a new instance) each time it completes
+  /// > 0: instances arrive as a Poisson process of this rate (per hour) from `submit_s` until
+  /// `arrivals_until_s` (or the horizon), in place of `count` copies at `submit_s` (count 1, no
+  /// repeat). Drawn from the job's own random stream (Rng(seed, kArrivalStream + job index)).
+  double arrival_rate_per_hour = 0;
+  double arrivals_until_s = std::numeric_limits<double>::infinity();
 };
+
+/// The random stream of job j's arrivals is kArrivalStream + j; failure process f's is f.
+inline constexpr std::uint64_t kArrivalStream = std::uint64_t{1} << 32;
 
 enum class FailureUnit { Gpu, Node };
 

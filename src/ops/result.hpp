@@ -3,7 +3,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ffsim::ops {
@@ -48,6 +52,45 @@ struct FailureStats {
   long long repairs = 0;   ///< nodes they took out of the pool
 };
 
+/// How a run of a job ended.
+enum class RunEnd { Finished, Failed, Horizon };
+
+/// One run of a job instance, from its start to its completion, a failure or the horizon (the
+/// timeline of `ffsim ops --trace`). Its wall time is, in order: the restart, then cycles of
+/// (interval of work, checkpoint), `checkpoints` of them complete, then the rest: the last piece of
+/// work (Finished), work and any checkpoint under way thrown away (Failed: `tail_s` of it), or work
+/// kept and `tail_s` of a checkpoint under way (Horizon).
+struct RunRecord {
+  std::size_t job = 0;                      ///< index into OpsParams::jobs
+  long long instance = 0;                   ///< the instance's number among the job's, from 1, in submission order
+  long long run = 0;                        ///< the instance's run, from 1
+  double queued_at = 0;                     ///< when the queue stay that ended with this run's start began
+  double start = 0, end = 0;                ///< seconds
+  double restart_s = 0;                     ///< the restart at the start (0 on a first run)
+  double interval_s = 0, checkpoint_s = 0;  ///< the run's checkpoint interval and cost
+  long long checkpoints = 0;                ///< completed in the run
+  double tail_s = 0;                        ///< Failed: the wall time lost at the end; Horizon: a checkpoint under way
+  RunEnd how = RunEnd::Finished;
+  std::size_t cause = 0;  ///< Failed: the failure process (index into OpsParams::failures)
+};
+
+/// One failure drawn in the horizon.
+struct FailureRecord {
+  double t = 0;
+  std::size_t process = 0;  ///< index into OpsParams::failures
+  std::uint64_t unit = 0;   ///< the GPU (node x GPUs per node + slot) or the node
+  int node = 0;
+  bool on_down = false;                                  ///< its node was down: no effect
+  double repair_s = 0;                                   ///< the node's repair it started (0: none)
+  std::vector<std::pair<std::size_t, long long>> ended;  ///< (job, instance) of the runs it ended
+};
+
+/// What happened when: every run and every failure, in the order they ended and happened.
+struct Timeline {
+  std::vector<RunRecord> runs;
+  std::vector<FailureRecord> failures;
+};
+
 struct OpsResult {
   double horizon_s = 0;
   long long gpus = 0;  ///< nodes x GPUs per node
@@ -56,6 +99,7 @@ struct OpsResult {
   std::vector<FailureStats> failures;
   long long queued_at_end = 0;  ///< instances waiting at the horizon
   long long running_at_end = 0;
+  std::optional<Timeline> timeline;  ///< when asked for (simulate's `timeline`)
   [[nodiscard]] double goodput() const { return gpu_s.useful / (static_cast<double>(gpus) * horizon_s); }
   [[nodiscard]] double utilisation() const { return gpu_s.busy() / (static_cast<double>(gpus) * horizon_s); }
 };

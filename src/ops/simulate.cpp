@@ -92,6 +92,13 @@ void validate(const OpsParams& p) {
     if (j.submit_s < 0 || j.checkpoint_interval_s < 0 || j.checkpoint_cost_s < 0 || j.restart_cost_s < 0)
       throw ValueError(w + "times must not be negative");
     if (j.count < 1) throw ValueError(w + "count must be at least 1");
+    if (j.arrival_rate_per_hour < 0 || !std::isfinite(j.arrival_rate_per_hour))
+      throw ValueError(w + "its arrival rate must be a non-negative number per hour");
+    if (j.arrival_rate_per_hour > 0) {
+      if (j.count != 1 || j.repeat)
+        throw ValueError(w + "a job with arrivals has neither a count nor repeat (each arrival is one instance)");
+      if (!(j.arrivals_until_s > j.submit_s)) throw ValueError(w + "its arrivals end before they begin");
+    }
   }
   for (const auto& f : p.failures) {
     if (f.rate_per_hour < 0 || !std::isfinite(f.rate_per_hour))
@@ -123,6 +130,8 @@ struct Job {
   double run_start = 0, expected_end = 0;
   std::uint64_t run = 0;  ///< number of the current (or last) run
   sg4::ActorPtr actor;    ///< the current run's actor, once created
+  long long instance = 0;    ///< among the job's instances, from 1 (the timeline's)
+  double run_queued_at = 0;  ///< queued_at when the current run started
 };
 
 struct Node {
@@ -132,8 +141,6 @@ struct Node {
   double up_at = 0;
   std::vector<std::pair<std::size_t, int>> jobs;  ///< (job, GPUs) in allocation order
 };
-
-enum class RunEnd { Finished, Failed, Horizon };
 
 /// The simcalls a handler performs after its changes to the state.
 struct Actions {
@@ -154,7 +161,8 @@ struct Actions {
 
 class Sim {
 public:
-  explicit Sim(const OpsParams& p) : p_(p), gpn_(p.cluster.gpus_per_node) {
+  Sim(const OpsParams& p, bool timeline) : p_(p), gpn_(p.cluster.gpus_per_node) {
+    if (timeline) r_.timeline.emplace();
     const ClusterShape& c = p.cluster;
     nodes_.resize(static_cast<std::size_t>(c.nodes));
     zone_begin_.resize(static_cast<std::size_t>(c.zones) + 1);
@@ -190,6 +198,9 @@ public:
     for (std::size_t f = 0; f < p_.failures.size(); ++f)
       if (p_.failures[f].rate_per_hour > 0)
         sg4::Actor::create("failure-" + std::to_string(f), host_, [this, f] { failure_process(f); })->daemonize();
+    for (std::size_t s = 0; s < p_.jobs.size(); ++s)
+      if (p_.jobs[s].arrival_rate_per_hour > 0)
+        sg4::Actor::create("arrivals-" + std::to_string(s), host_, [this, s] { arrivals(s); })->daemonize();
     sg4::Actor::create("horizon", host_, [this] {
       sg4::this_actor::sleep_until(p_.horizon_s);
       end_horizon();
@@ -257,7 +268,8 @@ private:
     };
     std::vector<Sub> subs;
     for (std::size_t s = 0; s < p_.jobs.size(); ++s)
-      for (int k = 0; k < p_.jobs[s].count; ++k) subs.push_back({p_.jobs[s].submit_s, s});
+      if (!(p_.jobs[s].arrival_rate_per_hour > 0))
+        for (int k = 0; k < p_.jobs[s].count; ++k) subs.push_back({p_.jobs[s].submit_s, s});
     std::stable_sort(subs.begin(), subs.end(), [](const Sub& a, const Sub& b) { return a.t < b.t; });
     for (const auto& s : subs) {
       if (s.t >= p_.horizon_s) break;
@@ -265,6 +277,24 @@ private:
       if (ended_) return;
       Actions a;
       submit(s.spec, sg4::Engine::get_clock(), a);
+      perform(a);
+    }
+  }
+
+  /// Job `s`'s Poisson arrivals: exponential gaps from its submit time, up to its end or the horizon.
+  void arrivals(std::size_t s) {
+    const JobSpec& spec = p_.jobs[s];
+    Rng rng(p_.seed, kArrivalStream + s);
+    const double rate = spec.arrival_rate_per_hour / 3600.0;
+    const double until = std::min(spec.arrivals_until_s, p_.horizon_s);
+    double t = spec.submit_s;
+    for (;;) {
+      t += rng.exponential(rate);
+      if (t >= until) return;
+      sg4::this_actor::sleep_until(t);
+      if (ended_) return;
+      Actions a;
+      submit(s, sg4::Engine::get_clock(), a);
       perform(a);
     }
   }
@@ -294,9 +324,9 @@ private:
     j.work_left = p_.jobs[spec].work_s;
     j.queued_at = now;
     j.order = next_order_++;
+    j.instance = ++r_.jobs[spec].submitted;
     jobs_.push_back(std::move(j));
     queue_.push_back(jobs_.size() - 1);
-    ++r_.jobs[spec].submitted;
     kick(a);
   }
 
@@ -320,6 +350,7 @@ private:
     j.state = JobState::Running;
     running_.push_back(id);
     j.run_start = now;
+    j.run_queued_at = j.queued_at;
     const double d =
         (j.resumed ? s.restart_cost_s : 0.0) + run_time(j.work_left, s.checkpoint_interval_s, s.checkpoint_cost_s);
     j.expected_end = now + d;
@@ -382,6 +413,7 @@ private:
     Node& n = nodes_[node];
     if (n.down) {
       ++fs.on_down;
+      if (r_.timeline) r_.timeline->failures.push_back({now, f, unit, static_cast<int>(node), true, 0.0, {}});
       return;
     }
     std::vector<std::size_t> victims;
@@ -397,6 +429,11 @@ private:
         }
         slot -= x.second;
       }
+    }
+    if (r_.timeline) {
+      FailureRecord rec{now, f, unit, static_cast<int>(node), false, spec.repair_s, {}};
+      for (std::size_t id : victims) rec.ended.emplace_back(jobs_[id].spec, jobs_[id].instance);
+      r_.timeline->failures.push_back(std::move(rec));
     }
     for (std::size_t id : victims) {
       fail_job(id, now, f, a);
@@ -450,6 +487,13 @@ private:
     const double rs = std::min(e, j.resumed ? s.restart_cost_s : 0.0);
     add(r_.gpu_s.restart, st.gpu_s.restart, rs);
     e -= rs;
+    RunRecord* rec = nullptr;
+    if (r_.timeline) {
+      r_.timeline->runs.push_back({j.spec, j.instance, static_cast<long long>(j.run), j.run_queued_at, j.run_start, now,
+                                   rs, s.checkpoint_interval_s, s.checkpoint_cost_s, 0, 0.0, end,
+                                   end == RunEnd::Failed ? cause : 0});
+      rec = &r_.timeline->runs.back();
+    }
     if (e <= 0) return;
     const double tau = s.checkpoint_interval_s, c = s.checkpoint_cost_s;
     const long long before_end = checkpoints_before_end(j.work_left, tau);
@@ -462,6 +506,10 @@ private:
     add(r_.gpu_s.checkpoint, st.gpu_s.checkpoint, written);
     st.checkpoints += k;
     j.work_left -= kept;
+    if (rec) {
+      rec->checkpoints = k;
+      if (end == RunEnd::Failed) rec->tail_s = rest;
+    }
     switch (end) {
       case RunEnd::Finished:
         add(r_.gpu_s.useful, st.gpu_s.useful, rest);
@@ -474,6 +522,7 @@ private:
         const double w = k == before_end ? rest : std::min(rest, tau);
         add(r_.gpu_s.useful, st.gpu_s.useful, w);
         add(r_.gpu_s.checkpoint, st.gpu_s.checkpoint, rest - w);
+        if (rec) rec->tail_s = rest - w;
         break;
       }
     }
@@ -619,6 +668,13 @@ public:
     raw(&v, sizeof v);
     return v;
   }
+  /// A count of items of at least `bytes_each` bytes still to come (a bad count would be a huge resize).
+  std::size_t count(std::size_t bytes_each) {
+    const long long n = i64();
+    if (n < 0 || static_cast<unsigned long long>(n) > (b_.size() - at_) / bytes_each)
+      throw SimulationError("ops: truncated result from the simulation");
+    return static_cast<std::size_t>(n);
+  }
   std::string str() {
     const auto n = static_cast<std::size_t>(i64());
     if (n > b_.size() - at_) throw SimulationError("ops: truncated result from the simulation");
@@ -669,6 +725,29 @@ std::string encode(const OpsResult& r) {
     o.str(f.name);
     for (long long v : {f.events, f.on_down, f.jobs_hit, f.repairs}) o.i64(v);
   }
+  o.i64(r.timeline ? 1 : 0);
+  if (r.timeline) {
+    o.i64(static_cast<long long>(r.timeline->runs.size()));
+    for (const auto& x : r.timeline->runs) {
+      for (long long v : {static_cast<long long>(x.job), x.instance, x.run, x.checkpoints,
+                          static_cast<long long>(x.how), static_cast<long long>(x.cause)})
+        o.i64(v);
+      for (double v : {x.queued_at, x.start, x.end, x.restart_s, x.interval_s, x.checkpoint_s, x.tail_s}) o.num(v);
+    }
+    o.i64(static_cast<long long>(r.timeline->failures.size()));
+    for (const auto& x : r.timeline->failures) {
+      o.num(x.t);
+      o.num(x.repair_s);
+      for (long long v : {static_cast<long long>(x.process), static_cast<long long>(x.unit),
+                          static_cast<long long>(x.node), x.on_down ? 1LL : 0LL})
+        o.i64(v);
+      o.i64(static_cast<long long>(x.ended.size()));
+      for (const auto& [job, inst] : x.ended) {
+        o.i64(static_cast<long long>(job));
+        o.i64(inst);
+      }
+    }
+  }
   return o.bytes;
 }
 
@@ -695,6 +774,34 @@ OpsResult decode(const std::string& b) {
     f.name = in.str();
     for (long long* v : {&f.events, &f.on_down, &f.jobs_hit, &f.repairs}) *v = in.i64();
   }
+  if (in.i64() != 0) {
+    Timeline& t = r.timeline.emplace();
+    t.runs.resize(in.count(13 * 8));
+    for (auto& x : t.runs) {
+      x.job = static_cast<std::size_t>(in.i64());
+      x.instance = in.i64();
+      x.run = in.i64();
+      x.checkpoints = in.i64();
+      x.how = static_cast<RunEnd>(in.i64());
+      x.cause = static_cast<std::size_t>(in.i64());
+      for (double* v : {&x.queued_at, &x.start, &x.end, &x.restart_s, &x.interval_s, &x.checkpoint_s, &x.tail_s})
+        *v = in.num();
+    }
+    t.failures.resize(in.count(7 * 8));
+    for (auto& x : t.failures) {
+      x.t = in.num();
+      x.repair_s = in.num();
+      x.process = static_cast<std::size_t>(in.i64());
+      x.unit = static_cast<std::uint64_t>(in.i64());
+      x.node = static_cast<int>(in.i64());
+      x.on_down = in.i64() != 0;
+      x.ended.resize(in.count(2 * 8));
+      for (auto& [job, inst] : x.ended) {
+        job = static_cast<std::size_t>(in.i64());
+        inst = in.i64();
+      }
+    }
+  }
   return r;
 }
 
@@ -708,7 +815,7 @@ void write_all(int fd, const char* p, std::size_t n) {
   }
 }
 
-void run_child(const OpsParams& p, int fd) {
+void run_child(const OpsParams& p, bool timeline, int fd) {
   // Small actor stacks without guard pages: a year creates tens of thousands of actors, and the
   // default 8 MiB stacks with a guard page made the stacks' mmap/mprotect most of the run (a 120-day
   // Fire-Flyer 2 run: 6.5 s, 2.7 s with 256 KiB stacks, 0.8 s without guard pages). The actors'
@@ -719,7 +826,7 @@ void run_child(const OpsParams& p, int fd) {
   for (auto& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
-  Sim sim(p);
+  Sim sim(p, timeline);
   const std::string b = encode(sim.run());
   const auto n = static_cast<long long>(b.size());
   write_all(fd, reinterpret_cast<const char*>(&n), sizeof n);
@@ -728,7 +835,7 @@ void run_child(const OpsParams& p, int fd) {
 
 }  // namespace
 
-OpsResult simulate(const OpsParams& p) {
+OpsResult simulate(const OpsParams& p, bool timeline) {
   validate(p);
   if (const char* nf = std::getenv("FFSIM_OPS_NO_FORK"); nf && *nf == '1') {
     // Debugging aid: simulate in this process (only once per process: SimGrid runs once).
@@ -738,7 +845,7 @@ OpsResult simulate(const OpsParams& p) {
     for (auto& a : args) argv.push_back(a.data());
     int argc = static_cast<int>(argv.size());
     sg4::Engine engine(&argc, argv.data());
-    return Sim(p).run();
+    return Sim(p, timeline).run();
   }
   int fds[2];
   if (::pipe(fds) != 0) throw SimulationError(std::string("ops: pipe: ") + std::strerror(errno));
@@ -747,7 +854,7 @@ OpsResult simulate(const OpsParams& p) {
   if (pid == 0) {
     ::close(fds[0]);
     try {
-      run_child(p, fds[1]);
+      run_child(p, timeline, fds[1]);
     } catch (const std::exception& e) {
       const std::string msg = std::string("ops simulation: ") + e.what() + "\n";
       write_all(2, msg.data(), msg.size());

@@ -12,8 +12,9 @@
 namespace ffsim::ops {
 
 /// Simulates `p` (validated first). SimGrid runs once per process, so each call runs in a forked
-/// child; the result is identical for identical `p` (bit for bit).
-[[nodiscard]] OpsResult simulate(const OpsParams& p);
+/// child; the result is identical for identical `p` (bit for bit). With `timeline`, the result
+/// also holds every run and failure (OpsResult::timeline); the other fields are the same.
+[[nodiscard]] OpsResult simulate(const OpsParams& p, bool timeline = false);
 
 /// The failure-free wall time of `work_s` of compute under checkpoint interval `interval_s`
 /// (0: none) and cost `cost_s`: the work plus one checkpoint per interval except after the last.

@@ -33,6 +33,7 @@ void write_chrome_trace(std::ostream& os, const sched::Trace& t) {
   };
   std::vector<Thread> threads;
   std::map<int, int> next_tid;
+  std::map<std::pair<int, std::string>, int> first_tid;  // a lane's first sub-lane (its instants go there)
   for (auto& [key, evs] : lanes) {
     std::stable_sort(evs.begin(), evs.end(), [](const sched::TraceEvent* a, const sched::TraceEvent* b) {
       return a->start != b->start ? a->start < b->start : a->end > b->end;
@@ -48,12 +49,24 @@ void write_chrome_trace(std::ostream& os, const sched::Trace& t) {
         const int tid = next_tid[key.first]++;
         lane_tid.push_back(tid);
         threads.push_back({key.first, tid, k == 0 ? key.second : key.second + " #" + std::to_string(k + 1)});
+        if (k == 0) first_tid[key] = tid;
       } else {
         lane_end[k] = std::max(lane_end[k], e->end);
       }
       placed.push_back({e, key.first, lane_tid[k]});
     }
   }
+  // Lanes with instants only get their thread after the others, in (node, lane) order.
+  std::map<std::pair<int, std::string>, std::vector<const sched::TraceInstant*>> instant_lanes;
+  for (const auto& e : t.instants) instant_lanes[{e.node, e.lane}].push_back(&e);
+  for (const auto& [key, evs] : instant_lanes) {
+    (void)evs;
+    if (first_tid.count(key) > 0) continue;
+    const int tid = next_tid[key.first]++;
+    first_tid[key] = tid;
+    threads.push_back({key.first, tid, key.second});
+  }
+  std::map<int, std::string> process_names(t.process_names.begin(), t.process_names.end());
   JsonWriter w(os);
   w.begin_object();
   w.key("traceEvents");
@@ -66,7 +79,8 @@ void write_chrome_trace(std::ostream& os, const sched::Trace& t) {
     w.field("pid", node);
     w.key("args");
     w.begin_object();
-    w.field("name", "node " + std::to_string(node));
+    const auto named = process_names.find(node);
+    w.field("name", named != process_names.end() ? named->second : "node " + std::to_string(node));
     w.end_object();
     w.end_object();
   }
@@ -99,6 +113,24 @@ void write_chrome_trace(std::ostream& os, const sched::Trace& t) {
       w.key("args");
       w.begin_object();
       w.field("detail", p.e->detail);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  // Instants in the order given (a failure's time order), each on its lane's first sub-lane.
+  for (const auto& e : t.instants) {
+    w.begin_object();
+    w.field("name", e.name);
+    w.field("cat", e.category);
+    w.field("ph", "i");
+    w.field("s", "t");
+    w.field("ts", e.t * 1e6);
+    w.field("pid", e.node);
+    w.field("tid", first_tid.at({e.node, e.lane}));
+    if (!e.detail.empty()) {
+      w.key("args");
+      w.begin_object();
+      w.field("detail", e.detail);
       w.end_object();
     }
     w.end_object();

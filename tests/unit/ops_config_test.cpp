@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "config/ops_reader.hpp"
@@ -81,4 +82,48 @@ TEST_CASE("ops config: bad sections name the pointer and what was expected") {
   CHECK(err(R"({"jobs": [{"name": "j", "gpus": 1, "duration": "1h"}]})").find("horizon") != std::string::npos);
   CHECK(err(R"({"horizon": "1d", "jobs": [{"name": "j", "gpus": 1, "duration": "1h", "gpu": 2}]})")
             .rfind("/jobs/0: unknown key \"gpu\"", 0) == 0);
+}
+
+TEST_CASE("ops config: arrivals, a Poisson stream of instances in place of count and submit") {
+  const auto p = parse(R"({"horizon": "30d", "jobs": [
+      {"name": "s", "gpus": 8, "duration": "2h", "arrivals": {"rate_per_hour": {"value": 0.5, "source": "[I]"},
+       "from": "1d", "until": "20d"}},
+      {"name": "t", "gpus": 1, "duration": "1h", "arrivals": {"rate_per_hour": 3}}]})");
+  REQUIRE(p.jobs.size() == 2);
+  CHECK(p.jobs[0].arrival_rate_per_hour == 0.5);
+  CHECK(p.jobs[0].submit_s == 86400.0);
+  CHECK(p.jobs[0].arrivals_until_s == 20 * 86400.0);
+  CHECK(p.jobs[0].count == 1);
+  CHECK_FALSE(p.jobs[0].repeat);
+  // Without from and until: from 0 to the horizon (infinity: the horizon cuts them).
+  CHECK(p.jobs[1].arrival_rate_per_hour == 3.0);
+  CHECK(p.jobs[1].submit_s == 0.0);
+  CHECK(p.jobs[1].arrivals_until_s == std::numeric_limits<double>::infinity());
+  auto err = [](const std::string& job) -> std::string {
+    try {
+      (void)parse(R"({"horizon": "1d", "jobs": [)" + job + "]}", 4, 8);
+    } catch (const ConfigError& e) {
+      return e.pointer() + ": " + e.message();
+    }
+    return "no error";
+  };
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "count": 2, "arrivals": {"rate_per_hour": 1}})") ==
+        "/jobs/0/count: a job with \"arrivals\" has no \"count\": each arrival is one instance; give the arrivals' "
+        "start as \"arrivals\": {\"from\": ...}");
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "repeat": true, "arrivals": {"rate_per_hour": 1}})")
+            .rfind("/jobs/0/repeat: a job with \"arrivals\" has no \"repeat\"", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "submit": "1h", "arrivals": {"rate_per_hour": 1}})")
+            .rfind("/jobs/0/submit: ", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": {"rate_per_hour": 0}})") ==
+        "/jobs/0/arrivals/rate_per_hour: expected a rate > 0 of arrivals per hour, got 0 (for a job submitted once, "
+        "leave \"arrivals\" out)");
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": {"rate_per_hour": -1}})")
+            .rfind("/jobs/0/arrivals/rate_per_hour: expected a number in [0, ", 0) == 0);
+  CHECK(
+      err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": {"rate_per_hour": 1, "from": "2d", "until": "1d"}})")
+          .rfind("/jobs/0/arrivals/until: the arrivals end (", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": {"rate_per_hour": 1, "rate": 2}})")
+            .rfind("/jobs/0/arrivals: unknown key \"rate\"", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": 3})")
+            .rfind("/jobs/0/arrivals: expected the arrivals {", 0) == 0);
 }
