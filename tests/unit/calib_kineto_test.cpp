@@ -157,6 +157,62 @@ TEST_CASE("calib: config::load_kineto: a hand-made trace, plain and gzipped") {
   }
 }
 
+// The sums on plain structs, no JSON (calib reads no file: config::read_kineto_events fills these).
+// Steps 1 [0, 100] and 2 [100, 200] us. Events:
+//   ampere_sgemm_128x64_nn  GPU 110..130  correlation 1: launched twice with it, at 150 (step 2) and
+//                           then at 90 (step 1); the later launch wins -> step 1, though it runs in
+//                           step 2's time; aten::mm [85, 97] on the launch's thread encloses [90, 95]:
+//                           M 64, K 128, N 32, 2 x 64 x 32 x 128 = 524,288 FLOPs in 20 us
+//   vectorized_elementwise  GPU 160..170  correlation 2, launch at 150 -> step 2 (memory-bound)
+//   Memcpy HtoD (gpu_memcpy) GPU 250..254 no launch -> by its GPU start 250: no step holds it (outside)
+// Totals: gemm 20, memory 10, memcpy 4 = 34 us in 3 events; timeline 110..254; busy 34 (no overlap).
+TEST_CASE("calib::summarize_kineto: steps by launch, the later launch of a correlation, a shaped GEMM") {
+  calib::KinetoEvents ev;
+  ev.file = "hand.json";
+  ev.device_name = "GPU X";
+  ev.sms = 4;
+  ev.gpu = {{"ampere_sgemm_128x64_nn", "kernel", 110, 20, 1},
+            {"vectorized_elementwise_kernel", "kernel", 160, 10, 2},
+            {"Memcpy HtoD", "gpu_memcpy", 250, 4, -1}};
+  ev.launches = {{1, 150, 5, "7"}, {2, 150, 5, "7"}, {1, 90, 5, "7"}};
+  calib::KinetoStep s1, s2;
+  s1.name = "ProfilerStep#1", s1.start_us = 0, s1.dur_us = 100;
+  s2.name = "ProfilerStep#2", s2.start_us = 100, s2.dur_us = 100;
+  ev.steps = {s2, s1};  // sorted by start in the summary
+  ev.ops = {{"7", {85, 97, "aten::mm", "[[64, 128], [128, 32]]", "float, float", {{64, 128}, {128, 32}}}}};
+  const auto tr = calib::summarize_kineto(ev);
+  CHECK(tr.file == "hand.json");
+  CHECK(tr.device_name == "GPU X");
+  CHECK(tr.sms == 4);
+  CHECK(tr.sums.total_count() == 3);
+  CHECK(tr.sums.total_us() == 34);
+  CHECK(t(tr.sums, KernelClass::Gemm) == 20);
+  CHECK(t(tr.sums, KernelClass::MemoryBound) == 10);
+  CHECK(t(tr.sums, KernelClass::Memcpy) == 4);
+  CHECK(tr.gpu_first_us == 110);
+  CHECK(tr.gpu_last_us == 254);
+  CHECK(tr.busy_us == 34);
+  REQUIRE(tr.steps.size() == 2);
+  CHECK(tr.steps[0].name == "ProfilerStep#1");
+  CHECK(t(tr.steps[0].sums, KernelClass::Gemm) == 20);
+  CHECK(tr.steps[0].sums.total_count() == 1);
+  CHECK((tr.steps[0].gpu_first_us == 110 && tr.steps[0].gpu_last_us == 130 && tr.steps[0].busy_us == 20));
+  CHECK(t(tr.steps[1].sums, KernelClass::MemoryBound) == 10);
+  CHECK(tr.steps[1].sums.total_count() == 1);
+  CHECK(t(tr.outside, KernelClass::Memcpy) == 4);
+  CHECK(tr.outside.total_count() == 1);
+  CHECK(tr.launch_by_gpu_time == 1);
+  REQUIRE(tr.gemms.size() == 1);
+  const auto& g = tr.gemms[0];
+  CHECK(g.op == "aten::mm");
+  CHECK((g.m == 64 && g.k == 128 && g.n == 32 && g.batch == 1 && g.calls == 1 && g.kernels == 1));
+  CHECK(g.kernel_us == 20);
+  CHECK(g.kernel == "ampere_sgemm_128x64_nn");
+  CHECK(g.flops() == 524288.0);
+  CHECK(calib::gemm_precision(g) == "fp32");
+  CHECK(tr.gemm_kernels_unshaped == 0);
+}
+
 TEST_CASE("calib: config::load_kineto: edges (no kernels, one step)") {
   const auto none = config::load_kineto(data("no_kernels.json"));
   CHECK(none.sums.total_count() == 0);
