@@ -40,8 +40,8 @@ public:
         const double blk = o.with_data ? static_cast<double>(per) * o.elem_size : bytes / n;
         const sched::Place& pa = g.ranks[static_cast<std::size_t>(a)];
         const sched::Place& pb = g.ranks[static_cast<std::size_t>(b)];
-        const double hop = a == b ? 0.0 : hop_type(p, pa, pb) == HopType::Net ? lib.nccl.ring_hop_latency_net
-                                                                              : lib.nccl.ring_hop_latency_pci;
+        const double hop = a == b ? 0.0 : hop_type(p, pa, pb) == HopType::Net ? lib.nccl.simple.ring_hop_latency_net
+                                                                              : lib.nccl.simple.ring_hop_latency_pci;
         const sched::OpId before = barrier(s, {ready_of(o, a), ready_of(o, b)});
         sched::OpId t;
         if (o.with_data) {
@@ -79,9 +79,9 @@ public:
     const auto loads = p.all_pairs_loads(g.ranks, per);
     double lat = 0;
     if (loads.any_local)
-      lat = std::max(lat, std::max(lib.nccl.ring_hop_latency_pci, loads.max_local_latency) + p.options().arbitration_latency);
+      lat = std::max(lat, std::max(lib.nccl.simple.ring_hop_latency_pci, loads.max_local_latency) + p.options().arbitration_latency);
     if (loads.any_net)
-      lat = std::max(lat, std::max(lib.nccl.ring_hop_latency_net, loads.max_net_latency) + p.options().arbitration_latency);
+      lat = std::max(lat, std::max(lib.nccl.simple.ring_hop_latency_net, loads.max_net_latency) + p.options().arbitration_latency);
     const double cap_time = std::isfinite(loads.min_rate_cap) ? per / loads.min_rate_cap : 0.0;
     const Bound b = bottleneck_bound(p, loads.load, cap_time);
     est.time = b.time + lat;

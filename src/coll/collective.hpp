@@ -40,18 +40,11 @@ struct NcclProtocolLatencies {
 };
 
 /// NCCL's tuning constants (src/graph/tuning.cc), for its per-step software latency and its own
-/// choice of algorithm and protocol. Values come from models/libraries/nccl.json. The top-level
-/// latencies are the Simple protocol's (the simulated schedules move Simple steps); `ll` and
-/// `ll128` hold the other protocols' rows for the choice.
+/// choice of algorithm and protocol. Values come from models/libraries/nccl.json: its top-level
+/// latencies are the Simple protocol's (`simple`: the simulated schedules move Simple steps);
+/// `ll` and `ll128` hold the other protocols' rows for the choice.
 struct NcclParams {
-  double ring_base_latency = 0;      ///< seconds, Simple protocol
-  double tree_base_latency = 0;
-  double ring_hop_latency_pci = 0;   ///< per step inside a node over PCIe
-  double ring_hop_latency_nvlink = 0;
-  double ring_hop_latency_net = 0;   ///< per step across the network
-  double tree_hop_latency_pci = 0;
-  double tree_hop_latency_nvlink = 0;
-  double tree_hop_latency_net = 0;
+  NcclProtocolLatencies simple;      ///< the Simple protocol's latencies (seconds) and tree correction factors
   int channels = 2;                  ///< channels NCCL builds per compute NIC (its own cost model)
   double max_bus_bw = 0;             ///< tuning.cc: bus bandwidth cap of its cost model (sm80)
   double tree_chunk_bytes = 0;       ///< the tree's and broadcast's pipeline chunk; 0: NCCL's rule (nccl_tree_chunk)
@@ -63,7 +56,6 @@ struct NcclParams {
   double ring_plateau_bytes_per_rank = 0;  ///< ... of at least this many bytes per rank (nRanks/16 x 64 KiB)
   bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
   // ---- the choice of protocol (tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime)
-  std::vector<double> tree_correction;            ///< Simple's tree correction factors (index log2(bytes / 64))
   NcclProtocolLatencies ll, ll128;                ///< LL's and LL128's latencies and tree correction factors
   double ll_ring_bw_factor = 0.25;                ///< ring LL: busBw x this ...
   double ll_max_bus_bw_one_node = 0;              ///< ... at most this on one node,

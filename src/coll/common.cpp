@@ -100,9 +100,9 @@ HopType hop_type(const platform::Platform& p, const Place& a, const Place& b) {
 double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b, bool tree) {
   const NcclParams& n = lib.nccl;
   switch (hop_type(p, a, b)) {
-    case HopType::NvLink: return tree ? n.tree_hop_latency_nvlink : n.ring_hop_latency_nvlink;
-    case HopType::Pci: return tree ? n.tree_hop_latency_pci : n.ring_hop_latency_pci;
-    case HopType::Net: return tree ? n.tree_hop_latency_net : n.ring_hop_latency_net;
+    case HopType::NvLink: return tree ? n.simple.tree_hop_latency_nvlink : n.simple.ring_hop_latency_nvlink;
+    case HopType::Pci: return tree ? n.simple.tree_hop_latency_pci : n.simple.ring_hop_latency_pci;
+    case HopType::Net: return tree ? n.simple.tree_hop_latency_net : n.simple.ring_hop_latency_net;
   }
   return 0;
 }

@@ -59,20 +59,10 @@ namespace {
 
 // A protocol's row of baseLat / hwLat / treeCorrectionFactor: Simple's at the top level of
 // nccl.json (the schedules use them too), LL's and LL128's in their own objects.
-NcclProtocolLatencies latencies(const NcclParams& nc, NcclProtocol proto) {
+const NcclProtocolLatencies& latencies(const NcclParams& nc, NcclProtocol proto) {
   if (proto == NcclProtocol::LL) return nc.ll;
   if (proto == NcclProtocol::LL128) return nc.ll128;
-  NcclProtocolLatencies l;
-  l.ring_base_latency = nc.ring_base_latency;
-  l.tree_base_latency = nc.tree_base_latency;
-  l.ring_hop_latency_nvlink = nc.ring_hop_latency_nvlink;
-  l.ring_hop_latency_pci = nc.ring_hop_latency_pci;
-  l.ring_hop_latency_net = nc.ring_hop_latency_net;
-  l.tree_hop_latency_nvlink = nc.tree_hop_latency_nvlink;
-  l.tree_hop_latency_pci = nc.tree_hop_latency_pci;
-  l.tree_hop_latency_net = nc.tree_hop_latency_net;
-  l.tree_correction = nc.tree_correction;
-  return l;
+  return nc.simple;
 }
 
 // NCCL's log2i: floor(log2(n)) for n >= 1, 0 below.
@@ -114,7 +104,7 @@ std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const Libra
   for (const char* algo : {"nccl_ring", "nccl_tree"}) {
     const bool ring = std::string(algo) == "nccl_ring";
     for (NcclProtocol proto : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
-      const NcclProtocolLatencies l = latencies(nc, proto);
+      const NcclProtocolLatencies& l = latencies(nc, proto);
       // busBw = nChannels x speed, at most 235 GB/s (sm80), then the model's refinements.
       double bus = v.bus_bw;
       if (ring && proto == NcclProtocol::LL) bus = std::min(bus * nc.ll_ring_bw_factor, ll_max);

@@ -282,7 +282,7 @@ public:
     const Bound b = bottleneck_bound(p, flows);
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
     const double per = b.time;  // the hop latencies overlap the previous chunks' sends: in the fill only
-    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.tree_base_latency;
+    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.simple.tree_base_latency;
     est.bottleneck = bound_label(p, b);
     return est;
   }

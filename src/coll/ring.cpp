@@ -86,9 +86,9 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   for (int r = 0; r < R; ++r)
     for (int i = 0; i < n; ++i)
       prev[static_cast<std::size_t>(r * n + i)] = ready_of(o, orders[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]);
-  if (steps.empty() && lib.nccl.ring_base_latency > 0) {
+  if (steps.empty() && lib.nccl.simple.ring_base_latency > 0) {
     const OpId start = barrier(s, prev);
-    const OpId base = s.delay(Seconds(lib.nccl.ring_base_latency), s.tag("nccl base latency"));
+    const OpId base = s.delay(Seconds(lib.nccl.simple.ring_base_latency), s.tag("nccl base latency"));
     if (start != kNoOp) s.depend(base, start);
     std::fill(prev.begin(), prev.end(), base);
   }
@@ -164,7 +164,7 @@ double simulate_ring(eval::Engine& e, const platform::Platform& p, const Library
                      double full, RingPhases phases) {
   const int n = g.size();
   if (n == 1) return 0;
-  double t = lib.nccl.ring_base_latency;
+  double t = lib.nccl.simple.ring_base_latency;
   const Options o;
   for (int phase = 0; phase < 2; ++phase) {
     if (phase == 0 ? !phases.reduce_scatter : !phases.allgather) continue;
@@ -205,7 +205,7 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
   double reduce = 0;
   if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], full / n);  // every ring's part of a step
   const int steps = (phases.reduce_scatter ? n - 1 : 0) + (phases.allgather ? n - 1 : 0);
-  est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.ring_base_latency;
+  est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.simple.ring_base_latency;
   est.bottleneck = bound_label(p, b);
   return est;
 }

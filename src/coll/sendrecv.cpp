@@ -15,7 +15,7 @@ public:
     Emitted e;
     const sched::Place& a = g.ranks[0];
     const sched::Place& b = g.ranks[1];
-    const double hop = hop_type(p, a, b) == HopType::Net ? lib.nccl.ring_hop_latency_net : lib.nccl.ring_hop_latency_pci;
+    const double hop = hop_type(p, a, b) == HopType::Net ? lib.nccl.simple.ring_hop_latency_net : lib.nccl.simple.ring_hop_latency_pci;
     const sched::OpId before = barrier(s, {ready_of(o, 0), ready_of(o, 1)});
     sched::OpId t;
     if (o.with_data) {
@@ -40,8 +40,8 @@ public:
     if (g.size() != 2) throw ValueError("sendrecv needs a group of exactly 2 ranks (sender, receiver)");
     const auto pid = p.path_id(g.ranks[0], g.ranks[1]);
     const Bound b = bottleneck_bound(p, {{pid, bytes}});
-    const double hop = hop_type(p, g.ranks[0], g.ranks[1]) == HopType::Net ? lib.nccl.ring_hop_latency_net
-                                                                            : lib.nccl.ring_hop_latency_pci;
+    const double hop = hop_type(p, g.ranks[0], g.ranks[1]) == HopType::Net ? lib.nccl.simple.ring_hop_latency_net
+                                                                            : lib.nccl.simple.ring_hop_latency_pci;
     est.time = b.time + std::max(hop, p.path(pid).latency) + p.options().arbitration_latency;
     est.bottleneck = bound_label(p, b);
     return est;

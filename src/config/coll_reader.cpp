@@ -45,19 +45,8 @@ void parse_latencies(const Reader& r, coll::NcclProtocolLatencies& l) {
 coll::NcclParams parse_nccl(const Reader& r) {
   coll::NcclParams n;
   allow_entry(r);
-  {
-    // The Simple protocol's latencies sit at the top level (the simulated schedules use them).
-    coll::NcclProtocolLatencies simple;
-    parse_latencies(r, simple);
-    n.ring_base_latency = simple.ring_base_latency;
-    n.tree_base_latency = simple.tree_base_latency;
-    n.ring_hop_latency_nvlink = simple.ring_hop_latency_nvlink;
-    n.ring_hop_latency_pci = simple.ring_hop_latency_pci;
-    n.ring_hop_latency_net = simple.ring_hop_latency_net;
-    n.tree_hop_latency_nvlink = simple.tree_hop_latency_nvlink;
-    n.tree_hop_latency_pci = simple.tree_hop_latency_pci;
-    n.tree_hop_latency_net = simple.tree_hop_latency_net;
-  }
+  // The Simple protocol's latencies sit at the top level (the simulated schedules use them).
+  parse_latencies(r, n.simple);
   n.channels = static_cast<int>(r.fact_integer("channels", 1, 64));
   n.max_bus_bw = r.fact_quantity<BytesPerSecond>("max_bus_bw").si();
   n.step_size = r.fact_quantity<Bytes>("step_size").si();
@@ -88,7 +77,7 @@ coll::NcclParams parse_nccl(const Reader& r) {
     plateau.finish();
   }
   n.numa_restricted = r.fact("numa_restricted").as_bool();
-  n.tree_correction = parse_tree_correction(r);
+  n.simple.tree_correction = parse_tree_correction(r);
   {
     const auto ll = r.child("ll", "the LL protocol's latencies, tree correction factors and bandwidth factors");
     parse_latencies(ll, n.ll);

@@ -93,7 +93,7 @@ TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
     // (9 GiB/s); time = NCCL's NET hop latency (it exceeds the physical one) + eps + S / 9 GiB/s.
     const coll::Group g{{sched::Place::gpu(0, 3), sched::Place::gpu(1, 5)}};
     const auto a = coll::algorithms().get("sendrecv").factory();
-    const double closed = lib.nccl.ring_hop_latency_net +
+    const double closed = lib.nccl.simple.ring_hop_latency_net +
                           p->options().arbitration_latency + S / (9.0 * 1073741824.0);
     // The fire-flyer test cluster has no traffic section: weights are 1.
     CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12).scale(ffsim::testing::kRelative));
@@ -106,8 +106,8 @@ TEST_CASE("coll: closed forms equal both engines on contention-free cases") {
     // reduce-scatter step (3 x S/2 / 1555 GB/s); one step per phase, plus the ring's base latency.
     const coll::Group g{{sched::Place::gpu(0, 0), sched::Place::gpu(0, 1)}};
     const auto a = coll::algorithms().get("nccl_ring").factory();
-    const double step = lib.nccl.ring_hop_latency_pci + p->options().arbitration_latency + (S / 2) / 20e9;
-    const double closed = lib.nccl.ring_base_latency + 2 * step + 3 * (S / 2) / 1555e9;
+    const double step = lib.nccl.simple.ring_hop_latency_pci + p->options().arbitration_latency + (S / 2) / 20e9;
+    const double closed = lib.nccl.simple.ring_base_latency + 2 * step + 3 * (S / 2) / 1555e9;
     CHECK(a->estimate(*p, lib, g, S).time == doctest::Approx(closed).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(a->simulate(engine("analytic"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
     CHECK(a->simulate(engine("simgrid"), *p, lib, g, S) == doctest::Approx(closed).epsilon(1e-9).scale(ffsim::testing::kRelative));
@@ -199,15 +199,15 @@ TEST_CASE("coll::nccl: NCCL's own model picks the ring at small scale and the tr
   // 184 MiB is above the plateau's threshold (1,440 x 4 KiB = 5.6 MiB): the latency x 1.9.
   const int n = 1440, nodes = 180;
   const double ring_lat = lib.nccl.ring_plateau_factor *
-                          (lib.nccl.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.ring_hop_latency_pci +
-                           2 * (nodes - 1) * lib.nccl.ring_hop_latency_net);
+                          (lib.nccl.simple.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * lib.nccl.simple.ring_hop_latency_pci +
+                           2 * (nodes - 1) * lib.nccl.simple.ring_hop_latency_net);
   CHECK(lib.nccl.ring_plateau_factor == 1.9);
   CHECK(ring.latency == doctest::Approx(ring_lat).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(ring.channels == lib.nccl.channels);
   const double bus = lib.nccl.channels * std::min(lib.nccl.pci_speed, lib.nccl.net_speed);
   CHECK(ring.algbw == doctest::Approx(bus * n / (2.0 * (n - 1))).epsilon(1e-12).scale(ffsim::testing::kRelative));
   // The tree's algBw x its correction factor for 184 MiB (index log2(192,937,984 / 64) = 21).
-  CHECK(tree.algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2 * lib.nccl.tree_correction.at(21))
+  CHECK(tree.algbw == doctest::Approx(bus * lib.nccl.tree_bw_factor / 2 * lib.nccl.simple.tree_correction.at(21))
                           .epsilon(1e-12)
                           .scale(ffsim::testing::kRelative));
 }
@@ -218,8 +218,8 @@ TEST_CASE("coll::nccl: the ring's plateau (tuning.cc) multiplies its latency acr
   const auto p = plan::make_platform(cluster(180));
   // Unscaled ring latency: base + (2(n-1) - 2(nodes-1)) PCI hops + 2(nodes-1) NET hops.
   auto raw = [&](int n, int nodes) {
-    return nc.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_pci +
-           2 * (nodes - 1) * nc.ring_hop_latency_net;
+    return nc.simple.ring_base_latency + (2 * (n - 1) - 2 * (nodes - 1)) * nc.simple.ring_hop_latency_pci +
+           2 * (nodes - 1) * nc.simple.ring_hop_latency_net;
   };
   for (int n : {8, 16, 24, 128, 1440}) {
     CAPTURE(n);
@@ -276,13 +276,13 @@ TEST_CASE("coll::nccl: on 8-NIC NVSwitch nodes NCCL's model counts a rail's chan
     const auto t = coll::nccl_cost_table(*p, lib, g, S);
     // Ring (Simple): intra-node steps at NVLink's hop latency.
     const double ring_lat = nc.ring_plateau_factor *  // several nodes, 184 MiB >= gpus x 4 KiB
-                            (nc.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.ring_hop_latency_nvlink +
-                             2 * (nodes - 1) * nc.ring_hop_latency_net);
+                            (nc.simple.ring_base_latency + (2 * (gpus - 1) - 2 * (nodes - 1)) * nc.simple.ring_hop_latency_nvlink +
+                             2 * (nodes - 1) * nc.simple.ring_hop_latency_net);
     const double ring = ring_lat + S / (bus * gpus / (2.0 * (gpus - 1)));
     // Tree (Simple): a chain of 7 NVLink hops and log2(nodes) network hops (nodes a power of two
     // here), up and down; algBw busBw x 0.9 / 2 x the correction factor at 184 MiB (index 21).
-    const double tree_lat = nc.tree_base_latency + 2 * (7 * nc.tree_hop_latency_nvlink + std::log2(nodes) * nc.tree_hop_latency_net);
-    const double tree = tree_lat + S / (bus * nc.tree_bw_factor / 2 * nc.tree_correction.at(21));
+    const double tree_lat = nc.simple.tree_base_latency + 2 * (7 * nc.simple.tree_hop_latency_nvlink + std::log2(nodes) * nc.simple.tree_hop_latency_net);
+    const double tree = tree_lat + S / (bus * nc.tree_bw_factor / 2 * nc.simple.tree_correction.at(21));
     CHECK(coll::nccl_row(t, "nccl_ring", coll::NcclProtocol::Simple).time ==
           doctest::Approx(ring).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(coll::nccl_row(t, "nccl_tree", coll::NcclProtocol::Simple).time ==
@@ -559,10 +559,10 @@ TEST_CASE("coll::nccl_tree: a hop's latency is paid once in the pipeline's fill,
   const auto p = plan::make_platform(cluster(2));
   auto lib = config::load_library_params(testing::catalog());
   auto none = lib;
-  none.nccl.tree_hop_latency_pci = none.nccl.tree_hop_latency_nvlink = none.nccl.tree_hop_latency_net = 0;
+  none.nccl.simple.tree_hop_latency_pci = none.nccl.simple.tree_hop_latency_nvlink = none.nccl.simple.tree_hop_latency_net = 0;
   const auto tree = coll::algorithms().get("nccl_tree").factory();
   const auto g = coll::Group::first_gpus(*p, 16);
-  const double fill = 14 * lib.nccl.tree_hop_latency_pci + 2 * lib.nccl.tree_hop_latency_net;
+  const double fill = 14 * lib.nccl.simple.tree_hop_latency_pci + 2 * lib.nccl.simple.tree_hop_latency_net;
   // (The latencies may even shorten the whole: they shift when flows start, and max-min shares
   // the links differently; measured -0.25 ms at K = 8 and +0.30 ms at K = 32.)
   for (int K : {8, 32}) {
@@ -585,8 +585,8 @@ TEST_CASE("coll::nccl_ring: a small ring pays the mean hop latency per step (NCC
   const auto lib = config::load_library_params(testing::catalog());
   const auto ring = coll::algorithms().get("nccl_ring").factory();
   const auto g = coll::Group::first_gpus(*p, 16);
-  const double mean = (2 * lib.nccl.ring_hop_latency_net + 14 * lib.nccl.ring_hop_latency_pci) / 16;
-  const double expect = lib.nccl.ring_base_latency + 30 * mean;
+  const double mean = (2 * lib.nccl.simple.ring_hop_latency_net + 14 * lib.nccl.simple.ring_hop_latency_pci) / 16;
+  const double expect = lib.nccl.simple.ring_base_latency + 30 * mean;
   for (const char* e : {"analytic", "simgrid"}) {
     CAPTURE(e);
     const double t = ring->simulate(engine(e), *p, lib, g, 16);

@@ -211,9 +211,9 @@ TEST_CASE("coll::nccl tuning: every row and the pick over sizes x node counts eq
                 : proto == NcclProtocol::LL128
                     ? nc.ll128
                     : coll::NcclProtocolLatencies{
-                          nc.ring_base_latency,    nc.tree_base_latency,    nc.ring_hop_latency_nvlink,
-                          nc.ring_hop_latency_pci, nc.ring_hop_latency_net, nc.tree_hop_latency_nvlink,
-                          nc.tree_hop_latency_pci, nc.tree_hop_latency_net, nc.tree_correction};
+                          nc.simple.ring_base_latency,    nc.simple.tree_base_latency,    nc.simple.ring_hop_latency_nvlink,
+                          nc.simple.ring_hop_latency_pci, nc.simple.ring_hop_latency_net, nc.simple.tree_hop_latency_nvlink,
+                          nc.simple.tree_hop_latency_pci, nc.simple.tree_hop_latency_net, nc.simple.tree_correction};
             double bus = bus0, lat = 0, alg = 0;
             if (ring) {
               if (proto == NcclProtocol::LL) bus = std::min(bus / 4, ll_max);

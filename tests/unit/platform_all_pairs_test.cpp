@@ -151,7 +151,7 @@ TEST_CASE("platform all_pairs_loads - the alltoall closed form equals its per-pa
           const auto& py = g.ranks[static_cast<std::size_t>(y)];
           const auto pid = p->path_id(px, py);
           flows.emplace_back(pid, S / n);
-          const double hop = px.node != py.node ? lib.nccl.ring_hop_latency_net : lib.nccl.ring_hop_latency_pci;
+          const double hop = px.node != py.node ? lib.nccl.simple.ring_hop_latency_net : lib.nccl.simple.ring_hop_latency_pci;
           lat = std::max(lat, std::max(hop, p->path(pid).latency) + p->options().arbitration_latency);
         }
       const coll::Bound b = coll::bottleneck_bound(*p, flows);
