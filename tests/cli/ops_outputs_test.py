@@ -120,6 +120,20 @@ if len(instants) != events:
 if events < 10:
     failures.append(f"--trace: only {events} failures in 6 days (the test needs some)")
 
+# Step times from workloads: the step of `ffsim train` on the same cluster, GPU count and
+# collective estimates, bit for bit; the same shape twice (vgg16-ddp, vgg16-ddp-b) the same step.
+W = ["ops", "scenarios/ops-fire-flyer-2.json", "--jobs", "tests/data/cli/ops-workloads.json", "--horizon", "1d", "--json"]
+steps = {s["job"]: s for s in json.loads(run(W))["step_times"]}
+for job, wl in (("llama13b-pp", "train-llama13b-pp"), ("vgg16-ddp", "train-vgg16-ddp")):
+    tr = json.loads(run(["train", "scenarios/fire-flyer-2.json", "--workload", f"scenarios/{wl}.json", "--gpus", "512",
+                         "--collectives", "estimate", "--json"]))
+    if tr["rows"][0]["step_s"] != steps[job]["step_s"]:
+        failures.append(f"{job}: ops step {steps[job]['step_s']!r} s, train {tr['rows'][0]['step_s']!r} s")
+if steps["vgg16-ddp"]["step_s"] != steps["vgg16-ddp-b"]["step_s"]:
+    failures.append("the same workload and GPU count gave two step times")
+if steps["vgg16-ddp-b"]["checkpoint_bytes"] is not None:
+    failures.append("vgg16-ddp-b gives its checkpoint cost: no checkpoint_bytes expected")
+
 for f in failures:
     print("FAIL:", f)
 print(f"ops outputs: {len(got)} CSV rows checked against the JSON, {len(instants)} failure instants; "
