@@ -48,7 +48,8 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
                             std::to_string(j.gpus) + " GPUs: " + why);
     const bool cf = w.impl->has_closed_form();
     auto found = cache.find({j.workload, j.gpus});
-    if (found == cache.end()) {
+    const bool reused = found != cache.end();
+    if (!reused) {
       std::unique_ptr<StepSession>& s = cf ? closed : fluid;
       if (!s)
         s = std::make_unique<StepSession>(
@@ -67,7 +68,8 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
     const train::StepResult& r = found->second;
     j.step_s = r.step_s;
     j.work_s = static_cast<double>(j.steps) * r.step_s;
-    OpsStepTime st{j.name, j.workload, ws.name, j.gpus, r.layout, cf ? "closed-form" : "fluid", r.step_s, j.steps, 0};
+    OpsStepTime st{j.name,   j.workload, ws.name, j.gpus, r.layout, cf ? "closed-form" : "fluid",
+                   r.step_s, j.steps,    0,       reused};
     if (j.checkpoint_size_from_model) {
       // A checkpoint holds the weights and the optimizer state (master weights, moments), not the
       // gradients: optimizer_state_bytes less the gradient's bytes, per parameter.

@@ -38,6 +38,7 @@ struct OpsStepTime {
   double step_s = 0;
   long long steps = 0;
   double checkpoint_bytes = 0;  ///< with "size": "model": weights and optimizer state (else 0)
+  bool reused = false;          ///< the step of an earlier job of the same shape (not computed again)
 };
 
 struct OpsReport {

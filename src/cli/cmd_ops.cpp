@@ -373,6 +373,7 @@ int run_ops(Context& ctx, const OpsArgs& a) {
         w.field("engine", st.engine);
         w.field("step_s", st.step_s);
         w.field("steps", st.steps);
+        w.field("reused", st.reused);
         w.field("work_s", st.step_s * static_cast<double>(st.steps));
         w.key("checkpoint_bytes");
         if (st.checkpoint_bytes > 0)
