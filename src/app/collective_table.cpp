@@ -1,6 +1,8 @@
 // The `collective` service.
 // SPDX-License-Identifier: Apache-2.0
 #include "app/collective_table.hpp"
+
+#include "coll/placement.hpp"
 #include "config/background_reader.hpp"
 #include "config/coll_reader.hpp"
 
@@ -12,6 +14,7 @@
 
 #include "coll/collective.hpp"
 #include "coll/nccl_select.hpp"
+#include "coll/placement.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
@@ -61,30 +64,9 @@ double collective_end(const eval::Result& r, std::size_t n) {
   return t;
 }
 
-// The first `gpus` GPUs, or with cross_zone half of the nodes from each of the first two zones.
-coll::Group make_group(const platform::Platform& p, int gpus, bool cross_zone) {
-  if (!cross_zone) return coll::Group::first_gpus(p, gpus);
-  const int per = static_cast<int>(p.cluster().node.gpus.size());
-  if (gpus % per != 0) throw UsageError("--cross-zone needs whole nodes: " + std::to_string(gpus) + " GPUs is not a multiple of " + std::to_string(per));
-  const int nodes = gpus / per;
-  if (nodes < 2)
-    throw UsageError("--cross-zone: " + std::to_string(gpus) + " GPUs are one node, which sits in one zone; a group across "
-                     "two zones needs at least 2 nodes (" + std::to_string(2 * per) + " GPUs)");
-  int second = -1;
-  const auto* f = p.fabric();
-  const int z0 = f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(0, p.nic_for(sched::Place::dram(0, 0)))))].zone;
-  for (int v = 0; v < p.cluster().nodes && second < 0; ++v)
-    if (f->endpoints()[static_cast<std::size_t>(p.endpoint_of(sched::Place::nic(v, p.nic_for(sched::Place::dram(v, 0)))))].zone != z0)
-      second = v;
-  if (second < 0) throw UsageError("--cross-zone: the scenario's fabric has a single zone");
-  const int a = (nodes + 1) / 2, b = nodes - a;
-  if (a > second || second + b > p.cluster().nodes) throw UsageError("--cross-zone: not enough nodes in the zones");
-  coll::Group g;
-  for (int v = 0; v < a; ++v)
-    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(v, l));
-  for (int v = 0; v < b; ++v)
-    for (int l = 0; l < per; ++l) g.ranks.push_back(sched::Place::gpu(second + v, l));
-  return g;
+// The group of a row: the request's placement of `gpus` GPUs (packed: the first GPUs).
+coll::Group make_group(const platform::Platform& p, int gpus, const CollectiveRequest& req) {
+  return coll::place_group(p, gpus, req.placement, req.placement_flag);
 }
 
 }  // namespace
@@ -179,7 +161,7 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
     for (int n : req.gpus) {
       // --size is nccl-tests' size: an allgather's gathered result, so each rank contributes
       // size / n; every other kind takes it per rank as it is.
-      const coll::Group group = make_group(*p, n, req.cross_zone);
+      const coll::Group group = make_group(*p, n, req);
       for (double bytes : req.sizes)
         jobs.push_back({name, n, group, bytes, algo->kind() == coll::Kind::AllGather ? bytes / n : bytes});
     }
@@ -360,7 +342,7 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
   if (req.explain) {
     NcclExplain x;
     for (int n : req.gpus) {
-      const coll::Group g = make_group(*p, n, req.cross_zone);
+      const coll::Group g = make_group(*p, n, req);
       for (double bytes : req.sizes) {
         const auto table = coll::nccl_cost_table(*p, lib, g, bytes);
         if (table.empty()) {
@@ -374,7 +356,7 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
                             c.time, c.enabled, c.algorithm == pick.algorithm && c.protocol == pick.protocol});
       }
     }
-    const auto v = coll::nccl_view(*p, lib, make_group(*p, req.gpus.front(), req.cross_zone));
+    const auto v = coll::nccl_view(*p, lib, make_group(*p, req.gpus.front(), req));
     x.channels = lib.nccl.channels;
     x.nics = v.nics;
     x.speed = v.speed;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/engines.hpp"
+#include "app/placement.hpp"
 #include "coll/collective.hpp"
 #include "config/catalog.hpp"
 #include "core/size_guard.hpp"
@@ -27,7 +28,8 @@ struct CollectiveRequest {
   std::vector<std::string> algos;  ///< registered names, in order
   std::vector<int> gpus;
   std::vector<double> sizes;       ///< bytes per GPU as nccl-tests count them
-  bool cross_zone = false;         ///< half of the nodes in each of the first two zones
+  coll::Placement placement;       ///< where the nodes are (packed: the first GPUs)
+  std::string placement_flag = "--placement";  ///< how the user asked for it, for messages
   bool full = false;               ///< simulate without the exact shortcuts
   int threads = 1;                 ///< rows simulated side by side (engines safe on threads)
   bool trace = false;              ///< the timeline of the one row's whole schedule

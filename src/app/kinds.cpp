@@ -3,6 +3,7 @@
 #include "app/kinds.hpp"
 
 #include "calib/calibration_file.hpp"
+#include "config/calibration_reader.hpp"
 #include "config/coll_reader.hpp"
 #include "config/hw_reader.hpp"
 #include "config/train_reader.hpp"
@@ -22,7 +23,7 @@ void register_kinds(KindRegistry& r) {
   r.add("collective_library", "tuning constants of a collective library (nccl, hfreduce)",
         [](const config::CatalogEntry& e, const config::Catalog&) { config::check_library_entry(e); });
   r.add(calib::kCalibration, "fitted parameters of a node model (ffsim calibrate) and the facts they override",
-        [](const config::CatalogEntry& e, const config::Catalog& c) { calib::check_calibration_entry(e, c); });
+        [](const config::CatalogEntry& e, const config::Catalog& c) { config::check_calibration_entry(e, c); });
   r.add(config::kNnModel, "a neural network: layers, widths, experts (the model zoo)",
         [](const config::CatalogEntry& e, const config::Catalog&) { (void)config::parse_nn_model(e); });
   r.add(config::kComputeModel, "kernel efficiencies of the training compute model (calibration hook)",

@@ -5,9 +5,10 @@
 #include <map>
 
 #include "calib/calibration_file.hpp"
-#include "core/format.hpp"
+#include "config/calibration_reader.hpp"
 #include "config/hw_reader.hpp"
 #include "config/train_reader.hpp"
+#include "core/format.hpp"
 #include "plan/prices.hpp"
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
@@ -121,7 +122,7 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
   if (want(calib::kCalibration)) {
     CatalogTable& t = add("Calibrations (ffsim calibrate; apply one with --calibration FILE)", {"name", "node model", "measurement files", "facts overridden", "file"});
     for (const auto* e : cat.of_kind(calib::kCalibration)) {
-      const auto c = calib::parse_calibration(e->document);
+      const auto c = config::parse_calibration(e->document);
       t.rows.push_back({c.name, c.node, std::to_string(c.measurements.size()), std::to_string(c.overrides.size()), e->file});
     }
   }

@@ -5,14 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 
 #include "coll/common.hpp"
 #include "coll/dbt.hpp"
-#include "config/coll_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
-#include "config/hw_reader.hpp"
 #include "platform/platform.hpp"
 #include "topo/fabric.hpp"
 
@@ -147,15 +146,10 @@ double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& p
   return value_or(mm.call_latency, 0) + (n - 1) * value_or(mm.fork_cost, 0) + t;
 }
 
-BenchModel make_bench_model(const config::Catalog& cat, const std::string& node_name) {
-  const config::CatalogEntry* e = cat.find(config::kNode, node_name);
-  if (!e) {
-    const auto valid = cat.names(config::kNode);
-    throw ValueError("unknown node model \"" + node_name + "\"" + did_you_mean(node_name, valid) + "; valid: " + join(valid));
-  }
+BenchModel make_bench_model(hw::NodeSpec node, coll::LibraryParams lib) {
   BenchModel m;
-  m.node = config::parse_node(*e, cat);
-  m.lib = config::load_library_params(cat);
+  m.node = std::move(node);
+  m.lib = std::move(lib);
   const hw::CpuSpec& cpu = m.node.sockets.front().cpu;
   if (cpu.last_level_cache) m.llc = cpu.last_level_cache->si();
   if (cpu.l1d_cache_per_core) m.l1 = cpu.l1d_cache_per_core->si();

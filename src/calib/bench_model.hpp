@@ -11,7 +11,6 @@
 
 #include "calib/measurement.hpp"
 #include "coll/collective.hpp"
-#include "config/catalog.hpp"
 #include "eval/engine.hpp"
 #include "hw/specs.hpp"
 
@@ -102,9 +101,9 @@ struct ModelParams {
   std::string reduce_kind;
 };
 
-/// The node model `node_name` of the catalog, its CPU's cache and the collective libraries.
-/// An unknown name throws ValueError with the valid names.
-[[nodiscard]] BenchModel make_bench_model(const config::Catalog& cat, const std::string& node_name);
+/// The machine of a node model and the collective libraries (config::make_bench_model reads them
+/// from the catalog), with its CPU's caches.
+[[nodiscard]] BenchModel make_bench_model(hw::NodeSpec node, coll::LibraryParams lib);
 
 /// The node model's own (published) value of every parameter.
 [[nodiscard]] ParamSet published(const BenchModel& m);

@@ -1,18 +1,25 @@
 // Calibration files (catalog kind "calibration", written by `ffsim calibrate`): which node model
-// they calibrate, what was fitted from which measurements, and the facts they override.
+// they calibrate, what was fitted from which measurements, and the facts they override, as typed
+// overrides; config/calibration_reader.hpp reads them and applies them to the catalog.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "calib/calibrate.hpp"
-#include "config/catalog.hpp"
-#include "config/reader.hpp"
 
 namespace ffsim::calib {
 
 inline constexpr const char* kCalibration = "calibration";
+/// The catalog kinds an override names (config/hw_reader.hpp's kNode, kGpu, kCpu, kNic: the reader
+/// checks that they agree; models/libraries/*.json's kind).
+inline constexpr const char* kOverrideNode = "node";
+inline constexpr const char* kOverrideGpu = "gpu";
+inline constexpr const char* kOverrideCpu = "cpu";
+inline constexpr const char* kOverrideNic = "nic";
+inline constexpr const char* kOverrideLibrary = "collective_library";
 
 /// One fact a calibration sets: the catalog entry (kind, name), the fact's JSON Pointer in it,
 /// its new value (a unit string) and where the value came from.
@@ -46,17 +53,5 @@ struct CalibrationFile {
 /// The scope of a fitted parameter and why (see docs/calibration.md, "Scope"): every parameter
 /// calibration fits today is a fact of the measured machine.
 [[nodiscard]] std::pair<std::string, std::string> scope_of(Param p);
-
-/// Parses and checks a calibration document (every section, unknown keys rejected).
-[[nodiscard]] CalibrationFile parse_calibration(const config::Document& doc);
-[[nodiscard]] CalibrationFile load_calibration(const std::string& path);
-
-/// Overrides every fact of `c` in `cat`, whatever its scope (apply_scoped, calib/scope.hpp, applies
-/// only those that hold for a command's scenarios), and checks that the node model (and the hfreduce library, when
-/// overridden) still parse. Errors are ConfigErrors at the calibration file's overrides.
-void apply_calibration(config::Catalog& cat, const CalibrationFile& c);
-
-/// `ffsim check` of a calibration catalog entry: parses it and applies it to a copy of `cat`.
-void check_calibration_entry(const config::CatalogEntry& e, const config::Catalog& cat);
 
 }  // namespace ffsim::calib

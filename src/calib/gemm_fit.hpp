@@ -1,8 +1,8 @@
 // Measured GEMM rates (a CSV such as shared/reference/compute/gemm_a100.csv) and the fit of the
 // shape model of train/gemm_time.hpp to them: a ceiling per precision, a fixed cost per wave and
 // per GEMM, and the tile (`ffsim calibrate --gemm CSV --gpu MODEL`).
-// Lives in calib (the fit, the CSV reader); the model itself is train's, so that the step model can
-// use it without depending on calibration.
+// Lives in calib (the fit; config/gemm_reader.hpp reads the CSV); the model itself is train's, so
+// that the step model can use it without depending on calibration.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -11,10 +11,6 @@
 #include <vector>
 
 #include "train/gemm_time.hpp"
-
-namespace ffsim::config {
-class Catalog;
-}
 
 namespace ffsim::calib {
 
@@ -37,12 +33,6 @@ struct GemmCsv {
   std::vector<GemmRow> rows;
 };
 
-/// Header: source,gpu,dtype,M,N,K,tflops,... (RFC 4180 quoting). ConfigError "file:LINE: ..." for a
-/// missing column, a non-positive size or rate, an unknown dtype. Rows whose kind says "secondary
-/// copy" are kept but excluded (their figure is another row's).
-[[nodiscard]] GemmCsv parse_gemm_csv(const std::string& text, const std::string& file);
-[[nodiscard]] GemmCsv load_gemm_csv(const std::string& path);
-
 /// The facts of a GPU model the GEMM model needs (catalog kind "gpu": sms, compute.<p>.peak).
 struct GemmGpu {
   std::string name;
@@ -50,9 +40,6 @@ struct GemmGpu {
   std::map<std::string, double> peak;  ///< FLOP/s by precision
   std::string sms_source;
 };
-/// UsageError for an unknown model or one without an "sms" fact.
-[[nodiscard]] GemmGpu gemm_gpu(const config::Catalog& cat, const std::string& name);
-
 struct GemmFitValues {
   train::GemmTile tile;
   std::map<std::string, double> ceiling;  ///< by precision

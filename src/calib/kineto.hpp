@@ -8,6 +8,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ffsim::calib {
@@ -86,13 +87,35 @@ struct KinetoTrace {
 /// from the op's input types (c10::Half, c10::BFloat16: fp16); "" when neither says.
 [[nodiscard]] std::string gemm_precision(const KinetoGemm& g);
 
-/// Parses a trace's text (JSON, already unpacked). ConfigError (file, what was expected, what was
-/// found) for a document that is not a Chrome trace, events without ts/dur, negative durations,
-/// kernels of more than one device.
-[[nodiscard]] KinetoTrace parse_kineto(const std::string& text, const std::string& file);
-/// Reads `path` (gzip if it begins with gzip's magic bytes, else plain JSON) and parses it.
-[[nodiscard]] KinetoTrace load_kineto(const std::string& path);
-/// The file's bytes, gunzipped if it is gzip (zlib); ConfigError if unreadable or corrupt.
-[[nodiscard]] std::string read_maybe_gzip(const std::string& path);
+/// The events of a trace the summary takes, as the trace reader (config/kineto_reader.hpp) found
+/// them, each list in the trace's order.
+struct KinetoGpuEvent {  ///< categories kernel, gpu_memcpy, gpu_memset
+  std::string name, cat;
+  double ts = 0, dur = 0;
+  long long correlation = -1;  ///< args.correlation (-1 if absent)
+};
+struct KinetoLaunch {  ///< a cuda_runtime or cuda_driver event with a correlation (cudaLaunchKernel, ...)
+  long long correlation = -1;
+  double ts = 0, dur = 0;
+  std::string tid;
+};
+struct KinetoCpuOp {  ///< a cpu_op event
+  double ts = 0, end = 0;
+  std::string name, dims, types;              ///< dims, types: "Input Dims", "Input type" as written
+  std::vector<std::vector<long long>> shape;  ///< Input Dims (empty if absent or not all numbers)
+};
+struct KinetoEvents {
+  std::string file;
+  std::string device_name;  ///< deviceProperties of the kernels' device ("" if absent)
+  int device = 0, sms = 0;
+  std::vector<KinetoGpuEvent> gpu;
+  std::vector<KinetoLaunch> launches;  ///< a later launch of the same correlation replaces an earlier one
+  std::vector<KinetoStep> steps;       ///< ProfilerStep#N spans: name, start_us, dur_us
+  std::vector<std::pair<std::string, KinetoCpuOp>> ops;  ///< each with its thread (tid)
+};
+
+/// Classifies the GPU events and sums them per class and per step (a GPU event belongs to the step
+/// whose span holds its CPU launch, else its GPU start), and the shaped GEMMs.
+[[nodiscard]] KinetoTrace summarize_kineto(KinetoEvents ev);
 
 }  // namespace ffsim::calib

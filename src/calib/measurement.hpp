@@ -1,11 +1,10 @@
-// Measurement files written by hfreduce-bench (schema "ffsim.hfreduce-bench/1"), parsed and checked.
+// Measurement files written by hfreduce-bench (schema "ffsim.hfreduce-bench/1"), as the fits take
+// them; config/measurement_reader.hpp reads and checks them.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
 #include <string>
 #include <vector>
-
-#include "config/reader.hpp"
 
 namespace ffsim::calib {
 
@@ -63,13 +62,5 @@ struct MeasurementFile {
 
 /// The median of `v` (for an even count, the mean of the middle two); NaN if empty.
 [[nodiscard]] double median_of(std::vector<double> v);
-
-/// True if the document is a measurement file (it declares the schema).
-[[nodiscard]] bool is_measurement(const config::Reader& root);
-/// Parses and checks a measurement file: unknown keys, missing fields, negative or non-finite
-/// times, times out of order (min <= median <= max), rates inconsistent with bytes and time
-/// (algbw_Bps must equal bytes / median within 1e-4), unknown stages. Errors are ConfigErrors.
-[[nodiscard]] MeasurementFile parse_measurement(const config::Document& doc);
-[[nodiscard]] MeasurementFile load_measurement(const std::string& path);
 
 }  // namespace ffsim::calib

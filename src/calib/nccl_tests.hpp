@@ -1,5 +1,6 @@
-// nccl-tests `all_reduce_perf` logs (the text nccl-tests prints) read as measurements of a
-// cluster's allreduce, and the fit of NCCL's ring on them (`ffsim calibrate LOG --node ...`).
+// nccl-tests `all_reduce_perf` logs (the text nccl-tests prints) as measurements of a cluster's
+// allreduce, and the fit of NCCL's ring on them (`ffsim calibrate LOG --node ...`);
+// config/nccl_tests_reader.hpp reads the logs.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -29,17 +30,6 @@ struct NcclTestsLog {
   std::vector<NcclTestsRow> rows;
   double avg_busbw_Bps = 0;              ///< "# Avg bus bandwidth" (0 if absent)
 };
-
-/// True if `text` looks like nccl-tests output (its "# nThread" header before any JSON).
-[[nodiscard]] bool is_nccl_tests_log(const std::string& text);
-
-/// Parses an all_reduce_perf log. Checks, each a ConfigError "file:LINE: expected ...": the header,
-/// a device line per rank (nThread x nGpus per process), the table's 13 columns, sizes that equal
-/// count x the type's size, algbw = size / time and busbw = algbw x 2(n-1)/n (the allreduce's
-/// factor; another test's log fails here) to the digits printed, no wrong elements, sizes in
-/// increasing order, at least 2 rows.
-[[nodiscard]] NcclTestsLog parse_nccl_tests(const std::string& text, const std::string& file);
-[[nodiscard]] NcclTestsLog load_nccl_tests(const std::string& path);
 
 /// NCCL's ring allreduce on n ranks: time = 2(n-1) x step latency + 2(n-1)/n x bytes / bus bandwidth.
 struct NcclRingFit {

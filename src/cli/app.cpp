@@ -22,6 +22,8 @@
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/calibration_reader.hpp"
+#include "config/calibration_scope.hpp"
 #include "config/coll_reader.hpp"
 #include "config/train_reader.hpp"
 #include "core/error.hpp"
@@ -209,7 +211,7 @@ const config::Catalog& Context::catalog() {
     catalog_ = std::make_unique<config::Catalog>(published_catalog());
     if (!calibration.empty())
       use_ = std::make_unique<calib::CalibrationUse>(
-          calib::apply_scoped(*catalog_, calib::load_calibration(calibration), scenario_nodes_, scenarios_given_));
+          config::apply_scoped(*catalog_, config::load_calibration(calibration), scenario_nodes_, scenarios_given_));
   }
   return *catalog_;
 }
@@ -218,7 +220,7 @@ void Context::use_scenarios(const std::vector<std::string>& paths) {
   FFSIM_ASSERT(!catalog_, "use_scenarios after the catalog was built");
   scenarios_given_ = true;
   for (const auto& p : paths)
-    if (!p.empty()) scenario_nodes_.push_back(calib::scenario_node(p));
+    if (!p.empty()) scenario_nodes_.push_back(config::scenario_node(p));
 }
 
 const calib::CalibrationUse* Context::calibration_use() {
@@ -229,7 +231,7 @@ const calib::CalibrationUse* Context::calibration_use() {
 
 void Context::calibration_not_applied(const std::string& why) {
   if (calibration.empty()) return;
-  const calib::CalibrationFile cf = calib::load_calibration(calibration);
+  const calib::CalibrationFile cf = config::load_calibration(calibration);
   use_ = std::make_unique<calib::CalibrationUse>();
   use_->file = cf.file;
   use_->name = cf.name;

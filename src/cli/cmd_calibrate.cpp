@@ -23,6 +23,11 @@
 #include "cli/compute_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/calibration_reader.hpp"
+#include "config/gemm_reader.hpp"
+#include "config/kineto_reader.hpp"
+#include "config/measurement_reader.hpp"
+#include "config/nccl_tests_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
@@ -62,12 +67,12 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
   std::optional<calib::GemmCsv> csv;
   std::optional<calib::GemmFit> fit;
   if (!a.gemm.empty()) {
-    const calib::GemmGpu gpu = calib::gemm_gpu(ctx.published_catalog(), a.gpu);
-    csv = calib::load_gemm_csv(a.gemm);
+    const calib::GemmGpu gpu = config::gemm_gpu(ctx.published_catalog(), a.gpu);
+    csv = config::load_gemm_csv(a.gemm);
     fit = calib::fit_gemm(*csv, gpu, calib::default_gemm_tiles());
   }
   std::optional<calib::KinetoTrace> trace;
-  if (!a.kineto.empty()) trace = calib::load_kineto(a.kineto);
+  if (!a.kineto.empty()) trace = config::load_kineto(a.kineto);
   if (a.json) {
     report::JsonWriter w(std::cout);
     begin_json(w, "calibrate");
@@ -234,7 +239,7 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
   std::vector<calib::NcclTestsLog> logs;
   const int gpus = static_cast<int>(m.node.gpus.size());
   for (const auto& f : a.files) {
-    logs.push_back(calib::load_nccl_tests(f));
+    logs.push_back(config::load_nccl_tests(f));
     const auto& l = logs.back();
     for (std::size_t h = 0; h < l.hosts.size(); ++h)
       if (l.ranks_per_host[h] > gpus)
@@ -343,7 +348,7 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
   }
   {
     config::Catalog copy = ctx.published_catalog();
-    calib::apply_calibration(copy, calib::parse_calibration(config::Document::parse(text.str(), a.out, false)));
+    config::apply_calibration(copy, config::parse_calibration(config::Document::parse(text.str(), a.out, false)));
   }
   write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
   std::cout << "ffsim calibrate: node model " << m.node.name << ", " << logs.size() << " nccl-tests all_reduce_perf log"
@@ -395,10 +400,10 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     inputs.push_back(ctx.calibration);
     check_output_path("-o", a.out, inputs);
   }
-  const calib::BenchModel m = calib::make_bench_model(cat, a.node);
+  const calib::BenchModel m = config::make_bench_model(cat, a.node);
   {  // hfreduce-bench JSON or nccl-tests logs: one kind per calibration
     std::size_t logs = 0;
-    for (const auto& f : a.files) logs += calib::is_nccl_tests_log(config::Document::read_file(f)) ? 1 : 0;
+    for (const auto& f : a.files) logs += config::is_nccl_tests_log(config::Document::read_file(f)) ? 1 : 0;
     if (logs > 0 && logs < a.files.size())
       throw UsageError("measured: " + std::to_string(logs) + " of the " + std::to_string(a.files.size()) +
                        " files are nccl-tests logs and the others not: calibrate a cluster's nccl-tests logs and hfreduce-bench "
@@ -412,7 +417,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     }
   }
   std::vector<calib::MeasurementFile> files;
-  for (const auto& f : a.files) files.push_back(calib::load_measurement(f));
+  for (const auto& f : a.files) files.push_back(config::load_measurement(f));
   const auto samples = calib::samples_of(m, files);
   std::vector<calib::Sample> usable;
   std::size_t outliers = 0;
@@ -429,7 +434,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
   std::ostringstream text;
   write_calibration(text, a, m, files, samples, c, overrides);
   config::Catalog copy = cat;
-  calib::apply_calibration(copy, calib::parse_calibration(config::Document::parse(text.str(), a.out, false)));
+  config::apply_calibration(copy, config::parse_calibration(config::Document::parse(text.str(), a.out, false)));
   write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
   if (a.json) {
     report::JsonWriter w(std::cout);

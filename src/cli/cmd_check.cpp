@@ -10,6 +10,7 @@
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "config/background_reader.hpp"
+#include "config/measurement_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "plan/scenario.hpp"
@@ -32,7 +33,8 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, b
   for (const auto& f : files) {
     const config::Document d = config::Document::load(f, false);
     const config::Reader r = d.root();
-    if (calib::is_measurement(r)) measurements.push_back(f);
+    if (config::is_measurement(r))
+      measurements.push_back(f);
     else if (config::is_background(r))
       backgrounds.push_back(f);  // `collective --background`: not a catalog kind
     else (r.is_object() && r.has("kind") ? models : scenarios).push_back(f);
@@ -66,7 +68,7 @@ int run_check(Context& ctx, const std::vector<std::string>& files, bool quiet, b
     }
   }
   for (const auto& f : measurements) {
-    const calib::MeasurementFile m = calib::load_measurement(f);
+    const calib::MeasurementFile m = config::load_measurement(f);
     ok(f, "measurement", m.machine.name,
            "measurements of " + m.machine.name + ", " + std::to_string(m.points.size()) + " points, " + m.date);
   }

@@ -37,6 +37,7 @@ struct CollArgs {
   std::string size = "184MiB";
   std::string engine = "analytic";
   bool cross_zone = false;
+  std::string placement;  ///< --placement (empty: packed, or cross-zone:0.5 with --cross-zone)
   bool json = false;
   bool csv = false;
   bool explain = false;
@@ -96,6 +97,34 @@ struct CollPlan {
   app::EngineChoice engine_choice;
 };
 
+// The placement of --placement or --cross-zone (its former spelling, kept: cross-zone:0.5), and
+// how the user asked for it (for messages).
+std::pair<app::Placement, std::string> placement_of(const CollArgs& a) {
+  if (a.cross_zone && !a.placement.empty())
+    throw UsageError("--placement " + a.placement + " and --cross-zone: give one (--cross-zone is --placement cross-zone:0.5)");
+  if (a.cross_zone) return {app::parse_placement("cross-zone"), "--cross-zone"};
+  if (a.placement.empty()) return {app::Placement{}, "--placement"};
+  const app::Placement pl = app::parse_placement(a.placement);
+  return {pl, "--placement " + pl.name()};
+}
+
+// ", across zones" (--cross-zone, as before), ", placement spread" or nothing (packed).
+std::string placement_words(const CollArgs& a) {
+  if (a.cross_zone) return ", across zones";
+  const app::Placement pl = placement_of(a).first;
+  return pl.packed() ? "" : ", placement " + pl.name();
+}
+
+// The record's "cross_zone" cell, and a "placement" cell after it when the placement is not packed
+// (so that outputs without --placement keep their columns).
+void add_placement_cells(Record& r, const CollArgs& a) {
+  const app::Placement pl = placement_of(a).first;
+  auto it = std::find_if(r.begin(), r.end(), [](const auto& c) { return c.first == "cross_zone"; });
+  if (it == r.end()) return;
+  it->second = pl.kind == app::Placement::Kind::CrossZone;
+  if (!pl.packed()) r.insert(it + 1, {"placement", pl.name()});
+}
+
 CollPlan prepare(const CollArgs& a) {
   const auto algos = split_list(a.algos, "--algo");
   for (const auto& x : algos) app::check_algorithm(x);
@@ -128,6 +157,9 @@ CollPlan prepare(const CollArgs& a) {
                      (!caps.simulates ? "the closed form (--engine " + a.engine + ") simulates nothing"
                                       : "the SimGrid engine runs one simulation at a time") +
                      ": drop --threads or add --engine fluid");
+  if (!a.placement.empty() && !placement_of(a).first.packed() && !caps.simulates)
+    throw UsageError("--placement " + a.placement + ": the closed form (--engine " + a.engine +
+                     ") sees no routes, so where the nodes are does not change it: add --engine fluid (or simgrid)");
   if (a.full && !caps.simulates)
     throw UsageError("--full: simulates the whole schedule without the exact shortcuts; the closed form (--engine " + a.engine +
                      ") has none to turn off: drop --full or add --engine fluid (or simgrid)");
@@ -136,7 +168,7 @@ CollPlan prepare(const CollArgs& a) {
 
 // One row as a record, in SI base units: the JSON rows and the CSV columns are the same.
 Record collective_record(const std::string& scenario, const CollArgs& a, const app::CollectiveRow& r) {
-  return {{"scenario", scenario},
+  Record rec{{"scenario", scenario},
           {"algo", r.algo},
           {"gpus", static_cast<long long>(r.gpus)},
           {"bytes", r.bytes},
@@ -148,6 +180,8 @@ Record collective_record(const std::string& scenario, const CollArgs& a, const a
           {"host_traffic_per_node_S", r.host},
           {"bottleneck", r.bottleneck},
           {"wall_s", r.wall}};
+  add_placement_cells(rec, a);
+  return rec;
 }
 
 // `ffsim sweep`: the records of one point (no wall_s: it is not the same twice).
@@ -172,7 +206,7 @@ std::vector<Record> sweep_collective(Context& ctx, const CollArgs& a, const conf
   req.algos = p.algos;
   req.gpus = p.gpus;
   req.sizes = p.sizes;
-  req.cross_zone = a.cross_zone;
+  std::tie(req.placement, req.placement_flag) = placement_of(a);
   req.full = a.full;
   req.threads = a.threads > 0 ? a.threads : threads;
   const app::CollectiveResult res = app::run_collective(sc, ctx.catalog(), p.engine_choice, req);
@@ -240,6 +274,7 @@ std::vector<Record> beside_records(const std::string& scenario, const CollArgs& 
                       {"slowdown", slowdown},
                       {"horizon_s", horizon},
                       {"background_first_end_s", end}});
+      add_placement_cells(recs.back(), a);
     };
     rec("alone", nullptr, nullptr, r.time, r.algbw, r.busbw, 1.0, nullptr, nullptr);
     for (const auto& b : r.beside)
@@ -300,7 +335,7 @@ int print_beside(Context& ctx, const CollArgs& a, const plan::ScenarioSpec& sc, 
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   std::cout << "ffsim collective on " << sc.name << ": " << ops << " of "
             << (several ? fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi)) : fmt_bytes(Bytes(sizes.front())))
-            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << ", beside background "
+            << " per GPU, " << a.engine << " engine" << placement_words(a) << ", beside background "
             << bg.name << "\n";
   const int storage = sc.cluster.storage ? sc.cluster.storage->count : 0;
   std::cout << "  background " << bg.file << ":\n";
@@ -390,7 +425,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   req.algos = algos;
   req.gpus = gpus;
   req.sizes = sizes;
-  req.cross_zone = a.cross_zone;
+  std::tie(req.placement, req.placement_flag) = placement_of(a);
   req.full = a.full;
   req.threads = a.threads > 0 ? a.threads : hardware_threads();
   req.trace = !a.trace.empty();
@@ -426,7 +461,7 @@ int run_collective(Context& ctx, const CollArgs& a) {
   const auto [lo, hi] = std::minmax_element(sizes.begin(), sizes.end());
   std::cout << "ffsim collective on " << sc.name << ": " << ops << " of "
             << (several ? fmt_bytes(Bytes(*lo)) + " to " + fmt_bytes(Bytes(*hi)) : fmt_bytes(Bytes(sizes.front())))
-            << " per GPU, " << a.engine << " engine" << (a.cross_zone ? ", across zones" : "") << "\n";
+            << " per GPU, " << a.engine << " engine" << placement_words(a) << "\n";
   std::vector<std::string> head{"algorithm", "GPUs", "time", "algbw", "busbw", "host mem/node", "bound by"};
   if (several) head.insert(head.begin() + 2, "size");
   report::Table t(head);
@@ -539,7 +574,13 @@ void setup_collective(CLI::App& app, Context& ctx) {
               "a size with a unit (e.g. 184MiB), a list or a range FIRST:LAST");
   ctx.expects(sub->add_option("--engine", a->engine, "closed-form (analytic, the default, is its former name here), fluid (max-min simulation), fluid-full (the same, each solve over a whole component, for comparisons), fluid-eager (also without lazy constraints: the plain solve) or simgrid"),
               "closed-form, fluid, fluid-full, fluid-eager, simgrid or analytic");
-  sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones");
+  sub->add_flag("--cross-zone", a->cross_zone, "Place half of the nodes in each of the first two zones (--placement cross-zone:0.5)");
+  ctx.expects(sub->add_option("--placement", a->placement,
+                              "Where the nodes are: packed (the first nodes: the default), spread (evenly over the first "
+                              "zone, or the cluster when the job does not fit one zone), cross-zone[:SHARE] (SHARE of the "
+                              "nodes in the first zone, default 0.5), random[:SEED] (default 1); simulating engines only "
+                              "(the closed form sees no routes)"),
+              "packed, spread, cross-zone[:SHARE] or random[:SEED]");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the same rows, SI units (not with --explain)"));
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling (not with --json)");

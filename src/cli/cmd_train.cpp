@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/engines.hpp"
+#include "app/placement.hpp"
 #include "app/train.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
@@ -37,6 +38,7 @@ struct TrainArgs {
   std::string workload;  ///< another scenario whose "workload" runs on this one's cluster
   std::string gpus;
   std::string backend;
+  std::string placement;  ///< --placement (empty: packed)
   std::string engine = "analytic";
   std::string collectives = "simulate";
   std::string trace;
@@ -117,6 +119,7 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
       throw UsageError("--backend: unknown backend \"" + a.backend + "\"" + did_you_mean(a.backend, b) + "; valid: " + join(b));
     w.backend = a.backend;
   }
+  if (!a.placement.empty()) w.placement = app::parse_placement(a.placement);
   // The engine: a kind with a closed form runs on it with --engine closed-form; a kind with only a
   // closed form (transformer) runs on it by default, and refuses a simulating engine by name.
   app::EngineChoice choice = asked;
@@ -130,6 +133,11 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
                        " workload evaluates on the closed form only; use --engine closed-form (or leave --engine out)");
     choice = app::choose_engine("closed-form", app::Analytic::ClosedForm);
   }
+  if (!w.placement.packed() && !choice.caps.simulates)
+    throw UsageError("--placement " + a.placement + ": the closed form (--engine " + choice.label +
+                     ") sees no routes, so where the nodes are does not change it: " +
+                     (w.impl->builds_schedules() ? std::string("add --engine fluid (or simgrid)")
+                                                 : "the " + w.kind + " workload evaluates on the closed form only: drop --placement"));
   const std::vector<int> gpus = a.gpus.empty() ? w.gpus : parse_gpus(a.gpus);
   // A count that cannot run: a usage error when it came from --gpus, else a configuration error
   // at the workload's own list (exit 3, its file and pointer; the user passed no --gpus).
@@ -319,6 +327,7 @@ int run_train(Context& ctx, const TrainArgs& a) {
     j.field("seq", w.seq);
     j.field("precision", w.precision);
     j.field("backend", w.backend);
+    if (!w.placement.packed()) j.field("placement", w.placement.name());
     j.field("engine", run.engine.label);
     j.field("collectives", run.engine.caps.simulates ? a.collectives : std::string("estimate"));
     j.field("gpu_peak_flops", rates.peak.si());
@@ -336,7 +345,8 @@ int run_train(Context& ctx, const TrainArgs& a) {
   std::cout << "ffsim train " << sc.name << (job ? " (the workload of " + job_from + ")" : std::string()) << ": "
             << w.model.name << ", " << w.impl->summary() << "\n  " << scaling
             << (w.model.architecture == "transformer" ? " of " + std::to_string(w.seq) + " tokens" : std::string())
-            << ", " << w.precision << "; backend " << w.backend << " (" << join(algs) << "); engine "
+            << ", " << w.precision << "; backend " << w.backend << " (" << join(algs) << "); "
+            << (w.placement.packed() ? std::string() : "placement " + w.placement.name() + "; ") << "engine "
             << run.engine.label << ", collectives "
             << (run.engine.caps.simulates ? a.collectives : std::string("estimate")) << "\n";
   std::vector<std::string> header{"GPUs", "layout", "step", "compute", "bubble", "exposed comm", "samples/s",
@@ -381,6 +391,10 @@ void setup_train(CLI::App& app, Context& ctx) {
               "a scenario file with a \"workload\" section");
   ctx.expects(sub->add_option("--gpus", a->gpus, "Comma-separated GPU counts (default: the workload's)"),
               "a comma-separated list of positive GPU counts");
+  ctx.expects(sub->add_option("--placement", a->placement,
+                              "Where the job's nodes are: packed (the first nodes: the default), spread, cross-zone[:SHARE], "
+                              "random[:SEED] (as in `collective --placement`); simulating engines only"),
+              "packed, spread, cross-zone[:SHARE] or random[:SEED]");
   ctx.expects(sub->add_option("--backend", a->backend,
                               "Gradient reduction backend: " + join(train::backend_names()) + " (default: the scenario's)"),
               "one of " + join(train::backend_names()));

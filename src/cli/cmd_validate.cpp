@@ -19,6 +19,8 @@
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "config/calibration_reader.hpp"
+#include "config/measurement_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "report/json_writer.hpp"
@@ -87,15 +89,15 @@ int run_validate(Context& ctx, ValidateArgs a) {
   // "both": the fluid engine and SimGrid side by side; otherwise the one engine named.
   std::optional<app::EngineChoice> choice;
   if (a.engine != "both") choice = app::choose_simulating_engine(a.engine, app::Analytic::Fluid, "validate");
-  const calib::CalibrationFile cf = calib::load_calibration(a.calibration);
+  const calib::CalibrationFile cf = config::load_calibration(a.calibration);
   ctx.calibration_not_applied("validate refits every value on the training points; the file names the node model and the "
                               "machines it was fitted to");
   const config::Catalog& cat = ctx.published_catalog();
   {
     config::Catalog copy = cat;  // the calibration must still apply to the catalog it calibrates
-    calib::apply_calibration(copy, cf);
+    config::apply_calibration(copy, cf);
   }
-  const calib::BenchModel m = calib::make_bench_model(cat, cf.node);
+  const calib::BenchModel m = config::make_bench_model(cat, cf.node);
   std::vector<std::string> machines;  // distinct, in order
   for (const auto& x : cf.machines) {
     const std::string quoted = "\"" + x + "\"";
@@ -103,7 +105,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
   }
   std::vector<calib::MeasurementFile> files;
   for (const auto& f : a.files) {
-    files.push_back(calib::load_measurement(f));
+    files.push_back(config::load_measurement(f));
     const auto& mf = files.back();
     if (std::find(cf.machines.begin(), cf.machines.end(), mf.machine.name) == cf.machines.end())
       throw ConfigError(mf.file, "/machine/name",

@@ -99,7 +99,7 @@ struct Context {
   CLI::Option* expects(CLI::Option* o, std::string what);
 
   /// The catalog, loaded on first use, with the --calibration file's overrides that hold for the
-  /// command's scenarios applied (use_scenarios; calib/scope.hpp).
+  /// command's scenarios applied (use_scenarios; calib/scope.hpp, config/calibration_scope.hpp).
   const config::Catalog& catalog();
   /// Names the scenario files the command simulates; call it before the first catalog(). A
   /// calibration's machine-scoped values hold only where a scenario runs on its node model (or one

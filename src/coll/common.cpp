@@ -17,6 +17,10 @@ using sched::Place;
 std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool numa_restricted) {
   std::vector<int> order;
   const hw::NodeSpec& n = p.cluster().node;
+  // Per NIC of the node model: which GPUs sit on its socket (every node is the same model; the
+  // port chains are walked once per NIC, not once per node).
+  std::unordered_map<int, std::vector<char>> near_nic;
+  std::vector<int> near, far;  // one node's ranks by socket (kept across nodes: no allocation per node)
   for (const auto& ranks : g.ranks_by_node()) {
     if (!numa_restricted || n.nics.empty() || ranks.size() < 2) {
       order.insert(order.end(), ranks.begin(), ranks.end());
@@ -24,12 +28,15 @@ std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool nu
     }
     const int node = g.ranks[static_cast<std::size_t>(ranks.front())].node;
     const int nic = p.nic_for(Place::dram(node, 0));
-    const std::string nic_socket = n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name;
-    std::vector<int> near, far;
-    for (int r : ranks) {
-      const auto& gpu = n.gpus[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(r)].index)];
-      (n.socket_of_port(gpu.port).name == nic_socket ? near : far).push_back(r);
+    auto [it, fresh] = near_nic.try_emplace(nic);
+    if (fresh) {
+      const std::string nic_socket = n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name;
+      for (const auto& gpu : n.gpus) it->second.push_back(n.socket_of_port(gpu.port).name == nic_socket ? 1 : 0);
     }
+    near.clear();
+    far.clear();
+    for (int r : ranks)
+      (it->second[static_cast<std::size_t>(g.ranks[static_cast<std::size_t>(r)].index)] ? near : far).push_back(r);
     const std::size_t half = (near.size() + 1) / 2;
     order.insert(order.end(), near.begin(), near.begin() + static_cast<std::ptrdiff_t>(half));
     order.insert(order.end(), far.begin(), far.end());

@@ -42,11 +42,16 @@ std::vector<int> Group::nodes() const {
 }
 
 std::vector<std::vector<int>> Group::ranks_by_node() const {
+  // Runs of consecutive ranks on one node, each vector allocated once at its run's length (the
+  // closed forms call this per evaluation: 1,200 nodes at 9,600 GPUs).
   std::vector<std::vector<int>> v;
-  for (int r = 0; r < size(); ++r) {
-    if (v.empty() || ranks[static_cast<std::size_t>(r)].node != ranks[static_cast<std::size_t>(v.back().front())].node)
-      v.emplace_back();
-    v.back().push_back(r);
+  const int n = size();
+  for (int r = 0; r < n;) {
+    int e = r + 1;
+    while (e < n && ranks[static_cast<std::size_t>(e)].node == ranks[static_cast<std::size_t>(r)].node) ++e;
+    auto& run = v.emplace_back();
+    run.reserve(static_cast<std::size_t>(e - r));
+    for (; r < e; ++r) run.push_back(r);
   }
   return v;
 }

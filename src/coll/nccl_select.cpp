@@ -186,9 +186,10 @@ public:
     return pick(p, lib, g, S)->emit(s, p, lib, g, S, o);
   }
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
-    Estimate e = pick(p, lib, g, S)->estimate(p, lib, g, S);
+    // One cost table for the pick, the note and the algorithm run (each table walks every node).
     const auto table = nccl_cost_table(p, lib, g, S);
     const NcclPick c = nccl_pick(table), run = nccl_simple_pick(table);
+    Estimate e = (run.algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring())->estimate(p, lib, g, S);
     e.note = "NCCL picks " + c.algorithm + ", " + protocol_name(c.protocol);
     if (c.protocol != NcclProtocol::Simple)
       e.note += "; simulated: " + run.algorithm + ", Simple (the schedules move the Simple protocol's bytes)";

@@ -41,7 +41,7 @@ public:
     const auto layers = layer_costs(w.model, w.seq, w.flash_attention);
     const int spr = samples_per_rank(w, gpus);
     const LayerTimes t = layer_times(w, gpu, layers, spr, false);
-    const coll::Group group = coll::Group::first_gpus(p, gpus);
+    const coll::Group group = w.group(p, gpus);
     StepPlan plan;
     plan.data_parallel = gpus;
     plan.layout = "DP=" + std::to_string(gpus) + " (fully sharded), " + std::to_string(spr) + " samples per GPU";

@@ -212,7 +212,7 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
   };
 
   // Where each (stage, data-parallel rank, tensor rank) runs.
-  const coll::Group all = coll::Group::first_gpus(P, gpus);
+  const coll::Group all = w.group(P, gpus);
   auto index = [&](int s, int d, int t) {
     return p_.layout == "dp_inner" ? (s * dp + d) * tp + t : (d * pp + s) * tp + t;
   };

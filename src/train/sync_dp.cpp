@@ -36,7 +36,7 @@ public:
     const int mb = w.micro_batch > 0 ? w.micro_batch : spr;
     const int passes = spr / mb;
     const LayerTimes t = layer_times(w, gpu, layers, mb, false);
-    const coll::Group group = coll::Group::first_gpus(p, gpus);
+    const coll::Group group = w.group(p, gpus);
     StepPlan plan;
     plan.data_parallel = gpus;
     plan.layout = "DP=" + std::to_string(gpus) + ", " + std::to_string(spr) + " samples per GPU" +

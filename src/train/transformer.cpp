@@ -173,7 +173,7 @@ TransformerStep estimate_transformer(const TransformerParams& p, const WorkloadS
   const int tp = p.tp, pp = p.pp, v = p.interleave, dp = gpus / (tp * pp);
   const int mb = micro_batch_of(w), m = samples_per_rank(w, dp) / mb;
   const auto layers = layer_costs(w.model, w.seq, w.flash_attention);
-  const coll::Group all = coll::Group::first_gpus(P, gpus);
+  const coll::Group all = w.group(P, gpus);
   TransformerStep r;
   r.dp = dp;
   r.micro_batches = m;

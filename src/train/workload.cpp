@@ -6,6 +6,10 @@
 
 namespace ffsim::train {
 
+coll::Group WorkloadSpec::group(const platform::Platform& p, int gpus) const {
+  return coll::place_group(p, gpus, placement, "--placement " + placement.name());
+}
+
 RoleAlgorithm WorkloadSpec::algorithm(Role r) const {
   if (auto it = algorithm_overrides.find(r); it != algorithm_overrides.end())
     return RoleAlgorithm{it->second, r == Role::ParamAllGather, it->second.rfind("hf", 0) == 0};

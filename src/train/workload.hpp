@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hw/specs.hpp"
+#include "coll/placement.hpp"
 #include "train/collectives.hpp"
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
@@ -42,6 +43,9 @@ struct WorkloadSpec {
   double grad_bytes = 4;         ///< bytes per gradient element communicated
   double param_bytes = 4;        ///< bytes per parameter element communicated (allgathers)
   std::string optimizer;         ///< "sgd" (momentum) or "adamw"
+  coll::Placement placement;     ///< where the job's nodes are (`train --placement`; packed: the first GPUs)
+  /// The job's GPUs in rank order under `placement` (messages name `--placement`).
+  [[nodiscard]] coll::Group group(const platform::Platform& p, int gpus) const;
   std::shared_ptr<const Workload> impl;
 
   /// The algorithm of a role: an explicit override, else the backend's table entry.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "calib/gemm_fit.hpp"
+#include "config/gemm_reader.hpp"
 #include "core/error.hpp"
 #include "train/gemm_time.hpp"
 
@@ -116,7 +117,7 @@ TEST_CASE("calib::fit_gemm: a negative fixed cost is held at 0") {
   CHECK(v.wave_overhead_s >= 0);
 }
 
-TEST_CASE("calib::parse_gemm_csv: columns, quoting, \"same figure\", exclusions, errors") {
+TEST_CASE("calib: config::parse_gemm_csv: columns, quoting, \"same figure\", exclusions, errors") {
   const std::string text =
       "source,gpu,dtype,M,N,K,tflops,pct_peak,stat,software,kind\n"
       "\"Vendor \"\"X\"\" blog, Fig. 6\",A100,fp16/bf16 (curves overlap),256,256,256,3,1.0,s,sw,\"CHART READ-OFF, +/-5 "
@@ -125,7 +126,7 @@ TEST_CASE("calib::parse_gemm_csv: columns, quoting, \"same figure\", exclusions,
       "lab/bench README.md,A100 SXM,bf16,1024,10240,5120,271.2,86.9,mean,torch,measured (max over search)\n"
       "other/copy README.md,A100 PCIe,bf16,2304,5120,1536,256.4,82.2,copy,n/a,secondary copy\n"
       "x/y,A100 80GB,\"fp32 (TF32 likely, NGC 22.07)\",8192,8192,8192,116,74,best,ngc,measured (summary)\n";
-  const auto csv = calib::parse_gemm_csv(text, "t.csv");
+  const auto csv = config::parse_gemm_csv(text, "t.csv");
   REQUIRE(csv.rows.size() == 5);
   CHECK(csv.rows[0].source == "Vendor \"X\" blog, Fig. 6");
   CHECK(csv.rows[0].precision == "fp16");
@@ -143,7 +144,7 @@ TEST_CASE("calib::parse_gemm_csv: columns, quoting, \"same figure\", exclusions,
   CHECK(csv.rows[4].precision == "tf32");  // "fp32 (TF32 likely)"
   auto fails = [](const std::string& t, const std::string& part) {
     try {
-      (void)calib::parse_gemm_csv(t, "bad.csv");
+      (void)config::parse_gemm_csv(t, "bad.csv");
       FAIL("no error");
     } catch (const ConfigError& e) {
       CHECK_MESSAGE(std::string(e.what()).find(part) != std::string::npos, e.what());
@@ -164,7 +165,7 @@ TEST_CASE("calib::fit_gemm: the shared A100 GEMM measurements") {
     MESSAGE("shared/reference/compute not found beside the source tree: skipped");
     return;
   }
-  const auto csv = calib::load_gemm_csv(path);
+  const auto csv = config::load_gemm_csv(path);
   CHECK(csv.rows.size() == 74);
   int excluded = 0;
   for (const auto& r : csv.rows) excluded += r.excluded.empty() ? 0 : 1;

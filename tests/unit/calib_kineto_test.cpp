@@ -1,4 +1,4 @@
-// torch.profiler traces read by calib::load_kineto: classification, per-class and per-step sums,
+// torch.profiler traces read by config::load_kineto: classification, per-class and per-step sums,
 // shaped GEMMs, bad files.
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "calib/kineto.hpp"
+#include "config/kineto_reader.hpp"
 #include "core/error.hpp"
 
 using namespace ffsim;
@@ -22,7 +23,7 @@ long long n(const calib::ClassSums& s, KernelClass c) { return s.count[ix(c)]; }
 // Each error names the file and says what was expected.
 void check_error(const std::string& file, const std::string& expected_part) {
   try {
-    (void)calib::load_kineto(data(file));
+    (void)config::load_kineto(data(file));
     FAIL("no error for " << file);
   } catch (const ConfigError& e) {
     CHECK(e.file() == data(file));
@@ -105,10 +106,10 @@ TEST_CASE("calib::classify_kernel: the ordered rules") {
 // Outside: 7 + 4 = 11 (2 events). 115 + 58 + 11 = 184. Whole timeline: 1030..1324 = 294 us, busy
 // 115 + 58 (the conv lies inside the NCCL kernel, which step 1 counted) + 7 + 4 = 184 - 30 = 154.
 // Shaped: aten::mm M 256, K 512, N 1024: 2 x 256 x 512 x 1024 = 268,435,456 FLOPs in 40 us = 6.7108864 TFLOP/s.
-TEST_CASE("calib::load_kineto: a hand-made trace, plain and gzipped") {
+TEST_CASE("calib: config::load_kineto: a hand-made trace, plain and gzipped") {
   for (const char* f : {"small_trace.json", "small_trace.json.gz"}) {
     CAPTURE(f);
-    const auto tr = calib::load_kineto(data(f));
+    const auto tr = config::load_kineto(data(f));
     CHECK(tr.device_name == "NVIDIA A100-SXM4-80GB");
     CHECK(tr.sms == 108);
     CHECK(tr.sums.total_count() == 11);
@@ -156,15 +157,15 @@ TEST_CASE("calib::load_kineto: a hand-made trace, plain and gzipped") {
   }
 }
 
-TEST_CASE("calib::load_kineto: edges (no kernels, one step)") {
-  const auto none = calib::load_kineto(data("no_kernels.json"));
+TEST_CASE("calib: config::load_kineto: edges (no kernels, one step)") {
+  const auto none = config::load_kineto(data("no_kernels.json"));
   CHECK(none.sums.total_count() == 0);
   CHECK(none.busy_us == 0);
   REQUIRE(none.steps.size() == 1);  // a step with no GPU work
   CHECK(none.steps[0].sums.total_us() == 0);
   CHECK(none.gemms.empty());
   // one step [0, 100]: a GEMM of 30 us and an elementwise kernel of 10 us, both launched inside it
-  const auto one = calib::load_kineto(data("one_step.json"));
+  const auto one = config::load_kineto(data("one_step.json"));
   REQUIRE(one.steps.size() == 1);
   CHECK(one.steps[0].sums.total_us() == 40);
   CHECK(t(one.steps[0].sums, KernelClass::Gemm) == 30);
@@ -174,7 +175,7 @@ TEST_CASE("calib::load_kineto: edges (no kernels, one step)") {
   CHECK(one.gemm_kernels_unshaped == 1);
 }
 
-TEST_CASE("calib::load_kineto: bad files name the file and what was expected") {
+TEST_CASE("calib: config::load_kineto: bad files name the file and what was expected") {
   check_error("not_a_trace.json", "no \"traceEvents\" member: expected a torch.profiler (Kineto) Chrome trace");
   check_error("not_json.json", data("not_json.json"));
   check_error("two_devices.json", "expected the trace of one GPU");
@@ -186,8 +187,8 @@ TEST_CASE("calib::load_kineto: bad files name the file and what was expected") {
 // The real AlexNet trace (tests/data/kineto, a copy of shared/reference/traces'). Independent sums
 // (python3: json.load(gzip.open(f))["traceEvents"], events ph "X" of cat kernel/gpu_memcpy/gpu_memset):
 // 98 GPU events, 66,203 us in all, 79 kernels 10,692 us, memcpy+memset 55,511 us, no NCCL, no steps.
-TEST_CASE("calib::load_kineto: the AlexNet trace, sums against the trace's own") {
-  const auto tr = calib::load_kineto(data("a100-40gb-alexnet-1gpu.json.gz"));
+TEST_CASE("calib: config::load_kineto: the AlexNet trace, sums against the trace's own") {
+  const auto tr = config::load_kineto(data("a100-40gb-alexnet-1gpu.json.gz"));
   CHECK(tr.sums.total_count() == 98);
   CHECK(tr.sums.total_us() == doctest::Approx(66203).epsilon(1e-9));
   CHECK(t(tr.sums, KernelClass::Memcpy) == doctest::Approx(55511).epsilon(1e-9));
@@ -206,14 +207,14 @@ TEST_CASE("calib::load_kineto: the AlexNet trace, sums against the trace's own")
 // Independent sums as above: cnn-ddp 3,774 GPU events, 165,185.838 us, kernels 162,532.340 us,
 // NCCL (name contains "nccl") 46,876.493 us, 3 steps; 16-rank: 7,747 events, 449,763 us, NCCL
 // 190,345 us, Adam ("adam") 38,447 us, 5 steps.
-TEST_CASE("calib::load_kineto: the shared A100 traces, sums against the traces' own") {
+TEST_CASE("calib: config::load_kineto: the shared A100 traces, sums against the traces' own") {
   const std::string dir = std::string(FFSIM_SOURCE_DIR) + "/../shared/reference/traces/";
   if (!std::filesystem::exists(dir + "a100-40gb-cnn-ddp-2rank.json.gz")) {
     MESSAGE("shared/reference/traces not found beside the source tree: skipped");
     return;
   }
   {
-    const auto tr = calib::load_kineto(dir + "a100-40gb-cnn-ddp-2rank.json.gz");
+    const auto tr = config::load_kineto(dir + "a100-40gb-cnn-ddp-2rank.json.gz");
     CHECK(tr.sums.total_count() == 3774);
     CHECK(tr.sums.total_us() == doctest::Approx(165185.838).epsilon(1e-6));
     CHECK(tr.sums.total_us() - t(tr.sums, KernelClass::Memcpy) == doctest::Approx(162532.340).epsilon(1e-6));
@@ -225,7 +226,7 @@ TEST_CASE("calib::load_kineto: the shared A100 traces, sums against the traces' 
     CHECK(in_steps == doctest::Approx(tr.sums.total_us()).epsilon(1e-9));
   }
   {
-    const auto tr = calib::load_kineto(dir + "a100-sxm4-80gb-16rank-step.json.gz");
+    const auto tr = config::load_kineto(dir + "a100-sxm4-80gb-16rank-step.json.gz");
     CHECK(tr.sums.total_count() == 7747);
     CHECK(tr.sums.total_us() == doctest::Approx(449763).epsilon(1e-9));
     CHECK(t(tr.sums, KernelClass::Nccl) == 190345);

@@ -10,14 +10,18 @@
 #include "calib/nccl_tests.hpp"
 #include "calib/scope.hpp"
 #include "coll/collective.hpp"
+#include "config/calibration_reader.hpp"
+#include "config/calibration_scope.hpp"
 #include "config/catalog.hpp"
 #include "config/coll_reader.hpp"
-#include "core/error.hpp"
 #include "config/hw_reader.hpp"
+#include "config/nccl_tests_reader.hpp"
+#include "core/error.hpp"
 #include "test_catalog.hpp"
 
 using namespace ffsim;
 using namespace ffsim::calib;
+using namespace ffsim::config;
 
 namespace {
 
@@ -46,7 +50,7 @@ double dram(const config::Catalog& cat, const std::string& node) {
 
 }  // namespace
 
-TEST_CASE("calib::node_family: the node and the node models that extend it") {
+TEST_CASE("calib: config::node_family: the node and the node models that extend it") {
   const config::Catalog& cat = ffsim::testing::catalog();
   CHECK(node_family(cat, "epyc_zen5_2c_vm") == std::vector<std::string>{"epyc_zen5_2c_vm"});
   // fire_flyer_pcie_nvlink extends fire_flyer_pcie; nothing extends the NVLink variant.
@@ -54,7 +58,7 @@ TEST_CASE("calib::node_family: the node and the node models that extend it") {
   CHECK(node_family(cat, "fire_flyer_pcie_nvlink") == std::vector<std::string>{"fire_flyer_pcie_nvlink"});
 }
 
-TEST_CASE("calib::apply_scoped: machine-scoped values hold only on the measured node model") {
+TEST_CASE("calib: config::apply_scoped: machine-scoped values hold only on the measured node model") {
   const config::Catalog published = ffsim::testing::catalog();
   const CalibrationFile c = calibration("epyc_zen5_2c_vm", kDram + "," + kChunkMachine);
   const double chunk0 = chunk_overhead(published), dram0 = dram(published, "epyc_zen5_2c_vm");
@@ -103,7 +107,7 @@ TEST_CASE("calib::apply_scoped: machine-scoped values hold only on the measured 
   }
 }
 
-TEST_CASE("calib::apply_scoped: a node fact goes to the node models that extend it and inherit the value") {
+TEST_CASE("calib: config::apply_scoped: a node fact goes to the node models that extend it and inherit the value") {
   config::Catalog cat = ffsim::testing::catalog();
   // fire_flyer_pcie_nvlink inherits pcie_latency (1 us) from fire_flyer_pcie.
   const CalibrationFile c = calibration("fire_flyer_pcie", R"({"kind": "node", "name": "fire_flyer_pcie", "pointer": "/pcie_latency",
@@ -176,7 +180,7 @@ TEST_CASE("calib::fit_nccl_ring: planted bus bandwidth and step latency come bac
   }
 }
 
-TEST_CASE("calib::parse_nccl_tests: malformed logs name the line and what was expected") {
+TEST_CASE("calib: config::parse_nccl_tests: malformed logs name the line and what was expected") {
   const std::string good = ring_log(2, 4, 100e9, 5e-6, 2);
   CHECK_NOTHROW((void)parse_nccl_tests(good, "t.log"));
   auto with = [&](const std::string& from, const std::string& to) {

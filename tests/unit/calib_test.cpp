@@ -14,13 +14,16 @@
 #include "calib/calibrate.hpp"
 #include "calib/calibration_file.hpp"
 #include "calib/lsq.hpp"
+#include "config/calibration_reader.hpp"
 #include "config/catalog.hpp"
-#include "core/error.hpp"
 #include "config/hw_reader.hpp"
+#include "config/measurement_reader.hpp"
+#include "core/error.hpp"
 #include "test_catalog.hpp"
 
 using namespace ffsim;
 using namespace ffsim::calib;
+using namespace ffsim::config;
 
 namespace {
 

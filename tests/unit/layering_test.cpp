@@ -15,13 +15,15 @@ namespace {
 namespace fs = std::filesystem;
 
 // Lowest first. src/hfreduce stands apart: it includes no other layer and none includes it.
-// config (the only JSON reader) sits above the domain layers whose params it fills in: they know no JSON.
-const std::vector<std::string> kLayers{"core", "hw",     "topo",   "sched", "platform", "eval",   "coll", "train",
-                                       "sim",  "ops",    "config", "plan", "calib",   "report", "app",  "cli"};
+// config (the only JSON reader) sits above the domain layers whose params it fills in: they know no
+// JSON. calib (the fits) sits below it too: config reads measurements into calib's plain structs, and
+// the fits write typed overrides that config applies to the catalog.
+const std::vector<std::string> kLayers{"core", "hw",  "topo",  "sched",  "platform", "eval",   "coll", "train",
+                                       "sim",  "ops", "calib", "config", "plan",     "report", "app",  "cli"};
 
 // JSON at the edge: these layers take plain parameter structs and include nothing of config/ (the
 // only JSON reader), whatever the order above says.
-const std::vector<std::string> kNoConfig{"hw", "topo", "platform", "coll", "train", "ops"};
+const std::vector<std::string> kNoConfig{"hw", "topo", "platform", "coll", "train", "ops", "calib"};
 
 // Includes the order above would allow but the architecture forbids (the project's shared/layers.json's
 // "never" arrows; docs/design.md): {from, to, why}.
@@ -44,10 +46,15 @@ struct ThirdParty {
   std::string home2 = "";      // and a second one, if any (SimGrid: the engine, and the operations simulation)
   std::string also = "";       // and one file outside them that may (e.g. "cli/sweep_mpi.cpp")
 };
-const std::vector<ThirdParty> kThirdParty{
-    {"nlohmann/", "config"}, {"simgrid/", "sim", "ops"}, {"xbt/", "sim", "ops"}, {"CLI/", "cli"}, {"Eigen/", "calib"},
-    {"eigen3/", "calib"},    {"mpi.h", "hfreduce", "", "cli/sweep_mpi.cpp"}, {"cuda_runtime", "hfreduce"},
-    {"zlib.h", "calib"}};
+const std::vector<ThirdParty> kThirdParty{{"nlohmann/", "config"},
+                                          {"simgrid/", "sim", "ops"},
+                                          {"xbt/", "sim", "ops"},
+                                          {"CLI/", "cli"},
+                                          {"Eigen/", "calib"},
+                                          {"eigen3/", "calib"},
+                                          {"mpi.h", "hfreduce", "", "cli/sweep_mpi.cpp"},
+                                          {"cuda_runtime", "hfreduce"},
+                                          {"zlib.h", "config"}};
 // cli/sweep_mpi.cpp: `ffsim sweep` under mpirun opens libmpi at run time (dlopen) and takes only its
 // types and handles from <mpi.h>; no other cli file names MPI.
 
@@ -153,15 +160,15 @@ std::vector<SourceFile> read_tree(const fs::path& src) {
 TEST_CASE("layering: the checker catches each kind of violation") {
   // A synthetic tree with one violation of each rule, and one clean file, so this test can fail.
   const std::vector<SourceFile> bad{
-      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},     // a lower layer includes a higher one
-      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},         // nlohmann outside config
-      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},         // SimGrid outside sim
-      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},           // CLI11 outside cli
-      {"sim/e.cpp", "#include <Eigen/Dense>\n"},              // Eigen outside calib
-      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},    // hfreduce depends on nothing else
-      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},       // and nothing depends on it
-      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},     // a domain layer reads JSON
-      {"plan/z.cpp", "#include <zlib.h>\n"},                   // zlib outside calib (the trace reader)
+      {"topo/a.cpp", "#include \"sim/platform.hpp\"\n"},    // a lower layer includes a higher one
+      {"hw/b.cpp", "#include <nlohmann/json.hpp>\n"},       // nlohmann outside config
+      {"plan/c.cpp", "#include <simgrid/s4u.hpp>\n"},       // SimGrid outside sim
+      {"report/d.cpp", "#include <CLI/CLI.hpp>\n"},         // CLI11 outside cli
+      {"sim/e.cpp", "#include <Eigen/Dense>\n"},            // Eigen outside calib
+      {"hfreduce/f.cpp", "#include \"core/units.hpp\"\n"},  // hfreduce depends on nothing else
+      {"cli/g.cpp", "#include \"hfreduce/api.hpp\"\n"},     // and nothing depends on it
+      {"train/h.cpp", "#include \"config/reader.hpp\"\n"},  // a domain layer reads JSON
+      {"plan/z.cpp", "#include <zlib.h>\n"},                // zlib outside config (the trace reader)
       {"cli/ok.cpp", "#include \"core/units.hpp\"\n#include <CLI/CLI.hpp>\n#include <vector>\n"},
       // SimGrid's second home: the operations simulation (above sim, below config).
       {"ops/ok.cpp", "#include <simgrid/s4u.hpp>\n#include \"sim/simgrid_engine.hpp\"\n"},
@@ -174,24 +181,29 @@ TEST_CASE("layering: the checker catches each kind of violation") {
   CHECK(v[0] == "topo/a.cpp includes sim/platform.hpp (sim is above topo)");
   CHECK(v[1] == "hw/b.cpp includes <nlohmann/json.hpp> outside its home src/config");
   CHECK(v[7] == "train/h.cpp includes config/reader.hpp (train takes parameter structs: only config/ reads JSON)");
-  CHECK(v[8] == "plan/z.cpp includes <zlib.h> outside its home src/calib");
+  CHECK(v[8] == "plan/z.cpp includes <zlib.h> outside its home src/config");
 }
 
 TEST_CASE("layering: the checker catches a forbidden arrow and an engine constructed outside its homes") {
   const std::vector<SourceFile> bad{
-      {"cli/a.cpp", "#include \"coll/collective.hpp\"\n"},          // cli calls services, not algorithms
-      {"cli/b.cpp", "#include \"hw/specs.hpp\"\n"},                 // nor specs
-      {"cli/c.cpp", "#include \"sim/simgrid_engine.hpp\"\n"},       // nor registers engines
-      {"report/d.cpp", "#include \"train/run.hpp\"\n"},             // report knows no workload
-      {"train/e.cpp", "  eval::FluidEngine fluid;\n"},              // an engine behind --engine's back
+      {"cli/a.cpp", "#include \"coll/collective.hpp\"\n"},     // cli calls services, not algorithms
+      {"cli/b.cpp", "#include \"hw/specs.hpp\"\n"},            // nor specs
+      {"cli/c.cpp", "#include \"sim/simgrid_engine.hpp\"\n"},  // nor registers engines
+      {"report/d.cpp", "#include \"train/run.hpp\"\n"},        // report knows no workload
+      {"train/e.cpp", "  eval::FluidEngine fluid;\n"},         // an engine behind --engine's back
       {"plan/f.cpp", "  auto e = std::make_unique<sim::SimGridEngine>();\n"},
       {"app/ok.cpp", "#include \"sim/simgrid_engine.hpp\"\n  return std::make_unique<eval::FluidEngine>();\n"},
       {"train/ok.cpp", "// the fluid engine (FluidEngine) of the app\n#include \"eval/engine.hpp\"\n"},
       {"ops/g.cpp", "#include \"config/reader.hpp\"\n"},  // ops takes plain params: config is above it
+      // The fits know no JSON (never calib -> config): config reads their inputs and applies their overrides.
+      {"calib/h.cpp", "#include \"calib/measurement.hpp\"\n#include \"config/catalog.hpp\"\n"},
+      // and config may read into calib's structs (calib is below it)
+      {"config/ok.cpp", "#include \"calib/kineto.hpp\"\n#include \"config/reader.hpp\"\n"},
   };
   const auto v = violations(bad);
-  CHECK(v.size() == 7);
+  CHECK(v.size() == 8);
   CHECK(v[6] == "ops/g.cpp includes config/reader.hpp (ops takes parameter structs: only config/ reads JSON)");
+  CHECK(v[7] == "calib/h.cpp includes config/catalog.hpp (calib takes parameter structs: only config/ reads JSON)");
   CHECK(std::count_if(v.begin(), v.end(), [](const std::string& s) { return s.find("ok.cpp") != std::string::npos; }) == 0);
   CHECK(v[0] == "cli/a.cpp includes coll/collective.hpp (never cli -> coll: cli calls services (src/app), not algorithms)");
   CHECK(v[4] == "train/e.cpp names FluidEngine (engines are constructed only in src/eval, src/sim and src/app)");
