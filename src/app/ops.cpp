@@ -4,14 +4,89 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
 
+#include "app/engines.hpp"
+#include "app/train.hpp"
 #include "config/ops_reader.hpp"
 #include "core/error.hpp"
 #include "core/spell.hpp"
+#include "train/nn_model.hpp"
+#include "train/run.hpp"
 
 namespace ffsim::app {
 
-ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
+namespace {
+
+// The step times of the jobs that name a train workload: each (workload file, GPU count) once, on
+// `sc`'s cluster. A kind with a closed form (transformer) runs on it; the others on the fluid
+// engine with every collective its algorithm's closed-form estimate (--collectives estimate).
+void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat, const std::string& file,
+                       const std::string& jobs_pointer, ops::OpsParams& p, std::vector<OpsStepTime>* out) {
+  std::unique_ptr<StepSession> closed, fluid;
+  std::map<std::pair<std::string, int>, train::StepResult> cache;
+  std::map<std::string, plan::ScenarioSpec> loaded;
+  const int per_node = static_cast<int>(sc.cluster.node.gpus.size());
+  for (std::size_t i = 0; i < p.jobs.size(); ++i) {
+    ops::JobSpec& j = p.jobs[i];
+    if (j.workload.empty()) continue;
+    const std::string at = jobs_pointer + "/" + std::to_string(i);
+    auto it = loaded.find(j.workload);
+    if (it == loaded.end()) it = loaded.emplace(j.workload, plan::load_scenario(j.workload, cat, false)).first;
+    const plan::ScenarioSpec& ws = it->second;
+    if (!ws.workload)
+      throw ConfigError(file, at + "/workload",
+                        "job \"" + j.name + "\": " + j.workload +
+                            " has no \"workload\" section; name a scenario that has one (scenarios/train-*.json)");
+    const train::WorkloadSpec& w = *ws.workload;
+    const std::string why = w.impl->check(w, j.gpus, sc.cluster.gpus(), per_node);
+    if (!why.empty())
+      throw ConfigError(file, at + "/gpus",
+                        "job \"" + j.name + "\": the workload of " + ws.name + " cannot run on " +
+                            std::to_string(j.gpus) + " GPUs: " + why);
+    const bool cf = w.impl->has_closed_form();
+    auto found = cache.find({j.workload, j.gpus});
+    const bool reused = found != cache.end();
+    if (!reused) {
+      std::unique_ptr<StepSession>& s = cf ? closed : fluid;
+      if (!s)
+        s = std::make_unique<StepSession>(
+            sc, cat, cf ? choose_engine("closed-form", Analytic::ClosedForm) : choose_engine("fluid", Analytic::Fluid),
+            train::CollectiveCosts::Method::Estimate, false, 1);
+      train::StepResult r;
+      try {
+        r = train::simulate_step(w, s->env(), j.gpus);
+      } catch (const ValueError& e) {
+        throw ConfigError(file, at + "/gpus",
+                          "job \"" + j.name + "\": the workload of " + ws.name + " at " + std::to_string(j.gpus) +
+                              " GPUs: " + e.what());
+      }
+      found = cache.emplace(std::make_pair(j.workload, j.gpus), r).first;
+    }
+    const train::StepResult& r = found->second;
+    j.step_s = r.step_s;
+    j.work_s = static_cast<double>(j.steps) * r.step_s;
+    OpsStepTime st{j.name,   j.workload, ws.name, j.gpus, r.layout, cf ? "closed-form" : "fluid",
+                   r.step_s, j.steps,    0,       reused};
+    if (j.checkpoint_size_from_model) {
+      // A checkpoint holds the weights and the optimizer state (master weights, moments), not the
+      // gradients: optimizer_state_bytes less the gradient's bytes, per parameter.
+      const double params = train::total_params(train::layer_costs(w.model, w.seq, w.flash_attention));
+      const double per_param = train::optimizer_state_bytes(w, 1) - w.grad_bytes;
+      st.checkpoint_bytes = params * per_param;
+      const int nodes = (j.gpus + per_node - 1) / per_node;
+      j.checkpoint_cost_s = st.checkpoint_bytes / (j.checkpoint_bw_per_node * nodes);
+    }
+    if (out) out->push_back(std::move(st));
+  }
+}
+
+}  // namespace
+
+ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt,
+                          std::vector<OpsStepTime>* steps) {
   if (!sc.ops)
     throw UsageError("ops: " + sc.file +
                      " has no \"ops\" section (the job mix, failure processes, seed and horizon; "
@@ -26,13 +101,15 @@ ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
   if (!opt.jobs_file.empty()) p.jobs = config::load_ops_jobs(opt.jobs_file, p.cluster);
   if (opt.seed) p.seed = *opt.seed;
   if (opt.horizon_s) p.horizon_s = *opt.horizon_s;
+  resolve_workloads(sc, cat, opt.jobs_file.empty() ? sc.file : opt.jobs_file,
+                    opt.jobs_file.empty() ? "/ops/jobs" : "/jobs", p, steps);
   return p;
 }
 
-OpsReport run_ops(const plan::ScenarioSpec& sc, const OpsOptions& opt) {
+OpsReport run_ops(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt) {
   OpsReport r;
   r.scenario = sc.name;
-  r.params = ops_params(sc, opt);
+  r.params = ops_params(sc, cat, opt, &r.step_times);
   try {
     ops::validate(r.params);
   } catch (const ValueError& e) {

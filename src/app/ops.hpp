@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "config/catalog.hpp"
 #include "ops/params.hpp"
 #include "ops/result.hpp"
 #include "ops/simulate.hpp"
@@ -24,17 +26,35 @@ struct OpsOptions {
   bool timeline = false;  ///< keep the main run's timeline (OpsResult::timeline) for --trace
 };
 
+/// The step time of a job that names a train workload (JobSpec::workload), computed once per
+/// (workload, GPU count) on the scenario's cluster.
+struct OpsStepTime {
+  std::string job;
+  std::string workload;       ///< the file
+  std::string workload_name;  ///< the scenario's name
+  int gpus = 0;
+  std::string layout;
+  std::string engine;  ///< "closed-form" (the kind's closed form), or "fluid" (collectives estimated)
+  double step_s = 0;
+  long long steps = 0;
+  double checkpoint_bytes = 0;  ///< with "size": "model": weights and optimizer state (else 0)
+  bool reused = false;          ///< the step of an earlier job of the same shape (not computed again)
+};
+
 struct OpsReport {
   std::string scenario;
+  std::vector<OpsStepTime> step_times;  ///< one per job with a workload, in job order
   ops::OpsParams params;  ///< as simulated (zones from the fabric when the section has none)
   ops::OpsResult result;
   std::optional<ops::OpsResult> without_checkpoints;
   std::optional<ops::CheckpointSweep> sweep;
 };
 
-/// The parameters `sc` and `opt` describe (a UsageError if the scenario has no "ops" section).
-[[nodiscard]] ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const OpsOptions& opt);
+/// The parameters `sc` and `opt` describe (a UsageError if the scenario has no "ops" section), with
+/// the step times of jobs that name a workload computed on `sc`'s cluster (into `steps` if given).
+[[nodiscard]] ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt,
+                                        std::vector<OpsStepTime>* steps = nullptr);
 
-[[nodiscard]] OpsReport run_ops(const plan::ScenarioSpec& sc, const OpsOptions& opt);
+[[nodiscard]] OpsReport run_ops(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt);
 
 }  // namespace ffsim::app

@@ -290,7 +290,7 @@ Record ops_record(const std::string& scenario, const std::string& row, long long
 std::vector<Record> sweep_ops(Context& ctx, const OpsArgs& a, const config::Document& doc) {
   check_swept_ops(a);
   const plan::ScenarioSpec sc = plan::parse_scenario(doc, ctx.catalog());
-  const app::OpsReport r = app::run_ops(sc, ops_options(a));
+  const app::OpsReport r = app::run_ops(sc, ctx.catalog(), ops_options(a));
   const ops::OpsResult& res = r.result;
   long long completed = 0, interrupted = 0, checkpoints = 0;
   for (const auto& j : res.jobs) {
@@ -339,7 +339,7 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.jobs, ctx.calibration});
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
-  const app::OpsReport r = app::run_ops(sc, opt);
+  const app::OpsReport r = app::run_ops(sc, ctx.catalog(), opt);
   const ops::OpsParams& p = r.params;
   if (!a.trace.empty()) {
     const std::string title =
@@ -360,6 +360,30 @@ int run_ops(Context& ctx, const OpsArgs& a) {
     w.field("nodes", p.cluster.nodes);
     w.field("gpus_per_node", p.cluster.gpus_per_node);
     w.field("zones", p.cluster.zones);
+    if (!r.step_times.empty()) {
+      w.key("step_times");
+      w.begin_array();
+      for (const auto& st : r.step_times) {
+        w.begin_object();
+        w.field("job", st.job);
+        w.field("workload", st.workload);
+        w.field("workload_name", st.workload_name);
+        w.field("gpus", st.gpus);
+        w.field("layout", st.layout);
+        w.field("engine", st.engine);
+        w.field("step_s", st.step_s);
+        w.field("steps", st.steps);
+        w.field("reused", st.reused);
+        w.field("work_s", st.step_s * static_cast<double>(st.steps));
+        w.key("checkpoint_bytes");
+        if (st.checkpoint_bytes > 0)
+          w.value(st.checkpoint_bytes);
+        else
+          w.null();
+        w.end_object();
+      }
+      w.end_array();
+    }
     w.key("result");
     write_result_json(w, r.result, p);
     if (r.without_checkpoints) {
@@ -400,6 +424,15 @@ int run_ops(Context& ctx, const OpsArgs& a) {
             << ", " << fmt_g(p.horizon_s / 86400.0, 6) << " d (" << fmt_g(p.horizon_s / kHour, 6) << " h), seed "
             << p.seed << ", " << p.jobs.size() << (p.jobs.size() == 1 ? " job" : " jobs") << ", " << p.failures.size()
             << " failure processes\n";
+  for (const auto& st : r.step_times)
+    std::cout << "  " << st.job << ": a step of " << st.workload_name << " on " << st.gpus << " GPUs (" << st.layout
+              << ") takes " << fmt_time(Seconds(st.step_s)) << " ("
+              << (st.engine == "closed-form" ? "its closed form" : "fluid engine, collectives estimated") << "), x "
+              << fmt_int(st.steps) << " steps = " << fmt_g(st.step_s * static_cast<double>(st.steps) / 86400.0, 4)
+              << " d of work"
+              << (st.checkpoint_bytes > 0 ? "; checkpoint of the model: " + fmt_bytes_si(Bytes(st.checkpoint_bytes))
+                                          : std::string())
+              << "\n";
   print_result(std::cout, r.result, p);
   if (r.without_checkpoints) {
     std::cout << "\nWithout checkpoints (every job restarts from its beginning after a failure)\n";

@@ -3,6 +3,7 @@
 #include "config/ops_reader.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -12,6 +13,8 @@
 namespace ffsim::config {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // Times of operations: from a millisecond (a restart is never shorter) to a century.
 constexpr PlausibleRange kOpsTime{
@@ -38,10 +41,29 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
   if (dur) {
     j.work_s = r.fact_quantity<Seconds>("duration", false, &kOpsTime).si();
     if (r.has("step_time")) r.fail_at("step_time", "\"step_time\" goes with \"steps\", not with \"duration\"");
+    if (r.has("workload"))
+      r.fail_at("workload", "\"workload\" gives the step time of \"steps\": give \"steps\" in place of \"duration\"");
   } else {
     const auto n = r.fact_integer("steps", 1, std::int64_t{1} << 50);
-    const double st = r.fact_quantity<Seconds>("step_time", false, &kOpsTime).si();
-    j.work_s = static_cast<double>(n) * st;
+    if (r.has("workload")) {
+      // The step time comes from the workload at the job's GPU count (app/ops.cpp).
+      if (r.has("step_time"))
+        r.fail_at("step_time", "give \"step_time\" or \"workload\" (whose step time is computed), not both");
+      const Reader wl = r.child("workload");
+      const std::string given = wl.as_string();
+      const fs::path path = fs::path(r.file()).parent_path() / given;
+      std::error_code ec;
+      if (given.empty() || !fs::is_regular_file(path, ec))
+        wl.fail(
+            "expected a scenario file with a \"workload\" section (a path relative to this file, e.g. "
+            "\"train-llama13b-pp.json\" beside it), got \"" +
+            given + "\": " + path.lexically_normal().string() + " is not a file");
+      j.workload = path.lexically_normal().string();
+      j.steps = n;
+    } else {
+      const double st = r.fact_quantity<Seconds>("step_time", false, &kOpsTime).si();
+      j.work_s = static_cast<double>(n) * st;
+    }
   }
   j.submit_s = r.optional_fact_quantity<Seconds>("submit", true, &kOpsTime).value_or(Seconds(0)).si();
   j.count = static_cast<int>(r.integer_or("count", 1, 1, 1 << 20));
@@ -83,6 +105,14 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
                         "nodes together) with \"write_bandwidth_per_node\"");
       if (cost) {
         j.checkpoint_cost_s = ck->fact_quantity<Seconds>("cost", true, &kOpsTime).si();
+      } else if (ck->child("size").is_string() && ck->child("size").as_string() == "model") {
+        // The model's weights and optimizer state, from the job's workload (app/ops.cpp).
+        if (j.workload.empty())
+          ck->fail_at("size",
+                      "\"model\" takes the checkpoint's size from the job's \"workload\", and the job has "
+                      "none; give a size (e.g. \"182GB\") or a \"workload\"");
+        j.checkpoint_size_from_model = true;
+        j.checkpoint_bw_per_node = ck->fact_quantity<BytesPerSecond>("write_bandwidth_per_node").si();
       } else {
         const double bytes = ck->fact_quantity<Bytes>("size", false, &plausible::kMemory).si();
         const double bw = ck->fact_quantity<BytesPerSecond>("write_bandwidth_per_node").si();

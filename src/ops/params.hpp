@@ -38,6 +38,17 @@ struct JobSpec {
   /// repeat). Drawn from the job's own random stream (Rng(seed, kArrivalStream + job index)).
   double arrival_rate_per_hour = 0;
   double arrivals_until_s = std::numeric_limits<double>::infinity();
+  /// A train workload (a scenario file with a "workload" section, as `ffsim train --workload`
+  /// takes) whose step time at `gpus` GPUs, times `steps`, is the work. src/ops builds no engine:
+  /// the app (app/ops.cpp) computes the step time and fills in step_s and work_s. Empty: work_s is
+  /// given.
+  std::string workload;
+  long long steps = 0;
+  double step_s = 0;  ///< the workload's step time (0: not from a workload)
+  /// The checkpoint's size is the model's weights and optimizer state (the app fills in
+  /// checkpoint_cost_s from it and this per-node write bandwidth, B/s).
+  bool checkpoint_size_from_model = false;
+  double checkpoint_bw_per_node = 0;
 };
 
 /// The random stream of job j's arrivals is kArrivalStream + j; failure process f's is f.

@@ -85,6 +85,8 @@ void validate(const OpsParams& p) {
   for (const auto& j : p.jobs) {
     const std::string w = "job \"" + j.name + "\": ";
     if (j.gpus < 1) throw ValueError(w + "needs at least 1 GPU");
+    if (!j.workload.empty() && !(j.step_s > 0))
+      throw ValueError(w + "the step time of its workload " + j.workload + " was not computed (app/ops.cpp does)");
     if (j.gpus > c.gpus())
       throw ValueError(w + std::to_string(j.gpus) + " GPUs, more than the cluster's " + std::to_string(c.gpus()) +
                        "; give at most " + std::to_string(c.gpus()));

@@ -120,6 +120,33 @@ if len(instants) != events:
 if events < 10:
     failures.append(f"--trace: only {events} failures in 6 days (the test needs some)")
 
+# The output policy (docs/outputs.md, "Writing files"): a run that fails leaves the file as it was,
+# and a folder that does not exist is refused before the simulation.
+old = os.path.join(tmp, "old.json")
+open(old, "w").write("an earlier trace\n")
+p = subprocess.run([ffsim, "--models", "models", "ops", "scenarios/ops-fire-flyer-2.json", "--jobs",
+                    "tests/data/cli/ops-workload-bad-gpus.json", "--trace", old], cwd=root, capture_output=True, text=True)
+if p.returncode != 3 or open(old).read() != "an earlier trace\n":
+    failures.append(f"--trace over a failing run: exit {p.returncode}, the old file {'kept' if open(old).read() == 'an earlier trace' + chr(10) else 'changed'}")
+p = subprocess.run([ffsim, "--models", "models", "ops", "scenarios/ops-fire-flyer-2.json", "--horizon", "1d", "--trace",
+                    os.path.join(tmp, "nowhere", "t.json")], cwd=root, capture_output=True, text=True)
+if p.returncode != 2 or "--trace" not in p.stderr:
+    failures.append(f"--trace into a missing folder: exit {p.returncode}: {p.stderr.strip()[:200]}")
+
+# Step times from workloads: the step of `ffsim train` on the same cluster, GPU count and
+# collective estimates, bit for bit; the same shape twice (vgg16-ddp, vgg16-ddp-b) the same step.
+W = ["ops", "scenarios/ops-fire-flyer-2.json", "--jobs", "tests/data/cli/ops-workloads.json", "--horizon", "1d", "--json"]
+steps = {s["job"]: s for s in json.loads(run(W))["step_times"]}
+for job, wl in (("llama13b-pp", "train-llama13b-pp"), ("vgg16-ddp", "train-vgg16-ddp")):
+    tr = json.loads(run(["train", "scenarios/fire-flyer-2.json", "--workload", f"scenarios/{wl}.json", "--gpus", "512",
+                         "--collectives", "estimate", "--json"]))
+    if tr["rows"][0]["step_s"] != steps[job]["step_s"]:
+        failures.append(f"{job}: ops step {steps[job]['step_s']!r} s, train {tr['rows'][0]['step_s']!r} s")
+if steps["vgg16-ddp"]["step_s"] != steps["vgg16-ddp-b"]["step_s"]:
+    failures.append("the same workload and GPU count gave two step times")
+if steps["vgg16-ddp-b"]["checkpoint_bytes"] is not None:
+    failures.append("vgg16-ddp-b gives its checkpoint cost: no checkpoint_bytes expected")
+
 for f in failures:
     print("FAIL:", f)
 print(f"ops outputs: {len(got)} CSV rows checked against the JSON, {len(instants)} failure instants; "

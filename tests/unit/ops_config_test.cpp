@@ -127,3 +127,44 @@ TEST_CASE("ops config: arrivals, a Poisson stream of instances in place of count
   CHECK(err(R"({"name": "j", "gpus": 1, "duration": "1h", "arrivals": 3})")
             .rfind("/jobs/0/arrivals: expected the arrivals {", 0) == 0);
 }
+
+TEST_CASE("ops config: a workload in place of step_time, a checkpoint of the model's size") {
+  // The reader only resolves the file, relative to the file that names it, and keeps the step
+  // count; the app (app/ops.cpp) computes the step time and the checkpoint's size.
+  const std::string dir = std::string(FFSIM_SOURCE_DIR) + "/scenarios/";
+  const auto d = config::Document::parse(
+      R"({"horizon": "30d", "jobs": [{"name": "llama", "gpus": 512, "steps": 1000, "workload": "train-llama13b-pp.json",
+          "checkpoint": {"interval": "5min", "size": "model", "write_bandwidth_per_node": "10GiB/s"}}]})",
+      dir + "ops-t.json", false);
+  const auto p = config::parse_ops(d.root(), 1200, 8);
+  REQUIRE(p.jobs.size() == 1);
+  CHECK(p.jobs[0].workload == dir + "train-llama13b-pp.json");
+  CHECK(p.jobs[0].steps == 1000);
+  CHECK(p.jobs[0].work_s == 0);  // not yet: the app's
+  CHECK(p.jobs[0].checkpoint_size_from_model);
+  CHECK(p.jobs[0].checkpoint_bw_per_node == 10.0 * (1 << 30));
+  CHECK(p.jobs[0].checkpoint_cost_s == 0);
+  // Unresolved, the job is refused by the simulation's checks (its work is the app's to fill in).
+  CHECK_THROWS_AS(ops::validate(p), ValueError);
+  auto err = [&](const std::string& job) -> std::string {
+    try {
+      const auto e = config::Document::parse(R"({"horizon": "1d", "jobs": [)" + job + "]}", dir + "ops-t.json", false);
+      (void)config::parse_ops(e.root(), 1200, 8);
+    } catch (const ConfigError& x) {
+      return x.pointer() + ": " + x.message();
+    }
+    return "no error";
+  };
+  CHECK(err(R"({"name": "j", "gpus": 8, "duration": "1d", "workload": "train-llama13b-pp.json"})") ==
+        "/jobs/0/workload: \"workload\" gives the step time of \"steps\": give \"steps\" in place of \"duration\"");
+  CHECK(err(R"({"name": "j", "gpus": 8, "steps": 5, "workload": "nowhere.json"})")
+            .rfind("/jobs/0/workload: expected a scenario file with a \"workload\" section", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 8, "steps": 5, "workload": ""})")
+            .rfind("/jobs/0/workload: expected a scenario file", 0) == 0);
+  CHECK(err(R"({"name": "j", "gpus": 8, "steps": 5, "step_time": "1s", "workload": "train-llama13b-pp.json"})") ==
+        "/jobs/0/step_time: give \"step_time\" or \"workload\" (whose step time is computed), not both");
+  CHECK(err(R"({"name": "j", "gpus": 8, "steps": 5, "step_time": "1s",
+                "checkpoint": {"interval": "5min", "size": "model", "write_bandwidth_per_node": "10GiB/s"}})")
+            .rfind("/jobs/0/checkpoint/size: \"model\" takes the checkpoint's size from the job's \"workload\"", 0) ==
+        0);
+}
