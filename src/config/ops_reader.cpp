@@ -126,6 +126,32 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
   return j;
 }
 
+// A failure process's bursts: {"size": N or {"mean": M}, "spread": T} over `units` units.
+void parse_burst(const Reader& b, ops::FailureSpec& s, long long units) {
+  if (!b.is_object()) b.fail("expected a burst {\"size\": N or {\"mean\": M}, \"spread\": T}, got " + b.describe());
+  b.allow({"description", "source"});
+  const Reader size = b.child("size", "the units a burst hits: N, or {\"mean\": M}");
+  const std::string what = s.unit == ops::FailureUnit::Gpu ? "GPUs" : "nodes";
+  if (size.is_object() && size.has("mean")) {
+    size.allow({"description", "source"});
+    s.burst_mean = size.fact_number("mean", 1, 1e9);
+    if (s.burst_mean > static_cast<double>(units))
+      size.fail_at("mean", "a burst hits distinct units, and the cluster has " + std::to_string(units) + " " + what +
+                               "; give a mean of at most " + std::to_string(units));
+    size.finish();
+  } else {
+    s.burst_size = static_cast<int>(b.fact_integer("size", 1, 1 << 30));
+    if (s.burst_size > units)
+      b.fail_at("size", "a burst hits distinct units, and the cluster has " + std::to_string(units) + " " + what +
+                            "; give at most " + std::to_string(units) + " (or {\"mean\": M})");
+  }
+  if (!b.has("spread"))
+    b.fail(
+        "missing the burst's \"spread\": the time within which its units fail (e.g. \"10min\"; \"0s\": all at once)");
+  s.burst_spread_s = b.fact_quantity<Seconds>("spread", true, &kOpsTime).si();
+  b.finish();
+}
+
 }  // namespace
 
 std::vector<ops::JobSpec> parse_ops_jobs(const Reader& r, const ops::ClusterShape& c) {
@@ -172,6 +198,8 @@ ops::OpsParams parse_ops(const Reader& r, int nodes, int gpus_per_node) {
       s.unit = unit == "gpu" ? ops::FailureUnit::Gpu : ops::FailureUnit::Node;
       s.rate_per_hour = f.fact_number("rate_per_hour", 0, 1);
       s.repair_s = f.optional_fact_quantity<Seconds>("repair", true, &kOpsTime).value_or(Seconds(0)).si();
+      if (auto b = f.optional_child("burst"))
+        parse_burst(*b, s, s.unit == ops::FailureUnit::Gpu ? p.cluster.gpus() : nodes);
       f.finish();
       p.failures.push_back(std::move(s));
     }

@@ -64,6 +64,15 @@ struct FailureSpec {
   FailureUnit unit = FailureUnit::Gpu;
   double rate_per_hour = 0;  ///< per unit-hour
   double repair_s = 0;
+  /// Bursts (both 0: none, each failure on its own). With `burst_size` N > 0, failures come in
+  /// bursts of N distinct units; with `burst_mean` M >= 1, of a geometric number of distinct units
+  /// of mean M, truncated at the unit count. Each unit of a burst fails at a uniform offset in
+  /// [0, burst_spread_s) from the burst's start, and bursts arrive as a Poisson process of rate
+  /// (rate_per_hour x units) / (mean burst size), so the mean failure count is unchanged.
+  int burst_size = 0;
+  double burst_mean = 0;
+  double burst_spread_s = 0;
+  [[nodiscard]] bool bursty() const { return burst_size > 0 || burst_mean > 0; }
 };
 
 struct OpsParams {

@@ -31,6 +31,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "core/error.hpp"
+#include "ops/burst.hpp"
 #include "ops/rng.hpp"
 
 namespace ffsim::ops {
@@ -106,6 +107,15 @@ void validate(const OpsParams& p) {
     if (f.rate_per_hour < 0 || !std::isfinite(f.rate_per_hour))
       throw ValueError("failure \"" + f.name + "\": its rate must be a non-negative number per hour");
     if (f.repair_s < 0) throw ValueError("failure \"" + f.name + "\": its repair time must not be negative");
+    const long long units = f.unit == FailureUnit::Gpu ? c.gpus() : c.nodes;
+    if (f.burst_size < 0 || f.burst_size > units)
+      throw ValueError("failure \"" + f.name + "\": a burst hits 1 .. " + std::to_string(units) + " distinct units");
+    if (f.burst_size > 0 && f.burst_mean > 0)
+      throw ValueError("failure \"" + f.name + "\": give a burst size or a mean burst size, not both");
+    if (f.burst_mean != 0 && !(f.burst_mean >= 1 && f.burst_mean <= static_cast<double>(units)))
+      throw ValueError("failure \"" + f.name + "\": a mean burst size lies in 1 .. " + std::to_string(units));
+    if (f.burst_spread_s < 0 || !std::isfinite(f.burst_spread_s))
+      throw ValueError("failure \"" + f.name + "\": a burst's spread must be a non-negative time");
   }
 }
 
@@ -307,6 +317,10 @@ private:
     const std::uint64_t units =
         static_cast<std::uint64_t>(spec.unit == FailureUnit::Gpu ? p_.cluster.gpus() : p_.cluster.nodes);
     const double rate = spec.rate_per_hour / 3600.0 * static_cast<double>(units);
+    if (spec.bursty()) {
+      bursts(f, rng, units, rate);
+      return;
+    }
     for (;;) {
       const double dt = rng.exponential(rate);
       const std::uint64_t unit = rng.index(units);
@@ -314,6 +328,39 @@ private:
       if (ended_) return;
       Actions a;
       on_failure(f, unit, sg4::Engine::get_clock(), a);
+      perform(a);
+    }
+  }
+
+  /// A bursty failure process: bursts arrive at `rate` / (mean burst size); each one's hits
+  /// (ops/burst.hpp) wait in `pending` with later bursts' until their time, as bursts may overlap.
+  void bursts(std::size_t f, Rng& rng, std::uint64_t units, double rate) {
+    const FailureSpec& spec = p_.failures[f];
+    const double burst_rate = rate / burst_mean_size(spec, units);
+    struct Hit {
+      double t;
+      std::uint64_t seq;
+      std::uint64_t unit;
+    };
+    const auto later = [](const Hit& a, const Hit& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; };
+    std::vector<Hit> pending;  // a min-heap by (time, draw order)
+    std::uint64_t seq = 0;
+    double next = rng.exponential(burst_rate);
+    for (;;) {
+      while (pending.empty() || next <= pending.front().t) {
+        for (const BurstHit& h : draw_burst(rng, spec, units)) {
+          pending.push_back({next + h.offset_s, seq++, h.unit});
+          std::push_heap(pending.begin(), pending.end(), later);
+        }
+        next += rng.exponential(burst_rate);
+      }
+      std::pop_heap(pending.begin(), pending.end(), later);
+      const Hit h = pending.back();
+      pending.pop_back();
+      sg4::this_actor::sleep_until(h.t);
+      if (ended_) return;
+      Actions a;
+      on_failure(f, h.unit, sg4::Engine::get_clock(), a);
       perform(a);
     }
   }
