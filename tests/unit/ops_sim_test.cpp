@@ -10,12 +10,13 @@
 #include "core/error.hpp"
 #include "ops/rng.hpp"
 #include "ops/simulate.hpp"
+#include "ops_test_jobs.hpp"
 
 using namespace ffsim;
 
 namespace {
 
-constexpr double kH = 3600.0;
+using testing::kH;
 
 ops::OpsParams cluster(int nodes, int gpn, int zones, double horizon_h) {
   ops::OpsParams p;
@@ -26,16 +27,9 @@ ops::OpsParams cluster(int nodes, int gpn, int zones, double horizon_h) {
   return p;
 }
 
-ops::JobSpec job(const std::string& name, int gpus, double work_h, double interval_min = 0, double cost_s = 0,
-                 double restart_s = 0) {
-  ops::JobSpec j;
-  j.name = name;
-  j.gpus = gpus;
-  j.work_s = work_h * kH;
-  j.checkpoint_interval_s = interval_min * 60;
-  j.checkpoint_cost_s = cost_s;
-  j.restart_cost_s = restart_s;
-  return j;
+template <class... A>
+ops::JobSpec job(A... a) {
+  return testing::ops_job(a...);
 }
 
 ops::FailureSpec failure(const std::string& name, ops::FailureUnit unit, double rate_per_hour, double repair_h) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "ops/simulate.hpp"
+#include "ops_test_jobs.hpp"
 #include "report/ops_trace.hpp"
 #include "report/trace.hpp"
 
@@ -17,18 +18,10 @@ using namespace ffsim;
 
 namespace {
 
-constexpr double kH = 3600.0;
-
-ops::JobSpec job(const std::string& name, int gpus, double work_h, double interval_min, double cost_s,
-                 double restart_s) {
-  ops::JobSpec j;
-  j.name = name;
-  j.gpus = gpus;
-  j.work_s = work_h * kH;
-  j.checkpoint_interval_s = interval_min * 60;
-  j.checkpoint_cost_s = cost_s;
-  j.restart_cost_s = restart_s;
-  return j;
+using testing::kH;
+template <class... A>
+ops::JobSpec job(A... a) {
+  return testing::ops_job(a...);
 }
 
 // 4 nodes x 8 GPUs in 2 zones over 10 days: a 16-GPU job that checkpoints, 3 repeating 4-GPU jobs
