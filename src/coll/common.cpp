@@ -31,7 +31,7 @@ std::vector<int> ring_order(const platform::Platform& p, const Group& g, bool nu
     auto [it, fresh] = near_nic.try_emplace(nic);
     if (fresh) {
       const std::string nic_socket = n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name;
-      for (const auto& gpu : n.gpus) it->second.push_back(n.socket_of_port(gpu.port).name == nic_socket ? 1 : 0);
+      for (const auto& gpu : n.gpus) it->second.push_back(static_cast<char>(n.socket_of_port(gpu.port).name == nic_socket));
     }
     near.clear();
     far.clear();

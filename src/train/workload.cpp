@@ -6,8 +6,8 @@
 
 namespace ffsim::train {
 
-coll::Group WorkloadSpec::group(const platform::Platform& p, int gpus) const {
-  return coll::place_group(p, gpus, placement, "--placement " + placement.name());
+coll::Group WorkloadSpec::group(const platform::Platform& p, int count) const {
+  return coll::place_group(p, count, placement, "--placement " + placement.name());
 }
 
 RoleAlgorithm WorkloadSpec::algorithm(Role r) const {

@@ -44,8 +44,8 @@ struct WorkloadSpec {
   double param_bytes = 4;        ///< bytes per parameter element communicated (allgathers)
   std::string optimizer;         ///< "sgd" (momentum) or "adamw"
   coll::Placement placement;     ///< where the job's nodes are (`train --placement`; packed: the first GPUs)
-  /// The job's GPUs in rank order under `placement` (messages name `--placement`).
-  [[nodiscard]] coll::Group group(const platform::Platform& p, int gpus) const;
+  /// The job's `count` GPUs in rank order under `placement` (messages name `--placement`).
+  [[nodiscard]] coll::Group group(const platform::Platform& p, int count) const;
   std::shared_ptr<const Workload> impl;
 
   /// The algorithm of a role: an explicit override, else the backend's table entry.
