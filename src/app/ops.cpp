@@ -6,10 +6,12 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "app/engines.hpp"
 #include "app/train.hpp"
+#include "coll/placement.hpp"
 #include "config/ops_reader.hpp"
 #include "core/error.hpp"
 #include "core/spell.hpp"
@@ -20,13 +22,27 @@ namespace ffsim::app {
 
 namespace {
 
+// The collective layer's placement of a job's step (coll/placement.hpp) for its ops placement.
+coll::Placement job_placement(const ops::JobSpec& j) {
+  coll::Placement p;
+  switch (j.placement) {
+    case ops::JobSpec::Placement::Packed: p.kind = coll::Placement::Kind::Packed; break;
+    case ops::JobSpec::Placement::Spread: p.kind = coll::Placement::Kind::Spread; break;
+    case ops::JobSpec::Placement::Random:
+      p.kind = coll::Placement::Kind::Random;
+      p.seed = j.placement_seed;
+      break;
+  }
+  return p;
+}
+
 // The step times of the jobs that name a train workload: each (workload file, GPU count) once, on
 // `sc`'s cluster. A kind with a closed form (transformer) runs on it; the others on the fluid
 // engine with every collective its algorithm's closed-form estimate (--collectives estimate).
 void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat, const std::string& file,
                        const std::string& jobs_pointer, ops::OpsParams& p, std::vector<OpsStepTime>* out) {
   std::unique_ptr<StepSession> closed, fluid;
-  std::map<std::pair<std::string, int>, train::StepResult> cache;
+  std::map<std::tuple<std::string, int, std::string>, train::StepResult> cache;
   std::map<std::string, plan::ScenarioSpec> loaded;
   const int per_node = static_cast<int>(sc.cluster.node.gpus.size());
   for (std::size_t i = 0; i < p.jobs.size(); ++i) {
@@ -40,14 +56,18 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
       throw ConfigError(file, at + "/workload",
                         "job \"" + j.name + "\": " + j.workload +
                             " has no \"workload\" section; name a scenario that has one (scenarios/train-*.json)");
-    const train::WorkloadSpec& w = *ws.workload;
+    // The step at the job's placement, on nodes chosen by the same rule in an empty cluster (the
+    // nodes the scheduler gives change from run to run; one step per shape is computed).
+    train::WorkloadSpec w = *ws.workload;
+    w.placement = job_placement(j);
     const std::string why = w.impl->check(w, j.gpus, sc.cluster.gpus(), per_node);
     if (!why.empty())
       throw ConfigError(file, at + "/gpus",
                         "job \"" + j.name + "\": the workload of " + ws.name + " cannot run on " +
                             std::to_string(j.gpus) + " GPUs: " + why);
     const bool cf = w.impl->has_closed_form();
-    auto found = cache.find({j.workload, j.gpus});
+    const std::tuple<std::string, int, std::string> key{j.workload, j.gpus, w.placement.name()};
+    auto found = cache.find(key);
     const bool reused = found != cache.end();
     if (!reused) {
       std::unique_ptr<StepSession>& s = cf ? closed : fluid;
@@ -63,13 +83,14 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
                           "job \"" + j.name + "\": the workload of " + ws.name + " at " + std::to_string(j.gpus) +
                               " GPUs: " + e.what());
       }
-      found = cache.emplace(std::make_pair(j.workload, j.gpus), r).first;
+      found = cache.emplace(key, r).first;
     }
     const train::StepResult& r = found->second;
     j.step_s = r.step_s;
     j.work_s = static_cast<double>(j.steps) * r.step_s;
     OpsStepTime st{j.name,   j.workload, ws.name, j.gpus, r.layout, cf ? "closed-form" : "fluid",
                    r.step_s, j.steps,    0,       reused};
+    st.placement = w.placement.name();
     if (j.checkpoint_size_from_model) {
       // A checkpoint holds the weights and the optimizer state (master weights, moments), not the
       // gradients: optimizer_state_bytes less the gradient's bytes, per parameter.

@@ -39,6 +39,7 @@ struct OpsStepTime {
   long long steps = 0;
   double checkpoint_bytes = 0;  ///< with "size": "model": weights and optimizer state (else 0)
   bool reused = false;          ///< the step of an earlier job of the same shape (not computed again)
+  std::string placement = "packed";  ///< the job's placement, at which the step was computed
 };
 
 struct OpsReport {

@@ -374,6 +374,7 @@ int run_ops(Context& ctx, const OpsArgs& a) {
         w.field("step_s", st.step_s);
         w.field("steps", st.steps);
         w.field("reused", st.reused);
+        if (st.placement != "packed") w.field("placement", st.placement);
         w.field("work_s", st.step_s * static_cast<double>(st.steps));
         w.key("checkpoint_bytes");
         if (st.checkpoint_bytes > 0)
@@ -426,7 +427,8 @@ int run_ops(Context& ctx, const OpsArgs& a) {
             << " failure processes\n";
   for (const auto& st : r.step_times)
     std::cout << "  " << st.job << ": a step of " << st.workload_name << " on " << st.gpus << " GPUs (" << st.layout
-              << ") takes " << fmt_time(Seconds(st.step_s)) << " ("
+              << (st.placement != "packed" ? ", placed " + st.placement : std::string()) << ") takes "
+              << fmt_time(Seconds(st.step_s)) << " ("
               << (st.engine == "closed-form" ? "its closed form" : "fluid engine, collectives estimated") << "), x "
               << fmt_int(st.steps) << " steps = " << fmt_g(st.step_s * static_cast<double>(st.steps) / 86400.0, 4)
               << " d of work"

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/spell.hpp"
 
 namespace ffsim::config {
 
@@ -24,6 +25,36 @@ constexpr PlausibleRange kOpsTime{
     "100 d x 365",
     "operations time",
     "job lengths, checkpoint and repair times and horizons lie between milliseconds and years"};
+
+// A job's "placement": "packed", "spread" or "random[:SEED]" (the vocabulary of `--placement`; the
+// scheduler decides which jobs cross zones, so "cross-zone" has no meaning here).
+void parse_job_placement(const Reader& pl, ops::JobSpec& j) {
+  const std::string forms = "\"packed\" (the default), \"spread\" or \"random[:SEED]\"";
+  if (!pl.is_string()) pl.fail("expected a placement, " + forms + ", got " + pl.describe());
+  const std::string v = pl.as_string();
+  if (v == "packed") {
+    j.placement = ops::JobSpec::Placement::Packed;
+  } else if (v == "spread") {
+    j.placement = ops::JobSpec::Placement::Spread;
+  } else if (v == "random" || v.rfind("random:", 0) == 0) {
+    j.placement = ops::JobSpec::Placement::Random;
+    if (v.size() > 7) {
+      const std::string seed = v.substr(7);
+      const bool digits =
+          !seed.empty() && seed.size() <= 19 && seed.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits)
+        pl.fail("expected random:SEED with SEED a non-negative integer (e.g. \"random:7\"), got \"" + v + "\"");
+      j.placement_seed = std::stoull(seed);
+    }
+  } else if (v.rfind("cross-zone", 0) == 0) {
+    pl.fail("\"" + v +
+            "\" is for collective and train: in ops the scheduler decides which job crosses zones (one at a "
+            "time, of at least \"cross_zone_min_gpus\" GPUs); give " +
+            forms);
+  } else {
+    pl.fail("unknown placement \"" + v + "\"" + did_you_mean(v, {"packed", "spread", "random"}) + "; give " + forms);
+  }
+}
 
 ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
   ops::JobSpec j;
@@ -93,6 +124,7 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
     ar->finish();
   }
   j.restart_cost_s = r.optional_fact_quantity<Seconds>("restart_cost", true, &kOpsTime).value_or(Seconds(0)).si();
+  if (auto pl = r.optional_child("placement")) parse_job_placement(*pl, j);
   if (auto ck = r.optional_child("checkpoint")) {
     if (ck->is_string()) {
       if (ck->as_string() != "none") ck->fail("expected a checkpoint policy object or \"none\", got " + ck->describe());

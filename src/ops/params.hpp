@@ -49,6 +49,15 @@ struct JobSpec {
   /// checkpoint_cost_s from it and this per-node write bandwidth, B/s).
   bool checkpoint_size_from_model = false;
   double checkpoint_bw_per_node = 0;
+  /// Which of a zone's free whole nodes the scheduler gives the job (the `--placement` knob of
+  /// `collective` and `train`, issue 30): packed, the lowest indices first; spread, evenly over the
+  /// free ones (the i-th of k chosen is free node floor(i F / k) of F); random, k of them drawn
+  /// uniformly, from a stream of `placement_seed`, the job's index, the instance and the run (so a
+  /// placement is the same whenever the scheduler tries it, and draws nothing from the failures'
+  /// streams). The node for the g mod n remaining GPUs is the best-fitting one under every rule.
+  enum class Placement { Packed, Spread, Random };
+  Placement placement = Placement::Packed;
+  std::uint64_t placement_seed = 1;
 };
 
 /// The random stream of job j's arrivals is kArrivalStream + j; failure process f's is f.

@@ -32,6 +32,7 @@
 
 #include "core/error.hpp"
 #include "ops/burst.hpp"
+#include "ops/placement.hpp"
 #include "ops/rng.hpp"
 
 namespace ffsim::ops {
@@ -578,16 +579,24 @@ private:
   }
 
   // ---- placement: FIFO with EASY backfill
-  /// Chooses nodes among [b, e) for `j` (whole free nodes, lowest index first, then the best-fitting
-  /// node for the remainder); false if they are not there.
+  /// Chooses nodes among [b, e) for `j`: whole free nodes by the job's placement (packed: lowest
+  /// index first; spread: evenly over the free ones; random: a uniform draw of them), then the
+  /// best-fitting node for the remainder; false if they are not there.
   bool place_in(Job& j, int b, int e) const {
     std::vector<Alloc> a;
     const int full = j.gpus / gpn_, rem = j.gpus % gpn_;
-    for (int n = b; n < e && static_cast<int>(a.size()) < full; ++n) {
+    const JobSpec& spec = p_.jobs[j.spec];
+    // The whole free nodes, ascending (packed needs only the first `full` of them).
+    const bool packed = spec.placement == JobSpec::Placement::Packed;
+    std::vector<int> idle;
+    for (int n = b; n < e && !(packed && static_cast<int>(idle.size()) == full); ++n) {
       const Node& x = nodes_[static_cast<std::size_t>(n)];
-      if (!x.down && x.free == gpn_) a.push_back({n, gpn_});
+      if (!x.down && x.free == gpn_) idle.push_back(n);
     }
-    if (static_cast<int>(a.size()) < full) return false;
+    if (static_cast<int>(idle.size()) < full) return false;
+    for (int n :
+         choose_whole_nodes(std::move(idle), full, spec.placement, spec.placement_seed, j.spec, j.instance, j.run))
+      a.push_back({n, gpn_});
     if (rem > 0) {
       int best = -1;
       for (int n = b; n < e; ++n) {
