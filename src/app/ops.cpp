@@ -15,6 +15,9 @@
 #include "config/ops_reader.hpp"
 #include "core/error.hpp"
 #include "core/spell.hpp"
+#include "eval/engine.hpp"
+#include "platform/background.hpp"
+#include "sched/schedule.hpp"
 #include "train/nn_model.hpp"
 #include "train/run.hpp"
 
@@ -97,6 +100,7 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
       const double params = train::total_params(train::layer_costs(w.model, w.seq, w.flash_attention));
       const double per_param = train::optimizer_state_bytes(w, 1) - w.grad_bytes;
       st.checkpoint_bytes = params * per_param;
+      j.checkpoint_bytes = st.checkpoint_bytes;
       const int nodes = (j.gpus + per_node - 1) / per_node;
       j.checkpoint_cost_s = st.checkpoint_bytes / (j.checkpoint_bw_per_node * nodes);
     }
@@ -104,10 +108,91 @@ void resolve_workloads(const plan::ScenarioSpec& sc, const config::Catalog& cat,
   }
 }
 
+// The time for every node of `nodes` to move `bytes` (the whole checkpoint, in equal shares) to or
+// from the storage nodes' drives through the fabric: `targets` flows per node, the node's flows
+// together at most `bw_per_node`, in the storage class, on the fluid engine. The last flow's end.
+double storage_io_time(eval::Engine& e, const platform::Platform& pf, const std::vector<int>& nodes, int targets,
+                       platform::BackgroundDirection dir, double bytes, double bw_per_node) {
+  sched::Schedule s;
+  const double flows = static_cast<double>(nodes.size()) * targets;
+  const std::vector<sched::OpId> ops = platform::add_storage_flows(
+      s, pf, nodes, targets, dir, bytes / flows, bw_per_node / targets, sched::TrafficClass::Storage,
+      s.tag(dir == platform::BackgroundDirection::Write ? "checkpoint write" : "checkpoint read"));
+  const eval::Result r = e.run(s, pf);
+  double end = 0;
+  for (const sched::OpId o : ops) end = std::max(end, r.ops[o].end);
+  return end;
+}
+
+// The checkpoints of jobs with "through": "fabric": their write time (the checkpoint's cost) and a
+// restart's read (added to the restart cost), each (GPUs, placement, size, targets, bandwidths)
+// once, on the scenario's platform and the fluid engine.
+void resolve_checkpoint_io(const plan::ScenarioSpec& sc, const std::string& file, const std::string& jobs_pointer,
+                           ops::OpsParams& p, std::vector<OpsCheckpointIo>* out) {
+  std::unique_ptr<platform::Platform> pf;
+  std::unique_ptr<eval::Engine> engine;
+  using Key = std::tuple<int, std::string, double, int, double, double>;
+  std::map<Key, OpsCheckpointIo> cache;
+  for (std::size_t i = 0; i < p.jobs.size(); ++i) {
+    ops::JobSpec& j = p.jobs[i];
+    if (!j.checkpoint_through_fabric || !(j.checkpoint_interval_s > 0)) continue;
+    const std::string at = jobs_pointer + "/" + std::to_string(i) + "/checkpoint/through";
+    const int storage = sc.cluster.storage ? sc.cluster.storage->count : 0;
+    if (storage == 0)
+      throw ConfigError(file, at,
+                        "job \"" + j.name + "\" writes its checkpoint through the fabric to the storage nodes, and " +
+                            sc.name +
+                            "'s cluster has none; give the cluster storage nodes (cluster.storage) or drop "
+                            "\"through\" (the closed form: size / (nodes x write_bandwidth_per_node))");
+    if (!pf) {
+      pf = plan::make_platform(sc);
+      engine = choose_engine("fluid", Analytic::Fluid).make();
+    }
+    const coll::Placement pl = job_placement(j);
+    const Key key{j.gpus,
+                  pl.name(),
+                  j.checkpoint_bytes,
+                  j.checkpoint_targets_per_node,
+                  j.checkpoint_bw_per_node,
+                  j.checkpoint_read_bw_per_node};
+    auto found = cache.find(key);
+    const bool reused = found != cache.end();
+    if (!reused) {
+      OpsCheckpointIo io;
+      std::vector<int> nodes;
+      try {
+        nodes = coll::place_nodes(*pf, j.gpus, pl, "placement " + pl.name());
+      } catch (const UsageError& e) {
+        throw ConfigError(file, jobs_pointer + "/" + std::to_string(i), "job \"" + j.name + "\": " + e.what());
+      }
+      io.gpus = j.gpus;
+      io.nodes = static_cast<int>(nodes.size());
+      io.targets = j.checkpoint_targets_per_node;
+      io.storage_nodes = storage;
+      io.placement = pl.name();
+      io.bytes = j.checkpoint_bytes;
+      io.write_bw_per_node = j.checkpoint_bw_per_node;
+      io.read_bw_per_node = j.checkpoint_read_bw_per_node;
+      io.write_s = storage_io_time(*engine, *pf, nodes, io.targets, platform::BackgroundDirection::Write, io.bytes,
+                                   io.write_bw_per_node);
+      io.read_s = storage_io_time(*engine, *pf, nodes, io.targets, platform::BackgroundDirection::Read, io.bytes,
+                                  io.read_bw_per_node);
+      io.closed_form_write_s = io.bytes / (io.nodes * io.write_bw_per_node);
+      found = cache.emplace(key, io).first;
+    }
+    OpsCheckpointIo io = found->second;
+    io.job = j.name;
+    io.reused = reused;
+    j.checkpoint_cost_s = io.write_s;
+    j.restart_cost_s += io.read_s;
+    if (out) out->push_back(std::move(io));
+  }
+}
+
 }  // namespace
 
 ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt,
-                          std::vector<OpsStepTime>* steps) {
+                          std::vector<OpsStepTime>* steps, std::vector<OpsCheckpointIo>* checkpoint_io) {
   if (!sc.ops)
     throw UsageError("ops: " + sc.file +
                      " has no \"ops\" section (the job mix, failure processes, seed and horizon; "
@@ -122,15 +207,17 @@ ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const config::Catalog& c
   if (!opt.jobs_file.empty()) p.jobs = config::load_ops_jobs(opt.jobs_file, p.cluster);
   if (opt.seed) p.seed = *opt.seed;
   if (opt.horizon_s) p.horizon_s = *opt.horizon_s;
-  resolve_workloads(sc, cat, opt.jobs_file.empty() ? sc.file : opt.jobs_file,
-                    opt.jobs_file.empty() ? "/ops/jobs" : "/jobs", p, steps);
+  const std::string file = opt.jobs_file.empty() ? sc.file : opt.jobs_file;
+  const std::string jobs_pointer = opt.jobs_file.empty() ? "/ops/jobs" : "/jobs";
+  resolve_workloads(sc, cat, file, jobs_pointer, p, steps);
+  resolve_checkpoint_io(sc, file, jobs_pointer, p, checkpoint_io);
   return p;
 }
 
 OpsReport run_ops(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt) {
   OpsReport r;
   r.scenario = sc.name;
-  r.params = ops_params(sc, cat, opt, &r.step_times);
+  r.params = ops_params(sc, cat, opt, &r.step_times, &r.checkpoint_io);
   try {
     ops::validate(r.params);
   } catch (const ValueError& e) {

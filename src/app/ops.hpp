@@ -42,9 +42,25 @@ struct OpsStepTime {
   std::string placement = "packed";  ///< the job's placement, at which the step was computed
 };
 
+/// A checkpoint written through the fabric ("through": "fabric"): the job's nodes, at its
+/// placement in an empty cluster, each write their share as `targets` flows to the storage nodes'
+/// drives in the storage class, each node's flows capped together at the write bandwidth, on the
+/// fluid engine; a restart reads it back the same way. Computed once per shape.
+struct OpsCheckpointIo {
+  std::string job;
+  int gpus = 0, nodes = 0, targets = 1, storage_nodes = 0;
+  std::string placement = "packed";
+  double bytes = 0;  ///< the whole checkpoint
+  double write_bw_per_node = 0, read_bw_per_node = 0;
+  double write_s = 0, read_s = 0;  ///< through the fabric
+  double closed_form_write_s = 0;  ///< bytes / (nodes x write bandwidth)
+  bool reused = false;
+};
+
 struct OpsReport {
   std::string scenario;
   std::vector<OpsStepTime> step_times;  ///< one per job with a workload, in job order
+  std::vector<OpsCheckpointIo> checkpoint_io;  ///< one per job that writes through the fabric, in job order
   ops::OpsParams params;  ///< as simulated (zones from the fabric when the section has none)
   ops::OpsResult result;
   std::optional<ops::OpsResult> without_checkpoints;
@@ -52,9 +68,11 @@ struct OpsReport {
 };
 
 /// The parameters `sc` and `opt` describe (a UsageError if the scenario has no "ops" section), with
-/// the step times of jobs that name a workload computed on `sc`'s cluster (into `steps` if given).
+/// the step times of jobs that name a workload computed on `sc`'s cluster (into `steps` if given)
+/// and the checkpoints written through the fabric timed on it (into `checkpoint_io`).
 [[nodiscard]] ops::OpsParams ops_params(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt,
-                                        std::vector<OpsStepTime>* steps = nullptr);
+                                        std::vector<OpsStepTime>* steps = nullptr,
+                                        std::vector<OpsCheckpointIo>* checkpoint_io = nullptr);
 
 [[nodiscard]] OpsReport run_ops(const plan::ScenarioSpec& sc, const config::Catalog& cat, const OpsOptions& opt);
 

@@ -385,6 +385,28 @@ int run_ops(Context& ctx, const OpsArgs& a) {
       }
       w.end_array();
     }
+    if (!r.checkpoint_io.empty()) {
+      w.key("checkpoint_io");
+      w.begin_array();
+      for (const auto& io : r.checkpoint_io) {
+        w.begin_object();
+        w.field("job", io.job);
+        w.field("gpus", io.gpus);
+        w.field("nodes", io.nodes);
+        w.field("placement", io.placement);
+        w.field("targets_per_node", io.targets);
+        w.field("storage_nodes", io.storage_nodes);
+        w.field("bytes", io.bytes);
+        w.field("write_bandwidth_per_node", io.write_bw_per_node);
+        w.field("read_bandwidth_per_node", io.read_bw_per_node);
+        w.field("write_s", io.write_s);
+        w.field("read_s", io.read_s);
+        w.field("closed_form_write_s", io.closed_form_write_s);
+        w.field("reused", io.reused);
+        w.end_object();
+      }
+      w.end_array();
+    }
     w.key("result");
     write_result_json(w, r.result, p);
     if (r.without_checkpoints) {
@@ -435,6 +457,14 @@ int run_ops(Context& ctx, const OpsArgs& a) {
               << (st.checkpoint_bytes > 0 ? "; checkpoint of the model: " + fmt_bytes_si(Bytes(st.checkpoint_bytes))
                                           : std::string())
               << "\n";
+  for (const auto& io : r.checkpoint_io)
+    std::cout << "  " << io.job << ": its checkpoint of " << fmt_bytes_si(Bytes(io.bytes)) << " through the fabric, "
+              << io.nodes << (io.nodes == 1 ? " node" : " nodes") << " x " << io.targets
+              << (io.targets == 1 ? " flow" : " flows") << " to " << io.storage_nodes << " storage nodes (at most "
+              << fmt_bandwidth(BytesPerSecond(io.write_bw_per_node)) << " per node): write "
+              << fmt_time(Seconds(io.write_s)) << " (closed form " << fmt_time(Seconds(io.closed_form_write_s))
+              << "), restart read " << fmt_time(Seconds(io.read_s)) << " (at most "
+              << fmt_bandwidth(BytesPerSecond(io.read_bw_per_node)) << " per node)\n";
   print_result(std::cout, r.result, p);
   if (r.without_checkpoints) {
     std::cout << "\nWithout checkpoints (every job restarts from its beginning after a failure)\n";

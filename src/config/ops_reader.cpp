@@ -130,11 +130,21 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
       if (ck->as_string() != "none") ck->fail("expected a checkpoint policy object or \"none\", got " + ck->describe());
     } else {
       j.checkpoint_interval_s = ck->fact_quantity<Seconds>("interval", false, &kOpsTime).si();
+      j.checkpoint_through_fabric = ck->choice_or("through", {"closed-form", "fabric"}, "closed-form") == "fabric";
       const bool cost = ck->has("cost"), size = ck->has("size");
       if (cost == size)
         ck->fail(cost ? "give \"cost\" or \"size\" (with \"write_bandwidth_per_node\"), not both"
                       : "missing the checkpoint's cost: give \"cost\" (a time) or \"size\" (the job's checkpoint, all "
                         "nodes together) with \"write_bandwidth_per_node\"");
+      if (cost && j.checkpoint_through_fabric)
+        ck->fail_at("cost",
+                    "\"through\": \"fabric\" times the checkpoint's write through the fabric, from its size: give "
+                    "\"size\" and \"write_bandwidth_per_node\" in place of \"cost\"");
+      if (!j.checkpoint_through_fabric)
+        for (const char* k : {"targets_per_node", "read_bandwidth_per_node"})
+          if (ck->has(k))
+            ck->fail_at(k,
+                        std::string("\"") + k + "\" goes with \"through\": \"fabric\"; add it or drop \"" + k + "\"");
       if (cost) {
         j.checkpoint_cost_s = ck->fact_quantity<Seconds>("cost", true, &kOpsTime).si();
       } else if (ck->child("size").is_string() && ck->child("size").as_string() == "model") {
@@ -149,7 +159,16 @@ ops::JobSpec parse_job(const Reader& r, const ops::ClusterShape& c) {
         const double bytes = ck->fact_quantity<Bytes>("size", false, &plausible::kMemory).si();
         const double bw = ck->fact_quantity<BytesPerSecond>("write_bandwidth_per_node").si();
         const int nodes = c.gpus_per_node > 0 ? (j.gpus + c.gpus_per_node - 1) / c.gpus_per_node : 1;
+        j.checkpoint_bytes = bytes;
+        j.checkpoint_bw_per_node = bw;
         j.checkpoint_cost_s = bytes / (bw * nodes);  // every node of the job writes its share at once
+      }
+      if (j.checkpoint_through_fabric) {
+        // app/ops.cpp replaces the cost with the fabric's time once the platform is built.
+        j.checkpoint_targets_per_node = static_cast<int>(ck->integer_or("targets_per_node", 1, 1, 1 << 16));
+        j.checkpoint_read_bw_per_node = ck->optional_fact_quantity<BytesPerSecond>("read_bandwidth_per_node")
+                                            .value_or(BytesPerSecond(j.checkpoint_bw_per_node))
+                                            .si();
       }
       ck->finish();
     }

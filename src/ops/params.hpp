@@ -49,6 +49,14 @@ struct JobSpec {
   /// checkpoint_cost_s from it and this per-node write bandwidth, B/s).
   bool checkpoint_size_from_model = false;
   double checkpoint_bw_per_node = 0;
+  /// "through": "fabric": the app times the checkpoint's write (and a restart's read of it) as
+  /// flows from the job's nodes through the scenario's fabric to its storage nodes' drives, on the
+  /// fluid engine, in place of size / (nodes x bandwidth); it fills in checkpoint_cost_s and adds
+  /// the read to restart_cost_s. checkpoint_bytes is the size given (0 with "size": "model").
+  bool checkpoint_through_fabric = false;
+  double checkpoint_bytes = 0;
+  int checkpoint_targets_per_node = 1;
+  double checkpoint_read_bw_per_node = 0;  ///< a restart's read cap per node (B/s)
   /// Which of a zone's free whole nodes the scheduler gives the job (the `--placement` knob of
   /// `collective` and `train`, issue 30): packed, the lowest indices first; spread, evenly over the
   /// free ones (the i-th of k chosen is free node floor(i F / k) of F); random, k of them drawn

@@ -37,24 +37,38 @@ std::vector<sched::OpId> add_background(sched::Schedule& s, const Machine& m, co
   const BackgroundFit fit = background_fit(m, b);
   if (fit.stream >= 0) throw ValueError(fit.message);
   if (!(horizon > 0)) throw ValueError("a background runs for a positive time");
-  const int storage = m.cluster().storage->count;
   std::vector<sched::OpId> ops;
   const std::uint32_t tag = s.tag("background");
   for (const BackgroundStream& st : b.streams) {
     const double cap = st.rate_per_node / st.targets_per_node;
-    // Node j's target t is storage node (j x targets + t) mod S: every storage node serves
-    // floor or ceil of nodes x targets / S flows.
-    std::int64_t k = 0;
-    for (int j = 0; j < st.nodes; ++j) {
-      const Place client = storage_client_dram(m, st.first_node + j);
-      for (int t = 0; t < st.targets_per_node; ++t, ++k) {
-        const Place disk = Place::storage_disk(static_cast<int>(k % storage));
-        const bool write = st.direction == BackgroundDirection::Write;
-        const sched::OpId op =
-            s.transfer(write ? client : disk, write ? disk : client, Bytes(cap * horizon), st.cls, tag);
-        s.set_rate_cap(op, cap);
-        ops.push_back(op);
-      }
+    std::vector<int> nodes(static_cast<std::size_t>(st.nodes));
+    for (int j = 0; j < st.nodes; ++j) nodes[static_cast<std::size_t>(j)] = st.first_node + j;
+    const std::vector<sched::OpId> o =
+        add_storage_flows(s, m, nodes, st.targets_per_node, st.direction, cap * horizon, cap, st.cls, tag);
+    ops.insert(ops.end(), o.begin(), o.end());
+  }
+  return ops;
+}
+
+std::vector<sched::OpId> add_storage_flows(sched::Schedule& s, const Machine& m, const std::vector<int>& nodes,
+                                           int targets_per_node, BackgroundDirection direction, double bytes_per_flow,
+                                           double cap, sched::TrafficClass cls, std::uint32_t tag) {
+  if (!m.cluster().storage || m.cluster().storage->count == 0)
+    throw ValueError("storage flows need storage nodes (cluster.storage)");
+  if (targets_per_node < 1) throw ValueError("a node's storage flows go to at least one target");
+  const int storage = m.cluster().storage->count;
+  const bool write = direction == BackgroundDirection::Write;
+  std::vector<sched::OpId> ops;
+  // Node i's target t is storage node (i x targets + t) mod S: every storage node serves floor or
+  // ceil of nodes x targets / S flows.
+  std::int64_t k = 0;
+  for (const int node : nodes) {
+    const Place client = storage_client_dram(m, node);
+    for (int t = 0; t < targets_per_node; ++t, ++k) {
+      const Place disk = Place::storage_disk(static_cast<int>(k % storage));
+      const sched::OpId op = s.transfer(write ? client : disk, write ? disk : client, Bytes(bytes_per_flow), cls, tag);
+      s.set_rate_cap(op, cap);
+      ops.push_back(op);
     }
   }
   return ops;

@@ -50,6 +50,14 @@ struct BackgroundFit {
 /// `horizon` seconds. Returns their ids. Requires background_fit(m, b) to be empty.
 std::vector<sched::OpId> add_background(sched::Schedule& s, const Machine& m, const BackgroundSpec& b, double horizon);
 
+/// Adds a storage transfer of `bytes_per_flow` bytes for each of `targets_per_node` flows of each
+/// compute node of `nodes` (in that order, the i-th node's flow t to storage node
+/// (i x targets + t) mod S), each capped at `cap` bytes per second, in class `cls`, all with no
+/// dependencies (they start at time 0). Returns their ids. Requires storage nodes in `m`.
+std::vector<sched::OpId> add_storage_flows(sched::Schedule& s, const Machine& m, const std::vector<int>& nodes,
+                                           int targets_per_node, BackgroundDirection direction, double bytes_per_flow,
+                                           double cap, sched::TrafficClass cls, std::uint32_t tag);
+
 /// The summed caps of all streams (bytes per second): the background's rate when nothing slows it.
 [[nodiscard]] double background_rate(const BackgroundSpec& b);
 
