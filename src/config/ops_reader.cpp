@@ -246,8 +246,9 @@ ops::OpsParams parse_ops(const Reader& r, int nodes, int gpus_per_node) {
         s.down_s = f.fact_quantity<Seconds>("down", true, &kOpsTime).si();
       } else {
         if (f.has("down"))
-          f.fail_at("down", "\"down\" is the down time of a \"link\" failure; a " + unit +
-                                " failure's node leaves the pool for its \"repair\" (give \"repair\", or unit \"link\")");
+          f.fail_at("down", "\"down\" is how long a \"link\" failure's link stays down; a " + unit +
+                                " failure has a \"repair\" (how long its node leaves the pool): give \"repair\", "
+                                "or unit \"link\"");
         s.repair_s = f.optional_fact_quantity<Seconds>("repair", true, &kOpsTime).value_or(Seconds(0)).si();
       }
       if (auto b = f.optional_child("burst"))
