@@ -229,9 +229,7 @@ ops::OpsParams parse_ops(const Reader& r, int nodes, int gpus_per_node) {
       if (!names.insert(s.name).second) f.fail_at("name", "failure process \"" + s.name + "\" is named twice");
       f.allow({"description", "source"});
       const std::string unit = f.choice("unit", {"gpu", "node", "link"});
-      s.unit = unit == "gpu"    ? ops::FailureUnit::Gpu
-               : unit == "node" ? ops::FailureUnit::Node
-                                : ops::FailureUnit::Link;
+      s.unit = unit == "gpu" ? ops::FailureUnit::Gpu : unit == "node" ? ops::FailureUnit::Node : ops::FailureUnit::Link;
       s.rate_per_hour = f.fact_number("rate_per_hour", 0, 1);
       if (s.unit == ops::FailureUnit::Link) {
         // A node's network link: down for a time, the node stays in the pool (for jobs on it alone).

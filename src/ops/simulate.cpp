@@ -116,15 +116,19 @@ void validate(const OpsParams& p) {
     if (f.down_s < 0 || !std::isfinite(f.down_s))
       throw ValueError("failure \"" + f.name + "\": its down time must be a non-negative time");
     if (f.unit == FailureUnit::Link && f.repair_s > 0)
-      throw ValueError("failure \"" + f.name + "\": a link failure has a down time, not a repair (the node stays in the pool)");
+      throw ValueError("failure \"" + f.name +
+                       "\": a link failure has a down time, not a repair (the node stays in the pool)");
     if (f.unit != FailureUnit::Link && f.down_s > 0)
-      throw ValueError("failure \"" + f.name + "\": a down time is for link failures; a GPU or node failure has a repair");
+      throw ValueError("failure \"" + f.name +
+                       "\": a down time is for link failures; a GPU or node failure has a repair");
     const long long units = f.unit == FailureUnit::Gpu ? c.gpus() : c.nodes;
     for (std::size_t i = 0; i < f.at.size(); ++i) {
       if (!(f.at[i].first >= 0) || !std::isfinite(f.at[i].first) || (i > 0 && f.at[i].first < f.at[i - 1].first))
-        throw ValueError("failure \"" + f.name + "\": its hand-placed failures' times must be ascending and non-negative");
+        throw ValueError("failure \"" + f.name +
+                         "\": its hand-placed failures' times must be ascending and non-negative");
       if (f.at[i].second >= static_cast<std::uint64_t>(units))
-        throw ValueError("failure \"" + f.name + "\": a hand-placed failure's unit is out of 0 .. " + std::to_string(units - 1));
+        throw ValueError("failure \"" + f.name + "\": a hand-placed failure's unit is out of 0 .. " +
+                         std::to_string(units - 1));
     }
     if (f.burst_size < 0 || f.burst_size > units)
       throw ValueError("failure \"" + f.name + "\": a burst hits 1 .. " + std::to_string(units) + " distinct units");
@@ -787,7 +791,7 @@ private:
   std::vector<std::size_t> queue_;
   std::vector<std::size_t> running_;  ///< jobs running, in start order
   long long idle_gpus_ = 0, down_gpus_ = 0;  ///< free GPUs of the nodes not under repair; those under repair
-  long long link_idle_gpus_ = 0;              ///< of idle_gpus_, those on nodes whose link is down
+  long long link_idle_gpus_ = 0;             ///< of idle_gpus_, those on nodes whose link is down
   double last_t_ = 0;
   bool cross_zone_running_ = false;
   bool dirty_ = false, ended_ = false;

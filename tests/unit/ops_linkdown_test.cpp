@@ -342,8 +342,7 @@ TEST_CASE("ops link: the failure rate of a job counts link failures only on more
 TEST_CASE("ops link: the config's link unit and its down time; bad values") {
   auto parse = [](const std::string& failures) {
     const std::string text =
-        R"({"horizon": "30d", "jobs": [{"name": "j", "gpus": 16, "duration": "1d"}], "failures": [)" + failures +
-        "]}";
+        R"({"horizon": "30d", "jobs": [{"name": "j", "gpus": 16, "duration": "1d"}], "failures": [)" + failures + "]}";
     const auto d = config::Document::parse(text, "t.json", false);
     return config::parse_ops(d.root(), 4, 8);
   };
