@@ -161,7 +161,7 @@ TEST_CASE("ops link: an idle node's link down for D is 8 x D GPU-seconds of link
   }
 }
 
-TEST_CASE("ops link: a multi-node job waits for the links; a single-node job backfills onto the node") {
+TEST_CASE("ops link: a multi-node job waits for the links, a single-node job backfills onto the node") {
   // 4 nodes x 8 GPUs, 1 zone, 50 h. "A" (16 GPUs, 100 h) takes nodes 0 and 1 at 0. The links of
   // nodes 2 and 3 go down at 1 h for 5 h (until 6 h). At 2 h "B" (16 GPUs, 3 h) and then "C"
   // (4 GPUs) are submitted. B cannot be placed: the only whole free nodes, 2 and 3, have their links
@@ -339,7 +339,7 @@ TEST_CASE("ops link: the failure rate of a job counts link failures only on more
   CHECK(ops::job_failure_rate(p, job("one", 8, 1)) == 0);
 }
 
-TEST_CASE("ops link: the config's link unit and its down time; bad values") {
+TEST_CASE("ops link: the config's link unit and its down time, and bad values") {
   auto parse = [](const std::string& failures) {
     const std::string text =
         R"({"horizon": "30d", "jobs": [{"name": "j", "gpus": 16, "duration": "1d"}], "failures": [)" + failures + "]}";
