@@ -43,6 +43,14 @@ struct OpsArgs {
 
 constexpr double kHour = 3600.0;
 
+/// Whether `p` has a link failure process: only then do the outputs have the link-down state (so a
+/// scenario without one keeps its outputs as they were).
+bool has_link(const ops::OpsParams& p) {
+  for (const auto& f : p.failures)
+    if (f.unit == ops::FailureUnit::Link) return true;
+  return false;
+}
+
 void write_gpu_s(report::JsonWriter& w, const ops::GpuSeconds& g, const ops::OpsParams& p, bool pool) {
   w.begin_object();
   w.field("useful", g.useful);
@@ -56,6 +64,7 @@ void write_gpu_s(report::JsonWriter& w, const ops::GpuSeconds& g, const ops::Ops
   if (pool) {
     w.field("idle", g.idle);
     w.field("down", g.down);
+    if (has_link(p)) w.field("link_down", g.link_down);
     w.field("total", g.total());
   }
   w.end_object();
@@ -100,6 +109,7 @@ void write_result_json(report::JsonWriter& w, const ops::OpsResult& r, const ops
     w.field("on_down_nodes", f.on_down);
     w.field("job_runs_ended", f.jobs_hit);
     w.field("repairs", f.repairs);
+    if (has_link(p)) w.field("links_down", f.links_down);
     w.end_object();
   }
   w.end_array();
@@ -124,6 +134,7 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
     t.add({"lost: " + p.failures[f].name, gpu_h(r.gpu_s.lost[f]), pct(r.gpu_s.lost[f], total)});
   t.add({"idle", gpu_h(r.gpu_s.idle), pct(r.gpu_s.idle, total)});
   t.add({"down (repair)", gpu_h(r.gpu_s.down), pct(r.gpu_s.down, total)});
+  if (has_link(p)) t.add({"link down", gpu_h(r.gpu_s.link_down), pct(r.gpu_s.link_down, total)});
   t.add({"total", gpu_h(r.gpu_s.total()), pct(r.gpu_s.total(), total)});
   t.print(out, "  ");
   out << "\n";
@@ -136,10 +147,15 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
             fmt_time(Seconds(j.max_wait_s)), gpu_h(j.gpu_s.useful), pct(j.gpu_s.useful, j.gpu_s.busy())});
   jt.print(out, "  ");
   out << "\n";
-  report::Table ft({"failure", "events", "on down nodes", "job runs ended", "repairs"});
-  for (const auto& f : r.failures)
-    ft.add({f.name, std::to_string(f.events), std::to_string(f.on_down), std::to_string(f.jobs_hit),
-            std::to_string(f.repairs)});
+  std::vector<std::string> fcols{"failure", "events", "on down nodes", "job runs ended", "repairs"};
+  if (has_link(p)) fcols.emplace_back("links down");
+  report::Table ft(fcols);
+  for (const auto& f : r.failures) {
+    std::vector<std::string> row{f.name, std::to_string(f.events), std::to_string(f.on_down),
+                                 std::to_string(f.jobs_hit), std::to_string(f.repairs)};
+    if (has_link(p)) row.push_back(std::to_string(f.links_down));
+    ft.add(row);
+  }
   ft.print(out, "  ");
 }
 
@@ -150,6 +166,7 @@ void print_result(std::ostream& out, const ops::OpsResult& r, const ops::OpsPara
 std::vector<Record> csv_records(const app::OpsReport& rep) {
   const ops::OpsParams& p = rep.params;
   const Cell none = nullptr;
+  const bool link = has_link(p);  // the link-down columns
   // Every column, in order, empty; a row fills in its own.
   auto blank = [&](const std::string& result, const std::string& kind, const std::string& name) {
     Record r{{"result", result}, {"kind", kind}, {"name", name}};
@@ -158,9 +175,12 @@ std::vector<Record> csv_records(const app::OpsReport& rep) {
                           "useful_gpu_s", "checkpoint_gpu_s", "restart_gpu_s", "lost_gpu_s"})
       r.emplace_back(k, none);
     for (const auto& f : p.failures) r.emplace_back("lost_" + f.name + "_gpu_s", none);
-    for (const char* k :
-         {"idle_gpu_s", "down_gpu_s", "total_gpu_s", "events", "on_down_nodes", "job_runs_ended", "repairs",
-          "queued_at_end", "running_at_end", "seeds", "interval_s", "checkpoint_cost_s", "mtbf_s"})
+    for (const char* k : {"idle_gpu_s", "down_gpu_s"}) r.emplace_back(k, none);
+    if (link) r.emplace_back("link_down_gpu_s", none);
+    for (const char* k : {"total_gpu_s", "events", "on_down_nodes", "job_runs_ended", "repairs"})
+      r.emplace_back(k, none);
+    if (link) r.emplace_back("links_down", none);
+    for (const char* k : {"queued_at_end", "running_at_end", "seeds", "interval_s", "checkpoint_cost_s", "mtbf_s"})
       r.emplace_back(k, none);
     return r;
   };
@@ -190,6 +210,7 @@ std::vector<Record> csv_records(const app::OpsReport& rep) {
     gpu_s(c, res.gpu_s);
     set(c, "idle_gpu_s", res.gpu_s.idle);
     set(c, "down_gpu_s", res.gpu_s.down);
+    if (link) set(c, "link_down_gpu_s", res.gpu_s.link_down);
     set(c, "total_gpu_s", res.gpu_s.total());
     set(c, "queued_at_end", res.queued_at_end);
     set(c, "running_at_end", res.running_at_end);
@@ -218,6 +239,7 @@ std::vector<Record> csv_records(const app::OpsReport& rep) {
       set(r, "on_down_nodes", f.on_down);
       set(r, "job_runs_ended", f.jobs_hit);
       set(r, "repairs", f.repairs);
+      if (link) set(r, "links_down", f.links_down);
       rows.push_back(std::move(r));
     }
   };

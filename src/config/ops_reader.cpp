@@ -182,7 +182,9 @@ void parse_burst(const Reader& b, ops::FailureSpec& s, long long units) {
   if (!b.is_object()) b.fail("expected a burst {\"size\": N or {\"mean\": M}, \"spread\": T}, got " + b.describe());
   b.allow({"description", "source"});
   const Reader size = b.child("size", "the units a burst hits: N, or {\"mean\": M}");
-  const std::string what = s.unit == ops::FailureUnit::Gpu ? "GPUs" : "nodes";
+  const std::string what = s.unit == ops::FailureUnit::Gpu    ? "GPUs"
+                           : s.unit == ops::FailureUnit::Node ? "nodes"
+                                                              : "node links";
   if (size.is_object() && size.has("mean")) {
     size.allow({"description", "source"});
     s.burst_mean = size.fact_number("mean", 1, 1e9);
@@ -245,10 +247,27 @@ ops::OpsParams parse_ops(const Reader& r, int nodes, int gpus_per_node) {
       s.name = f.name("name");
       if (!names.insert(s.name).second) f.fail_at("name", "failure process \"" + s.name + "\" is named twice");
       f.allow({"description", "source"});
-      const std::string unit = f.choice("unit", {"gpu", "node"});
-      s.unit = unit == "gpu" ? ops::FailureUnit::Gpu : ops::FailureUnit::Node;
+      const std::string unit = f.choice("unit", {"gpu", "node", "link"});
+      s.unit = unit == "gpu" ? ops::FailureUnit::Gpu : unit == "node" ? ops::FailureUnit::Node : ops::FailureUnit::Link;
       s.rate_per_hour = f.fact_number("rate_per_hour", 0, 1);
-      s.repair_s = f.optional_fact_quantity<Seconds>("repair", true, &kOpsTime).value_or(Seconds(0)).si();
+      if (s.unit == ops::FailureUnit::Link) {
+        // A node's network link: down for a time, the node stays in the pool (for jobs on it alone).
+        if (f.has("repair"))
+          f.fail_at("repair",
+                    "a link failure takes no node out of the pool, so it has no \"repair\": give how long the "
+                    "link stays down as \"down\" (e.g. \"10min\"; \"0s\": a flap)");
+        if (!f.has("down"))
+          f.fail(
+              "missing the link's \"down\": how long a failed link stays down (e.g. \"10min\"; \"0s\": a flap, "
+              "its multi-node jobs end and the link is back at once)");
+        s.down_s = f.fact_quantity<Seconds>("down", true, &kOpsTime).si();
+      } else {
+        if (f.has("down"))
+          f.fail_at("down", "\"down\" is how long a \"link\" failure's link stays down; a " + unit +
+                                " failure has a \"repair\" (how long its node leaves the pool): give \"repair\", "
+                                "or unit \"link\"");
+        s.repair_s = f.optional_fact_quantity<Seconds>("repair", true, &kOpsTime).value_or(Seconds(0)).si();
+      }
       if (auto b = f.optional_child("burst"))
         parse_burst(*b, s, s.unit == ops::FailureUnit::Gpu ? p.cluster.gpus() : nodes);
       f.finish();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ffsim::ops {
@@ -71,16 +72,21 @@ struct JobSpec {
 /// The random stream of job j's arrivals is kArrivalStream + j; failure process f's is f.
 inline constexpr std::uint64_t kArrivalStream = std::uint64_t{1} << 32;
 
-enum class FailureUnit { Gpu, Node };
+/// What a failure process's units are: GPUs, nodes, or nodes' network links (a node's NIC link to
+/// its leaf switch; there is one per node).
+enum class FailureUnit { Gpu, Node, Link };
 
-/// A Poisson failure process: each unit (GPU or node) fails at `rate_per_hour`; a failure kills
-/// the job(s) using the unit (they restart from their last checkpoint) and, if `repair_s` > 0,
-/// takes the unit's node out of the pool for `repair_s`.
+/// A Poisson failure process: each unit (GPU, node or node link) fails at `rate_per_hour`. A GPU or
+/// node failure kills the job(s) using the unit (they restart from their last checkpoint) and, if
+/// `repair_s` > 0, takes the unit's node out of the pool for `repair_s`. A link failure kills the
+/// jobs on the node that span more than one node (a job on that node alone keeps running), and for
+/// `down_s` the node may only be given to jobs that fit on it alone (0: a flap, the jobs end and
+/// the link is back at once).
 struct FailureSpec {
   std::string name;
   FailureUnit unit = FailureUnit::Gpu;
   double rate_per_hour = 0;  ///< per unit-hour
-  double repair_s = 0;
+  double repair_s = 0;       ///< GPU and node units only
   /// Bursts (both 0: none, each failure on its own). With `burst_size` N > 0, failures come in
   /// bursts of N distinct units; with `burst_mean` M >= 1, of a geometric number of distinct units
   /// of mean M, truncated at the unit count. Each unit of a burst fails at a uniform offset in
@@ -89,6 +95,11 @@ struct FailureSpec {
   int burst_size = 0;
   double burst_mean = 0;
   double burst_spread_s = 0;
+  double down_s = 0;  ///< Link units only: how long the link stays down (overlapping downs extend it)
+  /// Hand-placed failures (for tests; no scenario key fills it): when not empty, the process fails
+  /// exactly these units (GPU, node or link index) at these times (seconds, ascending), draws
+  /// nothing from its stream, and `rate_per_hour` and the burst are not used.
+  std::vector<std::pair<double, std::uint64_t>> at = {};
   [[nodiscard]] bool bursty() const { return burst_size > 0 || burst_mean > 0; }
 };
 

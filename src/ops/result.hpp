@@ -13,20 +13,22 @@
 namespace ffsim::ops {
 
 /// GPU-seconds by state. A GPU is, at each instant, in exactly one of: down (its node is out of
-/// the pool for repair), idle (up, allocated to no job), or allocated to a job, whose time is
+/// the pool for repair), link down (allocated to no job on a node whose link is down, not under
+/// repair), idle (up, allocated to no job, its node's link up), or allocated to a job, whose time is
 /// useful (work kept: checkpointed, or finished, or done by the horizon), checkpoint (writing a
 /// checkpoint that completed), restart (reloading after a failure), or lost (work and partial
 /// checkpoints thrown away by a failure, by the failure's process).
 struct GpuSeconds {
   double useful = 0, checkpoint = 0, restart = 0, idle = 0, down = 0;
   std::vector<double> lost;  ///< per failure process, in the order of OpsParams::failures
+  double link_down = 0;      ///< idle GPUs of nodes whose link is down (0 without a link process)
   [[nodiscard]] double lost_total() const {
     double s = 0;
     for (double x : lost) s += x;
     return s;
   }
   [[nodiscard]] double busy() const { return useful + checkpoint + restart + lost_total(); }
-  [[nodiscard]] double total() const { return busy() + idle + down; }
+  [[nodiscard]] double total() const { return busy() + idle + down + link_down; }
 };
 
 /// Per entry of the job mix (all its copies and instances together).
@@ -41,7 +43,7 @@ struct JobStats {
   long long waits = 0;        ///< queue stays that ended with a start (first starts and restarts)
   double wait_s = 0;          ///< their total length
   double max_wait_s = 0;
-  GpuSeconds gpu_s;  ///< this job's share (idle and down stay 0)
+  GpuSeconds gpu_s;  ///< this job's share (idle, down and link_down stay 0)
 };
 
 struct FailureStats {
@@ -50,6 +52,7 @@ struct FailureStats {
   long long on_down = 0;   ///< of which hit a node already down (no effect)
   long long jobs_hit = 0;  ///< job runs they ended
   long long repairs = 0;   ///< nodes they took out of the pool
+  long long links_down = 0;  ///< link failures with a down time (> 0) on a node not under repair
 };
 
 /// How a run of a job ended.
@@ -83,6 +86,7 @@ struct FailureRecord {
   bool on_down = false;                                  ///< its node was down: no effect
   double repair_s = 0;                                   ///< the node's repair it started (0: none)
   std::vector<std::pair<std::size_t, long long>> ended;  ///< (job, instance) of the runs it ended
+  double down_s = 0;  ///< a link failure's down time from now (0: none; an earlier later end stands)
 };
 
 /// What happened when: every run and every failure, in the order they ended and happened.

@@ -4,7 +4,9 @@
 // actor scheduler): the scheduler (woken through a condition variable whenever the pool or the
 // queue changes), one actor per job run (sleeps for the run's failure-free length, then reports
 // the end), one per failure process (sleeps exponential inter-arrival times, then fails a unit),
-// one per repair (sleeps the repair time, then returns the node to the pool), the submitter, and
+// one per repair (sleeps the repair time, then returns the node to the pool), one per link down
+// (sleeps the down time, then brings the node's link up unless a later down extended it), the
+// submitter, and
 // the horizon actor (the only non-daemon actor: when it ends the horizon, the simulation ends).
 // Actors run one at a time (SimGrid's maestro), so the state below needs no locking, but every
 // simcall (creating, killing or waking an actor) lets the other actors run: a handler changes the
@@ -61,13 +63,16 @@ int nodes_of(const ClusterShape& c, int gpus) { return (gpus + c.gpus_per_node -
 
 double job_failure_rate(const OpsParams& p, const JobSpec& j) {
   // A unit failure ends the run of every job on the unit; one with a repair time takes the whole
-  // node away, and so ends every job on the node (simulate.cpp, Sim::on_failure).
+  // node away, and so ends every job on the node (simulate.cpp, Sim::on_failure). A link failure
+  // ends the runs of the jobs on more than one node.
   const double nodes = nodes_of(p.cluster, j.gpus);
   double rate = 0;
   for (const auto& f : p.failures) {
     double units = 0;
     if (f.unit == FailureUnit::Node)
       units = nodes;
+    else if (f.unit == FailureUnit::Link)
+      units = nodes > 1 ? nodes : 0;
     else
       units = f.repair_s > 0 ? nodes * p.cluster.gpus_per_node : j.gpus;
     rate += f.rate_per_hour / 3600.0 * units;
@@ -108,7 +113,23 @@ void validate(const OpsParams& p) {
     if (f.rate_per_hour < 0 || !std::isfinite(f.rate_per_hour))
       throw ValueError("failure \"" + f.name + "\": its rate must be a non-negative number per hour");
     if (f.repair_s < 0) throw ValueError("failure \"" + f.name + "\": its repair time must not be negative");
+    if (f.down_s < 0 || !std::isfinite(f.down_s))
+      throw ValueError("failure \"" + f.name + "\": its down time must be a non-negative time");
+    if (f.unit == FailureUnit::Link && f.repair_s > 0)
+      throw ValueError("failure \"" + f.name +
+                       "\": a link failure has a down time, not a repair (the node stays in the pool)");
+    if (f.unit != FailureUnit::Link && f.down_s > 0)
+      throw ValueError("failure \"" + f.name +
+                       "\": a down time is for link failures; a GPU or node failure has a repair");
     const long long units = f.unit == FailureUnit::Gpu ? c.gpus() : c.nodes;
+    for (std::size_t i = 0; i < f.at.size(); ++i) {
+      if (!(f.at[i].first >= 0) || !std::isfinite(f.at[i].first) || (i > 0 && f.at[i].first < f.at[i - 1].first))
+        throw ValueError("failure \"" + f.name +
+                         "\": its hand-placed failures' times must be ascending and non-negative");
+      if (f.at[i].second >= static_cast<std::uint64_t>(units))
+        throw ValueError("failure \"" + f.name + "\": a hand-placed failure's unit is out of 0 .. " +
+                         std::to_string(units - 1));
+    }
     if (f.burst_size < 0 || f.burst_size > units)
       throw ValueError("failure \"" + f.name + "\": a burst hits 1 .. " + std::to_string(units) + " distinct units");
     if (f.burst_size > 0 && f.burst_mean > 0)
@@ -152,6 +173,8 @@ struct Node {
   int free = 0;
   bool down = false;
   double up_at = 0;
+  bool link_down = false;  ///< only jobs on this node alone may be placed on it
+  double link_up_at = 0;
   std::vector<std::pair<std::size_t, int>> jobs;  ///< (job, GPUs) in allocation order
 };
 
@@ -166,9 +189,14 @@ struct Actions {
     std::size_t node;
     double d;
   };
+  struct LinkUp {
+    std::size_t node;
+    double at;
+  };
   std::vector<Start> starts;
   std::vector<sg4::ActorPtr> kills;
   std::vector<Repair> repairs;
+  std::vector<LinkUp> link_ups;
   bool notify = false;
 };
 
@@ -196,7 +224,7 @@ public:
       s.gpu_s.lost.assign(p.failures.size(), 0.0);
       r_.jobs.push_back(std::move(s));
     }
-    for (const auto& f : p.failures) r_.failures.push_back({f.name, 0, 0, 0, 0});
+    for (const auto& f : p.failures) r_.failures.push_back({f.name, 0, 0, 0, 0, 0});
   }
 
   OpsResult run() {
@@ -209,7 +237,7 @@ public:
     sg4::Actor::create("scheduler", host_, [this] { scheduler(); })->daemonize();
     sg4::Actor::create("submitter", host_, [this] { submitter(); })->daemonize();
     for (std::size_t f = 0; f < p_.failures.size(); ++f)
-      if (p_.failures[f].rate_per_hour > 0)
+      if (p_.failures[f].rate_per_hour > 0 || !p_.failures[f].at.empty())
         sg4::Actor::create("failure-" + std::to_string(f), host_, [this, f] { failure_process(f); })->daemonize();
     for (std::size_t s = 0; s < p_.jobs.size(); ++s)
       if (p_.jobs[s].arrival_rate_per_hour > 0)
@@ -226,9 +254,21 @@ private:
   // ---- time accounting of the GPUs outside jobs
   void advance(double t) {
     const double dt = t - last_t_;
-    r_.gpu_s.idle += static_cast<double>(idle_gpus_) * dt;
+    r_.gpu_s.idle += static_cast<double>(idle_gpus_ - link_idle_gpus_) * dt;
     r_.gpu_s.down += static_cast<double>(down_gpus_) * dt;
+    if (link_idle_gpus_ > 0) r_.gpu_s.link_down += static_cast<double>(link_idle_gpus_) * dt;
     last_t_ = t;
+  }
+
+  /// The free GPUs of `n` counted as link down (not idle): its link is down and it is not under repair.
+  static long long link_idle(const Node& n) { return n.link_down && !n.down ? n.free : 0; }
+
+  /// Changes node `n` by `f`, keeping link_idle_gpus_ (the sum of link_idle over the nodes) in step.
+  template <class F>
+  void change(Node& n, F f) {
+    link_idle_gpus_ -= link_idle(n);
+    f();
+    link_idle_gpus_ += link_idle(n);
   }
 
   void kick(Actions& a) {
@@ -256,6 +296,14 @@ private:
       sg4::Actor::create("repair", host_, [this, node, d] {
         sg4::this_actor::sleep_for(d);
         on_repair(node, sg4::Engine::get_clock());
+      })->daemonize();
+    }
+    for (const auto& l : a.link_ups) {
+      const std::size_t node = l.node;
+      const double at = l.at;
+      sg4::Actor::create("link-up", host_, [this, node, at] {
+        sg4::this_actor::sleep_until(at);
+        on_link_up(node, at, sg4::Engine::get_clock());
       })->daemonize();
     }
     if (a.notify) cv_->notify_one();
@@ -315,6 +363,17 @@ private:
   void failure_process(std::size_t f) {
     const FailureSpec& spec = p_.failures[f];
     Rng rng(p_.seed, f);
+    if (!spec.at.empty()) {  // hand-placed: no draws
+      for (const auto& [t, unit] : spec.at) {
+        if (t >= p_.horizon_s) return;
+        sg4::this_actor::sleep_until(t);
+        if (ended_) return;
+        Actions a;
+        on_failure(f, unit, sg4::Engine::get_clock(), a);
+        perform(a);
+      }
+      return;
+    }
     const std::uint64_t units =
         static_cast<std::uint64_t>(spec.unit == FailureUnit::Gpu ? p_.cluster.gpus() : p_.cluster.nodes);
     const double rate = spec.rate_per_hour / 3600.0 * static_cast<double>(units);
@@ -387,7 +446,7 @@ private:
     JobStats& st = r_.jobs[j.spec];
     for (const auto& a : j.alloc) {
       Node& n = nodes_[static_cast<std::size_t>(a.node)];
-      n.free -= a.gpus;
+      change(n, [&] { n.free -= a.gpus; });
       n.jobs.emplace_back(id, a.gpus);
       idle_gpus_ -= a.gpus;
     }
@@ -412,7 +471,7 @@ private:
   void release(Job& j, std::size_t id) {
     for (const auto& a : j.alloc) {
       Node& n = nodes_[static_cast<std::size_t>(a.node)];
-      n.free += a.gpus;
+      change(n, [&] { n.free += a.gpus; });
       n.jobs.erase(std::find_if(n.jobs.begin(), n.jobs.end(), [id](const auto& x) { return x.first == id; }));
       idle_gpus_ += a.gpus;
     }
@@ -463,11 +522,15 @@ private:
     Node& n = nodes_[node];
     if (n.down) {
       ++fs.on_down;
-      if (r_.timeline) r_.timeline->failures.push_back({now, f, unit, static_cast<int>(node), true, 0.0, {}});
+      if (r_.timeline) r_.timeline->failures.push_back({now, f, unit, static_cast<int>(node), true, 0.0, {}, 0.0});
       return;
     }
     std::vector<std::size_t> victims;
-    if (spec.unit == FailureUnit::Node || spec.repair_s > 0) {
+    if (spec.unit == FailureUnit::Link) {
+      // The jobs that reach other nodes through this link; a job on this node alone runs on.
+      for (const auto& x : n.jobs)
+        if (jobs_[x.first].alloc.size() > 1) victims.push_back(x.first);
+    } else if (spec.unit == FailureUnit::Node || spec.repair_s > 0) {
       for (const auto& x : n.jobs) victims.push_back(x.first);
     } else {
       // The GPU's slot: a node's used GPUs are its first slots, in allocation order.
@@ -481,7 +544,7 @@ private:
       }
     }
     if (r_.timeline) {
-      FailureRecord rec{now, f, unit, static_cast<int>(node), false, spec.repair_s, {}};
+      FailureRecord rec{now, f, unit, static_cast<int>(node), false, spec.repair_s, {}, spec.down_s};
       for (std::size_t id : victims) rec.ended.emplace_back(jobs_[id].spec, jobs_[id].instance);
       r_.timeline->failures.push_back(std::move(rec));
     }
@@ -490,22 +553,50 @@ private:
       ++fs.jobs_hit;
     }
     if (spec.repair_s > 0) {
-      n.down = true;
-      n.up_at = now + spec.repair_s;
+      change(n, [&] {
+        n.down = true;
+        n.up_at = now + spec.repair_s;
+      });
       idle_gpus_ -= gpn_;  // every job on it has just released its GPUs
       down_gpus_ += gpn_;
       ++fs.repairs;
       a.repairs.push_back({node, spec.repair_s});
     }
-    if (!victims.empty() || spec.repair_s > 0) kick(a);
+    const bool link_down = spec.unit == FailureUnit::Link && spec.down_s > 0;
+    if (link_down) {
+      // Down until the later of its ends: an earlier down that ends later stands.
+      const double until = now + spec.down_s;
+      if (!n.link_down || until > n.link_up_at) {
+        change(n, [&] {
+          n.link_down = true;
+          n.link_up_at = until;
+        });
+        a.link_ups.push_back({node, until});
+      }
+      ++fs.links_down;
+    }
+    if (!victims.empty() || spec.repair_s > 0 || link_down) kick(a);
   }
 
   void on_repair(std::size_t node, double now) {
     if (ended_) return;
     advance(now);
-    nodes_[node].down = false;
+    Node& n = nodes_[node];
+    change(n, [&] { n.down = false; });
     down_gpus_ -= gpn_;
     idle_gpus_ += gpn_;
+    Actions a;
+    kick(a);
+    perform(a);
+  }
+
+  /// The end `at` of a link down of `node`: its link is up unless a later down moved its end.
+  void on_link_up(std::size_t node, double at, double now) {
+    if (ended_) return;
+    Node& n = nodes_[node];
+    if (!n.link_down || n.link_up_at != at) return;
+    advance(now);
+    change(n, [&] { n.link_down = false; });
     Actions a;
     kick(a);
     perform(a);
@@ -581,17 +672,19 @@ private:
   // ---- placement: FIFO with EASY backfill
   /// Chooses nodes among [b, e) for `j`: whole free nodes by the job's placement (packed: lowest
   /// index first; spread: evenly over the free ones; random: a uniform draw of them), then the
-  /// best-fitting node for the remainder; false if they are not there.
+  /// best-fitting node for the remainder; false if they are not there. A job on more than one node
+  /// gets no node whose link is down.
   bool place_in(Job& j, int b, int e) const {
     std::vector<Alloc> a;
     const int full = j.gpus / gpn_, rem = j.gpus % gpn_;
+    const bool multi = j.gpus > gpn_;
     const JobSpec& spec = p_.jobs[j.spec];
     // The whole free nodes, ascending (packed needs only the first `full` of them).
     const bool packed = spec.placement == JobSpec::Placement::Packed;
     std::vector<int> idle;
     for (int n = b; n < e && !(packed && static_cast<int>(idle.size()) == full); ++n) {
       const Node& x = nodes_[static_cast<std::size_t>(n)];
-      if (!x.down && x.free == gpn_) idle.push_back(n);
+      if (!x.down && !(multi && x.link_down) && x.free == gpn_) idle.push_back(n);
     }
     if (static_cast<int>(idle.size()) < full) return false;
     for (int n :
@@ -601,7 +694,7 @@ private:
       int best = -1;
       for (int n = b; n < e; ++n) {
         const Node& x = nodes_[static_cast<std::size_t>(n)];
-        if (x.down || x.free < rem) continue;
+        if (x.down || (multi && x.link_down) || x.free < rem) continue;
         if (std::any_of(a.begin(), a.end(), [n](const Alloc& y) { return y.node == n; })) continue;
         if (best < 0 || x.free < nodes_[static_cast<std::size_t>(best)].free) best = n;
       }
@@ -628,14 +721,28 @@ private:
   }
 
   /// When the head job `need` GPUs could start if running jobs end as expected and nodes come back
-  /// when repaired (counting GPUs only), and how many GPUs would be spare then.
+  /// when repaired (counting GPUs only), and how many GPUs would be spare then. For a job on more
+  /// than one node, a node whose link is down gives its GPUs when the link is up, and not before.
   std::pair<double, long long> reservation(int need) const {
+    const bool multi = need > gpn_;
+    auto link_up = [&](const Node& n, double t) { return multi && n.link_down ? std::max(t, n.link_up_at) : t; };
     std::vector<std::pair<double, long long>> frees;
-    for (std::size_t id : running_) frees.emplace_back(jobs_[id].expected_end, jobs_[id].gpus);
-    for (const auto& n : nodes_)
-      if (n.down) frees.emplace_back(n.up_at, gpn_);
-    std::sort(frees.begin(), frees.end());
+    for (std::size_t id : running_) {
+      const Job& j = jobs_[id];
+      // A job on a node whose link is down is on that node alone (no other is placed there).
+      const Node& n = nodes_[static_cast<std::size_t>(j.alloc.front().node)];
+      frees.emplace_back(link_up(n, j.expected_end), j.gpus);
+    }
     long long have = idle_gpus_;
+    for (const auto& n : nodes_) {
+      if (n.down) {
+        frees.emplace_back(link_up(n, n.up_at), gpn_);
+      } else if (multi && n.link_down && n.free > 0) {
+        frees.emplace_back(n.link_up_at, n.free);
+        have -= n.free;
+      }
+    }
+    std::sort(frees.begin(), frees.end());
     for (const auto& [t, g] : frees) {
       have += g;
       if (have >= need) return {t, have - need};
@@ -683,7 +790,8 @@ private:
   std::deque<Job> jobs_;  ///< a deque: references stay valid as jobs are added
   std::vector<std::size_t> queue_;
   std::vector<std::size_t> running_;  ///< jobs running, in start order
-  long long idle_gpus_ = 0, down_gpus_ = 0;
+  long long idle_gpus_ = 0, down_gpus_ = 0;  ///< free GPUs of the nodes not under repair; those under repair
+  long long link_idle_gpus_ = 0;             ///< of idle_gpus_, those on nodes whose link is down
   double last_t_ = 0;
   bool cross_zone_running_ = false;
   bool dirty_ = false, ended_ = false;
@@ -703,7 +811,7 @@ public:
     raw(s.data(), s.size());
   }
   void gpu_s(const GpuSeconds& g) {
-    for (double v : {g.useful, g.checkpoint, g.restart, g.idle, g.down}) num(v);
+    for (double v : {g.useful, g.checkpoint, g.restart, g.idle, g.down, g.link_down}) num(v);
     i64(static_cast<long long>(g.lost.size()));
     for (double v : g.lost) num(v);
   }
@@ -747,6 +855,7 @@ public:
     g.restart = num();
     g.idle = num();
     g.down = num();
+    g.link_down = num();
     g.lost.resize(static_cast<std::size_t>(i64()));
     for (double& v : g.lost) v = num();
     return g;
@@ -781,7 +890,7 @@ std::string encode(const OpsResult& r) {
   o.i64(static_cast<long long>(r.failures.size()));
   for (const auto& f : r.failures) {
     o.str(f.name);
-    for (long long v : {f.events, f.on_down, f.jobs_hit, f.repairs}) o.i64(v);
+    for (long long v : {f.events, f.on_down, f.jobs_hit, f.repairs, f.links_down}) o.i64(v);
   }
   o.i64(r.timeline ? 1 : 0);
   if (r.timeline) {
@@ -796,6 +905,7 @@ std::string encode(const OpsResult& r) {
     for (const auto& x : r.timeline->failures) {
       o.num(x.t);
       o.num(x.repair_s);
+      o.num(x.down_s);
       for (long long v : {static_cast<long long>(x.process), static_cast<long long>(x.unit),
                           static_cast<long long>(x.node), x.on_down ? 1LL : 0LL})
         o.i64(v);
@@ -830,7 +940,7 @@ OpsResult decode(const std::string& b) {
   r.failures.resize(static_cast<std::size_t>(in.i64()));
   for (auto& f : r.failures) {
     f.name = in.str();
-    for (long long* v : {&f.events, &f.on_down, &f.jobs_hit, &f.repairs}) *v = in.i64();
+    for (long long* v : {&f.events, &f.on_down, &f.jobs_hit, &f.repairs, &f.links_down}) *v = in.i64();
   }
   if (in.i64() != 0) {
     Timeline& t = r.timeline.emplace();
@@ -845,10 +955,11 @@ OpsResult decode(const std::string& b) {
       for (double* v : {&x.queued_at, &x.start, &x.end, &x.restart_s, &x.interval_s, &x.checkpoint_s, &x.tail_s})
         *v = in.num();
     }
-    t.failures.resize(in.count(7 * 8));
+    t.failures.resize(in.count(8 * 8));
     for (auto& x : t.failures) {
       x.t = in.num();
       x.repair_s = in.num();
+      x.down_s = in.num();
       x.process = static_cast<std::size_t>(in.i64());
       x.unit = static_cast<std::uint64_t>(in.i64());
       x.node = static_cast<int>(in.i64());

@@ -13,7 +13,7 @@ namespace ffsim::report {
 
 namespace {
 
-constexpr int kJobs = 0, kFailures = 1, kRepairs = 2;
+constexpr int kJobs = 0, kFailures = 1, kRepairs = 2, kLinks = 3;
 
 std::string instance_name(const ops::OpsParams& p, std::size_t job, long long instance) {
   return p.jobs.at(job).name + " #" + std::to_string(instance);
@@ -26,7 +26,8 @@ sched::Trace ops_trace(const ops::OpsParams& p, const ops::OpsResult& r, bool ch
   const ops::Timeline& tl = *r.timeline;
   sched::Trace t;
   t.title = std::move(title);
-  t.process_names = {{kJobs, "jobs"}, {kFailures, "failures"}, {kRepairs, "repairs"}};
+  // A process without events is not written: "links" is in the trace only with link downs.
+  t.process_names = {{kJobs, "jobs"}, {kFailures, "failures"}, {kRepairs, "repairs"}, {kLinks, "links"}};
   auto slice = [&t](int pid, const std::string& lane, std::string name, const char* cat, double b, double e,
                     std::string detail) {
     if (e > b) t.events.push_back({pid, lane, std::move(name), cat, b, e, std::move(detail)});
@@ -102,7 +103,8 @@ sched::Trace ops_trace(const ops::OpsParams& p, const ops::OpsResult& r, bool ch
     std::string detail = s.unit == ops::FailureUnit::Gpu
                              ? "GPU " + std::to_string(f.unit) + " (node " + std::to_string(f.node) + ", slot " +
                                    std::to_string(f.unit % static_cast<std::uint64_t>(gpn)) + ")"
-                             : "node " + std::to_string(f.node);
+                         : s.unit == ops::FailureUnit::Node ? "node " + std::to_string(f.node)
+                                                            : "the link of node " + std::to_string(f.node);
     if (f.on_down) {
       detail += ": its node was down, no effect";
     } else {
@@ -114,11 +116,17 @@ sched::Trace ops_trace(const ops::OpsParams& p, const ops::OpsResult& r, bool ch
           detail += (i > 0 ? ", " : "") + instance_name(p, f.ended[i].first, f.ended[i].second);
       }
       if (f.repair_s > 0) detail += "; node " + std::to_string(f.node) + " down for " + fmt_time(Seconds(f.repair_s));
+      if (f.down_s > 0) detail += "; its link down for " + fmt_time(Seconds(f.down_s));
     }
     t.instants.push_back({kFailures, s.name, s.name, "failure", f.t, detail});
     if (!f.on_down && f.repair_s > 0)
       slice(kRepairs, "nodes down", "node " + std::to_string(f.node), "repair", f.t,
             std::min(f.t + f.repair_s, r.horizon_s), s.name + ": repair of " + fmt_time(Seconds(f.repair_s)));
+    // A link down as a slice from the failure to its own end (downs that overlap on one node are
+    // the union of their slices, on tracks "links down #2", ...).
+    if (!f.on_down && f.down_s > 0)
+      slice(kLinks, "links down", "node " + std::to_string(f.node), "link_down", f.t,
+            std::min(f.t + f.down_s, r.horizon_s), s.name + ": link down for " + fmt_time(Seconds(f.down_s)));
   }
   return t;
 }

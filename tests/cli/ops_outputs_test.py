@@ -133,6 +133,39 @@ p = subprocess.run([ffsim, "--models", "models", "ops", "scenarios/ops-fire-flye
 if p.returncode != 2 or "--trace" not in p.stderr:
     failures.append(f"--trace into a missing folder: exit {p.returncode}: {p.stderr.strip()[:200]}")
 
+# Link failures (docs/commands/ops.md, "Links down"): the link_down state and the links_down counts
+# are in the text, the JSON and the CSV only with a link process (the outputs above have none), the
+# CSV's values are the JSON's, the states still sum to GPUs x horizon, and the trace has a "links"
+# process with one slice per link down.
+if "link_down" in doc["result"]["gpu_s"] or "link_down_gpu_s" in columns or "links_down" in columns:
+    failures.append("a scenario without a link process has link-down outputs")
+if "link down" in run(T):
+    failures.append("a scenario without a link process has a link-down row in its text report")
+L = ["ops", "tests/data/cli/ops-link-flash.json", "--horizon", "60d"]
+ldoc = json.loads(run(L + ["--json"]))
+lrows = {(r["kind"], r["name"]): r for r in csv.DictReader(io.StringIO(run(L + ["--csv"])))}
+lg = ldoc["result"]["gpu_s"]
+lf = ldoc["result"]["failures"][0]
+if not lg.get("link_down", 0) > 0 or not lf.get("links_down", 0) > 0:
+    failures.append(f"the link scenario: link_down {lg.get('link_down')}, links_down {lf.get('links_down')}")
+elif float(lrows[("cluster", "all")]["link_down_gpu_s"]) != lg["link_down"] or \
+        int(lrows[("failure", lf["name"])]["links_down"]) != lf["links_down"]:
+    failures.append("the link scenario: the CSV's link_down_gpu_s or links_down is not the JSON's")
+states = lg["useful"] + lg["checkpoint"] + lg["restart"] + lg["lost_total"] + lg["idle"] + lg["down"] + lg["link_down"]
+whole = ldoc["nodes"] * ldoc["gpus_per_node"] * ldoc["horizon_s"]
+if abs(states - whole) > 1e-9 * whole or abs(lg["total"] - whole) > 1e-9 * whole:
+    failures.append(f"the link scenario: states sum to {states}, total {lg['total']}, GPUs x horizon {whole}")
+if "link down" not in run(L):
+    failures.append("the link scenario's text report has no link-down row")
+lt = os.path.join(tmp, "links.json")
+run(L + ["--trace", lt])
+ltr = json.loads(open(lt, "rb").read())
+lnames = {e["args"]["name"] for e in ltr["traceEvents"] if e.get("name") == "process_name"}
+lslices = [e for e in ltr["traceEvents"] if e.get("cat") == "link_down"]
+if "links" not in lnames or len(lslices) != lf["links_down"]:
+    failures.append(f"the link scenario's trace: processes {sorted(lnames)}, {len(lslices)} link-down slices, "
+                    f"{lf['links_down']} links down")
+
 # Step times from workloads: the step of `ffsim train` on the same cluster, GPU count and
 # collective estimates, bit for bit; the same shape twice (vgg16-ddp, vgg16-ddp-b) the same step.
 W = ["ops", "scenarios/ops-fire-flyer-2.json", "--jobs", "tests/data/cli/ops-workloads.json", "--horizon", "1d", "--json"]
