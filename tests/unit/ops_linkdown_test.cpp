@@ -23,14 +23,7 @@ namespace {
 
 using testing::kH;
 
-ops::OpsParams cluster(int nodes, int gpn, int zones, double horizon_h) {
-  ops::OpsParams p;
-  p.cluster.nodes = nodes;
-  p.cluster.gpus_per_node = gpn;
-  p.cluster.zones = zones;
-  p.horizon_s = horizon_h * kH;
-  return p;
-}
+constexpr auto cluster = &testing::ops_cluster;
 
 template <class... A>
 ops::JobSpec job(A... a) {

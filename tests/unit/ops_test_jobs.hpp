@@ -1,4 +1,5 @@
-// A job spec for the ops tests, in hours and minutes (ops_sim_test, ops_trace_test).
+// A job spec and a cluster for the ops tests, in hours and minutes (ops_sim_test, ops_trace_test,
+// ops_linkdown_test).
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -22,6 +23,16 @@ inline ops::JobSpec ops_job(const std::string& name, int gpus, double work_h, do
   j.checkpoint_cost_s = cost_s;
   j.restart_cost_s = restart_s;
   return j;
+}
+
+/// A cluster of `nodes` nodes of `gpn` GPUs in `zones` zones, simulated for `horizon_h` hours.
+inline ops::OpsParams ops_cluster(int nodes, int gpn, int zones, double horizon_h) {
+  ops::OpsParams p;
+  p.cluster.nodes = nodes;
+  p.cluster.gpus_per_node = gpn;
+  p.cluster.zones = zones;
+  p.horizon_s = horizon_h * kH;
+  return p;
 }
 
 }  // namespace ffsim::testing
