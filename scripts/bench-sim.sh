@@ -118,6 +118,38 @@ for a in sorted({r["algo"] for r in rows}):
     train_case "DDP 10000 GPUs, hfreduce, simulated" 60 scenarios/train-vgg16-ddp-10k.json --gpus 10000
   fi
   echo
+  # Issue 31, acceptance check 1, side by side in this run: HFReduce 184 MiB on the fluid engine
+  # (--threads 1) at 1,440 and 9,600 GPUs, a plain SimGrid flat ring of 512 ranks (build/sg-ring-bench:
+  # nothing of ffsim in it) and the 10,000-GPU DDP step. Goals: 9,600 GPUs <= 4x the plain ring,
+  # growth <= N^1.1 from 1,440 to 9,600, <= 1 GB, the DDP step <= 2x the 9,600-GPU collective.
+  echo "## Issue 31 check 1: the fluid engine against a plain SimGrid ring of 512 ranks (one run, --threads 1)"
+  # mem_wall CMD...: "WALL_S PEAK_KB" of the whole process
+  mem_wall() {
+    local t
+    t=$(mktemp)
+    /usr/bin/time -f '%e %M' -o "$t" "$@" > /dev/null
+    tail -1 "$t"
+    rm -f "$t"
+  }
+  read -r ring ring_kb < <(mem_wall build/sg-ring-bench 512)
+  read -r f1 f1_kb < <(mem_wall $FF collective $SC --algo hfreduce --gpus 1440 --engine fluid --threads 1)
+  if [ $quick = 1 ]; then
+    awk -v r="$ring" -v f1="$f1" 'BEGIN { printf "plain SimGrid ring 512 ranks %.2f s; fluid HFReduce 1,440 GPUs %.2f s (--quick: 9,600 GPUs and the DDP step skipped)\n", r, f1 }'
+  else
+    read -r f9 f9_kb < <(mem_wall $FF collective $SC --algo hfreduce --gpus 9600 --engine fluid --threads 1)
+    read -r ddp ddp_kb < <(mem_wall $FF train scenarios/train-vgg16-ddp-10k.json --gpus 10000 --threads 1)
+    awk -v r="$ring" -v rk="$ring_kb" -v f1="$f1" -v f9="$f9" -v k9="$f9_kb" -v d="$ddp" -v dk="$ddp_kb" 'BEGIN {
+      g = log(f9 / f1) / log(9600 / 1440)
+      printf "plain SimGrid ring, 512 ranks (sg-ring-bench)     %7.2f s %6.0f MB\n", r, rk / 1024
+      printf "fluid HFReduce 1,440 GPUs                         %7.2f s\n", f1
+      printf "fluid HFReduce 9,600 GPUs                         %7.2f s %6.0f MB\n", f9, k9 / 1024
+      printf "DDP step VGG16 10,000 GPUs, hfreduce simulated    %7.2f s %6.0f MB\n", d, dk / 1024
+      printf "9,600 GPUs / plain ring   %6.2f  goal <= 4    %s\n", f9 / r, (f9 / r <= 4 ? "ok" : "NOT MET")
+      printf "growth 1,440 -> 9,600     N^%.2f  goal <= 1.1  %s\n", g, (g <= 1.1 ? "ok" : "NOT MET")
+      printf "memory at 9,600 GPUs      %6.0f MB goal <= 1024 %s\n", k9 / 1024, (k9 <= 1048576 ? "ok" : "NOT MET")
+      printf "DDP step / 9,600 GPUs     %6.2f  goal <= 2    %s\n", d / f9, (d / f9 <= 2 ? "ok" : "NOT MET") }'
+  fi
+  echo
   # Several threads against one, alternating (A B A B) so that a drift of the VM hits both.
   th=$(nproc)
   echo "## Independent simulations on $th threads against 1 (--threads; same output, tests cli.*_threads_same)"
