@@ -120,12 +120,14 @@ struct Level {
 struct alignas(64) ResState {
   double cap_rem = 0;
   double wsum = 0;
-  double load = 0;        // current total rate x multiplicity
+  double load = 0;  // current total rate x multiplicity
+  double cap = 0;   // the platform's capacity (of a both-ways cap: see cap_of)
   std::uint32_t comp_stamp = 0;
   std::uint32_t version = 0;
   std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
-  bool active = true;     // a constraint of the solve (see resolve: lazy constraints)
+  bool active = true;                 // a constraint of the solve (see resolve: lazy constraints)
   bool saturated = false;
+  bool bidir = false;                 // a both-ways cap (PcieBidir)
   std::vector<std::uint32_t> flows;   // active flows (with multiplicity per path entry)
   double t_mark = 0;      // last accounting time
   std::uint32_t touch_stamp = 0;
@@ -219,6 +221,11 @@ public:
     r.engine = "analytic";
     r.ops.assign(n, OpTiming{});
     res_.assign(p_.resource_count(), ResState{});
+    for (std::size_t i = 0; i < res_.size(); ++i) {
+      const platform::Resource& pr = p_.resource(static_cast<std::uint32_t>(i));
+      res_[i].cap = pr.capacity;
+      res_[i].bidir = pr.kind == platform::ResourceKind::PcieBidir;
+    }
     usage_.assign(p_.resource_count(), ResourceUse{});
     preds_ = g.preds;
     flows_left_.assign(n, 0);
@@ -270,8 +277,8 @@ private:
   // directions carry flows. Flows that start or end in either direction cross it, so a change of
   // state always touches it.
   double cap_of(std::uint32_t res) const {
+    if (!res_[res].bidir) return res_[res].cap;  // beside the state a solve reads (no lookup)
     const platform::Resource& r = p_.resource(res);
-    if (r.kind != platform::ResourceKind::PcieBidir) return r.capacity;
     return r.capacity_when(!res_[r.up].flows.empty(), !res_[r.down].flows.empty());
   }
 
@@ -516,7 +523,7 @@ private:
         touch(res);
         // A bidirectional cap can tighten when a flow starts in its other direction: it joins the
         // solve (its state changed), whatever a rate check would find.
-        if (p_.resource(res).kind == platform::ResourceKind::PcieBidir) set_active(res, true);
+        if (res_[res].bidir) set_active(res, true);
         any_active = any_active || res_[res].active;
         if (narrow == kLimitNone || cap_of(res) < cap_of(narrow)) narrow = res;
       }
