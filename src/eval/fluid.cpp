@@ -219,7 +219,6 @@ public:
     const std::size_t n = s_.size();
     Result r;
     r.engine = "analytic";
-    r.ops.assign(n, OpTiming{});
     res_.assign(p_.resource_count(), ResState{});
     for (std::size_t i = 0; i < res_.size(); ++i) {
       const platform::Resource& pr = p_.resource(static_cast<std::uint32_t>(i));
@@ -227,12 +226,10 @@ public:
       res_[i].bidir = pr.kind == platform::ResourceKind::PcieBidir;
     }
     usage_.assign(p_.resource_count(), ResourceUse{});
-    preds_ = g.preds;
-    flows_left_.assign(n, 0);
-    op_best_.assign(n, -1.0);
-    pending_.assign(n, {});
+    ops_.assign(n, OpState{});
+    for (sched::OpId i = 0; i < n; ++i) ops_[i].preds = g.preds[i];
     for (sched::OpId i = 0; i < n; ++i)
-      if (preds_[i] == 0) start_op(i, 0.0, r);
+      if (ops_[i].preds == 0) start_op(i, 0.0);
     double now = 0;
     while (!events_.empty() || !fq_.empty()) {
       now = events_.empty() ? fq_[0].time : fq_.empty() ? events_.top().time : std::min(events_.top().time, fq_[0].time);
@@ -245,20 +242,20 @@ public:
         if (op && (!flow || events_.top().seq < fq_[0].seq)) {
           const Event e = events_.top();
           events_.pop();
-          begin_flows(e.op, now, r);
+          begin_flows(e.op, now);
         } else {
           const std::uint32_t fid = fq_[0].flow;
           fq_erase(fid);
-          finish_flow(fid, now, r);
+          finish_flow(fid, now);
         }
       }
       resolve(now);
       // Ops whose flows all ended at this instant complete, releasing successors.
       for (std::size_t k = 0; k < done_ops_.size(); ++k) {
         const sched::OpId op = done_ops_[k];
-        r.ops[op].end = now;
+        ops_[op].end = now;
         for (std::uint32_t j = g.succ_begin[op]; j < g.succ_begin[op + 1]; ++j)
-          if (--preds_[g.succ[j]] == 0) start_op(g.succ[j], now, r);
+          if (--ops_[g.succ[j]].preds == 0) start_op(g.succ[j], now);
       }
       done_ops_.clear();
       resolve(now);
@@ -266,7 +263,9 @@ public:
     }
     for (std::size_t i = 0; i < res_.size(); ++i) account(static_cast<std::uint32_t>(i), now);
     for (sched::OpId i = 0; i < n; ++i)
-      if (r.ops[i].end < 0) throw SimulationError("operation " + std::to_string(i) + " never finished");
+      if (ops_[i].end < 0) throw SimulationError("operation " + std::to_string(i) + " never finished");
+    r.ops.resize(n);
+    for (sched::OpId i = 0; i < n; ++i) r.ops[i] = OpTiming{ops_[i].start, ops_[i].end, ops_[i].limiter};
     r.makespan = now;
     r.usage = std::move(usage_);
     return r;
@@ -341,13 +340,23 @@ private:
     fq_down(flows_[last.flow].qpos);
   }
 
-  void start_op(sched::OpId op, double now, Result& r) {
-    r.ops[op].start = now;
+  void start_op(sched::OpId op, double now) {
+    ops_[op].start = now;
     p_.lower(s_, op, lowered_);
     // Flows start after the op's latency plus their arbitration delay (one value per op).
     double delay = 0;
     for (const auto& f : lowered_.flows) delay = std::max(delay, f.start_delay);
-    pending_[op] = lowered_.flows;
+    // Its flows wait in a slot of their own, which begin_flows frees (the slots keep their storage).
+    std::uint32_t slot = 0;
+    if (free_pending_.empty()) {
+      slot = static_cast<std::uint32_t>(pending_.size());
+      pending_.emplace_back();
+    } else {
+      slot = free_pending_.back();
+      free_pending_.pop_back();
+    }
+    pending_[slot].assign(lowered_.flows.begin(), lowered_.flows.end());
+    ops_[op].pending = slot;
     push(now + lowered_.latency + delay, op);
   }
 
@@ -470,8 +479,9 @@ private:
 
   // --- Flows ------------------------------------------------------------------------------------
 
-  void begin_flows(sched::OpId op, double now, Result& r) {
-    auto& fl = pending_[op];
+  void begin_flows(sched::OpId op, double now) {
+    const std::uint32_t slot = ops_[op].pending;
+    auto& fl = pending_[slot];
     // Identical flows of one op (same path, weight and amount, no cap, started together: a reduce's
     // reads of k inputs in one buffer) run as one flow of k times the weight and amount. In
     // weighted max-min that flow gets exactly k times each one's rate, loads every resource as the
@@ -529,7 +539,7 @@ private:
       }
       if (!any_active && narrow != kLimitNone) set_active(narrow, true);
       if (path.resources.empty()) touched_flows_.push_back(id);
-      ++flows_left_[op];
+      ++ops_[op].flows_left;
     }
     // The op's flows join their groups with their final weights (merged flows grew above).
     for (const std::uint32_t id : begun_) {
@@ -537,12 +547,12 @@ private:
       new_flows_.push_back(id);
     }
     fl.clear();
-    fl.shrink_to_fit();
-    if (flows_left_[op] == 0) done_ops_.push_back(op);
-    (void)r;
+    free_pending_.push_back(slot);
+    ops_[op].pending = kLimitNone;
+    if (ops_[op].flows_left == 0) done_ops_.push_back(op);
   }
 
-  void finish_flow(std::uint32_t id, double now, Result& r) {
+  void finish_flow(std::uint32_t id, double now) {
     FlowState& f = flows_[id];
     close_limiter(f, now);
     // Nothing below the ended flow's level changes (see unchanged_level).
@@ -558,11 +568,12 @@ private:
     f.active = false;
     f.remaining = 0;
     remove_from_resources(id);
-    if (f.best_time > op_best_[f.op]) {
-      op_best_[f.op] = f.best_time;
-      r.ops[f.op].limiter = f.best_limiter;
+    OpState& o = ops_[f.op];
+    if (f.best_time > o.best) {
+      o.best = f.best_time;
+      o.limiter = f.best_limiter;
     }
-    if (--flows_left_[f.op] == 0) done_ops_.push_back(f.op);
+    if (--o.flows_left == 0) done_ops_.push_back(f.op);
     retired_.push_back(id);
   }
 
@@ -1083,10 +1094,21 @@ private:
   std::vector<FlowState> flows_;
   std::vector<ResState> res_;
   std::vector<ResourceUse> usage_;
-  std::vector<std::uint32_t> preds_;
-  std::vector<std::uint32_t> flows_left_;
-  std::vector<double> op_best_;
-  std::vector<std::vector<platform::Flow>> pending_;
+  // What the run keeps of an op, in one place (one cache line or two, not one per array): its times
+  // and limiter (the result's OpTiming, copied out at the end), the predecessors it waits for, its
+  // flows still running, its best limiter's time, and its slot in pending_ while in its latency.
+  struct OpState {
+    double start = -1;
+    double end = -1;
+    double best = -1;
+    std::uint32_t preds = 0;
+    std::uint32_t flows_left = 0;
+    std::uint32_t limiter = kLimitNone;
+    std::uint32_t pending = kLimitNone;
+  };
+  std::vector<OpState> ops_;
+  std::vector<std::vector<platform::Flow>> pending_;  // the flows of ops in their latency, by slot
+  std::vector<std::uint32_t> free_pending_;
   std::vector<sched::OpId> done_ops_;
   std::vector<std::uint32_t> touched_res_, touched_flows_, comp_res_, comp_groups_;
   std::uint32_t touch_gen_ = 1, comp_gen_ = 0;
