@@ -118,23 +118,28 @@ struct Level {
 
 // The fields a solve touches for every resource of its component come first, in one cache line.
 struct alignas(64) ResState {
-  double cap_rem = 0;
-  double wsum = 0;
-  double load = 0;  // current total rate x multiplicity
-  double cap = 0;   // the platform's capacity (of a both-ways cap: see cap_of)
+  // Line 1: what a change of a flow's rate touches on every resource of its path, the dropped ones
+  // included (the load, its accounting, the checks), and the flags.
+  double load = 0;    // current total rate x multiplicity
+  double cap = 0;     // the platform's capacity (of a both-ways cap: see cap_of)
+  double t_mark = 0;  // last accounting time
+  ResourceUse use;    // accounted up to t_mark (the result's usage)
   std::uint32_t comp_stamp = 0;
-  std::uint32_t version = 0;
-  std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
-  bool active = true;                 // a constraint of the solve (see resolve: lazy constraints)
-  bool saturated = false;
-  bool bidir = false;                 // a both-ways cap (PcieBidir)
-  std::vector<std::uint32_t> flows;   // active flows (with multiplicity per path entry)
-  double t_mark = 0;      // last accounting time
-  std::uint32_t touch_stamp = 0;
   std::uint32_t check_stamp = 0;
-  std::uint32_t order_stamp = 0;  // solve_once: taken into the order of first levels
-  std::uint32_t bound_stamp = 0;  // unchanged_level: bounded already
-  std::uint32_t compact_stamp = 0;  // kill_group: in compact_res_ already
+  std::uint32_t touch_stamp = 0;
+  std::uint32_t version = 0;
+  bool active = true;  // a constraint of the solve (see resolve: lazy constraints)
+  bool saturated = false;
+  bool bidir = false;  // a both-ways cap (PcieBidir)
+  // Line 2: what a solve touches on the resources in it.
+  alignas(64) double cap_rem = 0;
+  double wsum = 0;
+  std::vector<std::uint32_t> groups;  // while active: groups with it in their signature (multiplicity)
+  std::uint32_t order_stamp = 0;      // solve_once: taken into the order of first levels
+  std::uint32_t bound_stamp = 0;      // unchanged_level: bounded already
+  std::uint32_t compact_stamp = 0;    // kill_group: in compact_res_ already
+  // Line 3: the flows, which their starts and ends touch.
+  alignas(64) std::vector<std::uint32_t> flows;  // active flows (with multiplicity per path entry)
 };
 
 // Groups by the hash of their key (signature, cap level): open addressing with linear probing in
@@ -225,7 +230,6 @@ public:
       res_[i].cap = pr.capacity;
       res_[i].bidir = pr.kind == platform::ResourceKind::PcieBidir;
     }
-    usage_.assign(p_.resource_count(), ResourceUse{});
     ops_.assign(n, OpState{});
     for (sched::OpId i = 0; i < n; ++i) ops_[i].preds = g.preds[i];
     for (sched::OpId i = 0; i < n; ++i)
@@ -267,7 +271,8 @@ public:
     r.ops.resize(n);
     for (sched::OpId i = 0; i < n; ++i) r.ops[i] = OpTiming{ops_[i].start, ops_[i].end, ops_[i].limiter};
     r.makespan = now;
-    r.usage = std::move(usage_);
+    r.usage.resize(res_.size());
+    for (std::size_t i = 0; i < res_.size(); ++i) r.usage[i] = res_[i].use;
     return r;
   }
 
@@ -674,8 +679,8 @@ private:
     ResState& s = res_[res];
     const double dt = now - s.t_mark;
     if (dt > 0) {
-      usage_[res].bytes += s.load * dt;
-      if (s.saturated) usage_[res].saturated_time += dt;
+      s.use.bytes += s.load * dt;
+      if (s.saturated) s.use.saturated_time += dt;
     }
     s.t_mark = now;
   }
@@ -1093,7 +1098,6 @@ private:
   std::uint64_t seq_ = 0;
   std::vector<FlowState> flows_;
   std::vector<ResState> res_;
-  std::vector<ResourceUse> usage_;
   // What the run keeps of an op, in one place (one cache line or two, not one per array): its times
   // and limiter (the result's OpTiming, copied out at the end), the predecessors it waits for, its
   // flows still running, its best limiter's time, and its slot in pending_ while in its latency.
