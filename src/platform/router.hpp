@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <limits>
 #include <mutex>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -58,9 +57,58 @@ private:
                                       (k.second + 0x632BE59BD9B4E019ULL + (k.first << 6)));
     }
   };
+  // A shard's keys: open addressing with linear probing in one array, at most half full, so that a
+  // lookup is about one cache line (the node-based std::unordered_map it replaces chased a pointer
+  // per lookup: 5.7% of a 9,600-GPU HFReduce's time on the fluid engine). Which id a key maps to
+  // does not depend on the table: ids are handed out in the order keys are first asked for.
+  class Index {
+  public:
+    /// The id under `key` (whose hash is h), or kMissing.
+    [[nodiscard]] std::uint32_t find(const Key& key, std::uint64_t h) const {
+      if (slots_.empty()) return kMissing;
+      for (std::size_t i = spot(h) & mask_;; i = (i + 1) & mask_) {
+        const Slot& s = slots_[i];
+        if (s.id == kMissing) return kMissing;
+        if (s.key == key) return s.id;
+      }
+    }
+    void insert(const Key& key, std::uint64_t h, std::uint32_t id) {
+      if (2 * (count_ + 1) > slots_.size()) grow();
+      place(Slot{key, id}, h);
+      ++count_;
+    }
+    static constexpr std::uint32_t kMissing = ~std::uint32_t{0};
+
+  private:
+    struct Slot {
+      Key key{};
+      std::uint32_t id = kMissing;
+    };
+    // KeyHash's low bits see only the keys' low bits: mixed (MurmurHash3's finalizer) first.
+    static std::size_t spot(std::uint64_t h) {
+      h ^= h >> 33;
+      h *= 0xff51afd7ed558ccdULL;
+      h ^= h >> 33;
+      return static_cast<std::size_t>(h);
+    }
+    void place(const Slot& s, std::uint64_t h) {
+      std::size_t i = spot(h) & mask_;
+      while (slots_[i].id != kMissing) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+    void grow() {
+      std::vector<Slot> old = std::move(slots_);
+      slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+      mask_ = slots_.size() - 1;
+      for (const Slot& s : old)
+        if (s.id != kMissing) place(s, KeyHash{}(s.key));
+    }
+    std::vector<Slot> slots_;
+    std::size_t mask_ = 0, count_ = 0;
+  };
   struct alignas(64) Shard {
     std::mutex m;
-    std::unordered_map<Key, std::uint32_t, KeyHash> index;
+    Index index;
   };
   static constexpr unsigned kShardBits = 5;
   // Segment k holds 64 << k paths: 27 segments cover every 32-bit id.
@@ -84,10 +132,10 @@ std::uint32_t PathTable::intern(std::uint64_t ka, std::uint64_t kb, Make&& make)
   const std::uint64_t h = KeyHash{}(key);
   Shard& sh = shards_[static_cast<std::size_t>((h * 0xBF58476D1CE4E5B9ULL) >> (64 - kShardBits))];
   const std::lock_guard<std::mutex> lock(sh.m);
-  if (const auto it = sh.index.find(key); it != sh.index.end()) return it->second;
+  if (const std::uint32_t found = sh.index.find(key, h); found != Index::kMissing) return found;
   const std::uint32_t id = next_.fetch_add(1, std::memory_order_acq_rel);
   store(id, make());
-  sh.index.emplace(key, id);
+  sh.index.insert(key, h, id);
   return id;
 }
 
