@@ -352,17 +352,22 @@ private:
     double delay = 0;
     for (const auto& f : lowered_.flows) delay = std::max(delay, f.start_delay);
     // Its flows wait in a slot of their own, which begin_flows frees (the slots keep their storage).
-    std::uint32_t slot = 0;
-    if (free_pending_.empty()) {
-      slot = static_cast<std::uint32_t>(pending_.size());
-      pending_.emplace_back();
-    } else {
-      slot = free_pending_.back();
-      free_pending_.pop_back();
-    }
+    const std::uint32_t slot = take_slot(pending_, free_pending_);
     pending_[slot].assign(lowered_.flows.begin(), lowered_.flows.end());
     ops_[op].pending = slot;
     push(now + lowered_.latency + delay, op);
+  }
+
+  // A free slot of `v` (the last one freed), or a new one at its end (default-constructed).
+  template <class T>
+  static std::uint32_t take_slot(std::vector<T>& v, std::vector<std::uint32_t>& free) {
+    if (free.empty()) {
+      v.emplace_back();
+      return static_cast<std::uint32_t>(v.size() - 1);
+    }
+    const std::uint32_t id = free.back();
+    free.pop_back();
+    return id;
   }
 
   // --- Groups -----------------------------------------------------------------------------------
@@ -430,13 +435,7 @@ private:
       return g.cap_level == cap_level && g.sig == sig_;
     });
     if (gid == kLimitNone) {
-      if (free_groups_.empty()) {
-        gid = static_cast<std::uint32_t>(groups_.size());
-        groups_.emplace_back();
-      } else {
-        gid = free_groups_.back();
-        free_groups_.pop_back();
-      }
+      gid = take_slot(groups_, free_groups_);
       Group& g = groups_[gid];
       // A reused group starts afresh but keeps its vectors' storage (allocations were a tenth of
       // the time when groups were rebuilt from scratch).
@@ -624,12 +623,7 @@ private:
     return free_flows_.empty() ? static_cast<std::uint32_t>(flows_.size()) : free_flows_.back();
   }
   std::uint32_t new_flow(const FlowState& st) {
-    if (free_flows_.empty()) {
-      flows_.push_back(st);
-      return static_cast<std::uint32_t>(flows_.size() - 1);
-    }
-    const std::uint32_t id = free_flows_.back();
-    free_flows_.pop_back();
+    const std::uint32_t id = take_slot(flows_, free_flows_);
     flows_[id] = st;
     return id;
   }
