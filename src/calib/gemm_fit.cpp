@@ -97,9 +97,7 @@ GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& g
   return v;
 }
 
-std::vector<train::GemmTile> default_gemm_tiles() {
-  return {{128, 128}, {256, 128}, {128, 256}, {128, 64}, {64, 128}, {256, 64}, {64, 64}};
-}
+std::vector<train::GemmTile> default_gemm_tiles() { return train::sm80_gemm_tiles(); }
 
 GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train::GemmTile>& tiles) {
   FFSIM_ASSERT(!tiles.empty(), "fit_gemm needs a tile to try");

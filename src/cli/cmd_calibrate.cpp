@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/compute_calibration.hpp"
 #include "app/engines.hpp"
 #include "app/kinds.hpp"
 #include "calib/calibration_file.hpp"
@@ -25,6 +26,7 @@
 #include "cli/output.hpp"
 #include "config/calibration_reader.hpp"
 #include "config/gemm_reader.hpp"
+#include "config/throughput_reader.hpp"
 #include "config/kineto_reader.hpp"
 #include "config/measurement_reader.hpp"
 #include "config/nccl_tests_reader.hpp"
@@ -49,6 +51,7 @@ struct CalibrateArgs {
   std::string kineto;  ///< --kineto: a torch.profiler trace
   std::string gemm;    ///< --gemm: a CSV of measured GEMM rates
   std::string gpu;     ///< --gpu: the GPU model the GEMM model runs on
+  std::string throughput;  ///< --throughput: a CSV of measured training throughputs
 };
 
 // --kineto TRACE and/or --gemm CSV --gpu MODEL: the compute model's inputs (issue 29). No
@@ -64,6 +67,10 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
         "--gemm: expected --gpu MODEL too (the GPU model whose SMs and peaks the GEMM model uses, e.g. "
         "a100_sxm4_40gb)");
   if (a.gemm.empty() && !a.gpu.empty()) throw UsageError("--gpu: used only with --gemm CSV (the GEMM model's fit)");
+  if (!a.throughput.empty() && a.gemm.empty())
+    throw UsageError(
+        "--throughput: expected --gemm CSV --gpu MODEL too (the shaped compute model times every product with the "
+        "GEMM model fitted there, e.g. --gemm ../shared/reference/compute/gemm_a100.csv --gpu a100_sxm4_40gb)");
   std::optional<calib::GemmCsv> csv;
   std::optional<calib::GemmFit> fit;
   if (!a.gemm.empty()) {
@@ -73,6 +80,9 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
   }
   std::optional<calib::KinetoTrace> trace;
   if (!a.kineto.empty()) trace = config::load_kineto(a.kineto);
+  std::optional<app::ThroughputCalibration> thr;
+  if (!a.throughput.empty())
+    thr = app::calibrate_throughput(ctx.published_catalog(), config::load_throughput_csv(a.throughput), fit->values);
   if (a.json) {
     report::JsonWriter w(std::cout);
     begin_json(w, "calibrate");
@@ -92,6 +102,14 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
     } else {
       w.null();
     }
+    w.key("throughput");
+    if (thr) {
+      w.begin_object();
+      write_throughput_fit_json(w, *thr);
+      w.end_object();
+    } else {
+      w.null();
+    }
     w.end_object();
     std::cout << '\n';
     return kOk;
@@ -99,6 +117,10 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
   if (fit) print_gemm_fit(std::cout, *csv, *fit);
   if (fit && trace) std::cout << "\n";
   if (trace) print_kineto(std::cout, *trace, fit ? &*fit : nullptr);
+  if (thr) {
+    std::cout << "\n";
+    print_throughput_fit(std::cout, *thr);
+  }
   return kOk;
 }
 
@@ -377,7 +399,7 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
 }
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
-  if (!a.kineto.empty() || !a.gemm.empty() || !a.gpu.empty()) return run_calibrate_compute(ctx, a);
+  if (!a.kineto.empty() || !a.gemm.empty() || !a.gpu.empty() || !a.throughput.empty()) return run_calibrate_compute(ctx, a);
   if (a.files.empty()) throw UsageError("measured is required (or --kineto TRACE, or --gemm CSV --gpu MODEL)");
   if (a.node.empty()) throw UsageError("--node is required");
   if (a.out.empty()) throw UsageError("-o,--out is required");
@@ -518,6 +540,11 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
               "a CSV file");
   ctx.expects(sub->add_option("--gpu", a->gpu, "GPU model of the GEMM model (with --gemm; e.g. a100_sxm4_40gb)"),
               "a GPU model name");
+  ctx.expects(sub->add_option("--throughput", a->throughput,
+                              "CSV of measured training throughputs (e.g. models/measured/a100-public-throughputs.csv): "
+                              "fit the shaped compute model's multipliers (with --gemm and --gpu)")
+                  ->check(input_file()),
+              "a CSV file");
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

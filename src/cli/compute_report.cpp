@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "core/format.hpp"
+#include "core/spell.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
 
@@ -386,6 +388,134 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
     else
       w.value(fit.model_s[i]);
     w.field("measured_s", r.time_s());
+    w.end_object();
+  }
+  w.end_array();
+}
+
+}  // namespace ffsim::cli
+
+namespace ffsim::cli {
+
+namespace {
+
+std::string pct(double v) { return fmt_f(100 * v, 1) + "%"; }
+
+std::string mult(double v) { return fmt_g(v, 4); }
+
+}  // namespace
+
+void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t) {
+  const auto& csv = t.csv;
+  const auto& fit = t.fit;
+  std::size_t excluded = 0;
+  for (const auto& r : csv.rows) excluded += r.excluded.empty() ? 0 : 1;
+  os << "ffsim calibrate --throughput " << csv.file << ": " << csv.rows.size() << " measured throughputs (" << excluded
+     << " excluded)\n";
+  os << "  model: step = conv x convolutions + gemm x (linear + attention products) + memory x memory-bound work\n"
+        "         + optimizer; every product timed from its shape by the GEMM model (--gemm), split-K from "
+     << app::kSplitKMin << " terms ([I]); memory-bound at the HBM datasheet bandwidth\n\n";
+  os << "Fitted multipliers (weighted least squares of the relative step-time error, on " << fit.all.points
+     << " rows):\n";
+  report::Table v({"multiplier", "value", "of"});
+  v.add({"conv", mult(fit.values.conv), "the GEMM model's time of the implicit GEMMs of convolutions"});
+  v.add({"gemm", mult(fit.values.linear), "the GEMM model's time of linear and attention products"});
+  v.add({"memory", mult(fit.values.memory), "the memory-bound traffic (also on attention scores) at the full HBM bandwidth"});
+  v.print(os, "  ");
+  for (const auto& f : fit.fixed) os << "  " << f << "\n";
+  os << "\nError per dataset (relative error of the step time; held out: fitted on the other datasets only):\n";
+  report::Table d({"dataset", "rows", "excluded", "in fit MAPE", "in fit max", "held-out MAPE", "held-out max",
+                   "held-out conv, gemm, memory"});
+  for (const auto& x : fit.datasets) {
+    const bool any = x.in_fit.points > 0;
+    std::string hv = mult(x.held_out_values.conv) + ", " + mult(x.held_out_values.linear) + ", " +
+                     mult(x.held_out_values.memory);
+    for (const auto& f : x.held_out_fixed) hv += "; " + f;
+    d.add({x.dataset, std::to_string(x.rows), std::to_string(x.excluded), any ? pct(x.in_fit.mape) : "-",
+           any ? pct(x.in_fit.max_abs) : "-", any ? pct(x.held_out.mape) : "-", any ? pct(x.held_out.max_abs) : "-",
+           any ? hv : "-"});
+  }
+  d.rule();
+  d.add({"all", std::to_string(csv.rows.size()), std::to_string(excluded), pct(fit.all.mape), pct(fit.all.max_abs), "",
+         "", ""});
+  d.print(os, "  ");
+  os << "\nRows (step time of the measured batch; error = model / measured - 1; shares of the model's step):\n";
+  report::Table rt({"line", "dataset", "model", "gpu", "prec", "batch", "seq", "measured", "model", "error", "conv",
+                    "gemm", "memory", "optimizer"});
+  for (std::size_t i = 0; i < csv.rows.size(); ++i) {
+    const auto& r = csv.rows[i];
+    const auto& c = t.cases[i];
+    if (!c.modelled) continue;
+    const double m = fit.model_s[i], meas = r.step_s();
+    const auto share = [&](double s) { return fmt_f(100 * s / m, 0) + "%"; };
+    rt.add({std::to_string(r.line), r.dataset, r.model, r.gpu, r.precision, fmt_g(r.batch, 6),
+            r.seq > 0 ? fmt_g(r.seq, 6) : "-", fmt_g(meas * 1e3, 4) + " ms", fmt_g(m * 1e3, 4) + " ms",
+            pct(m / meas - 1) + (r.excluded.empty() ? "" : " (excluded)"), share(c.times.conv_s * fit.values.conv),
+            share((c.times.linear_s + c.times.attention_s) * fit.values.linear),
+            share(c.times.memory_s * fit.values.memory + c.times.score_memory_s * fit.values.score_memory),
+            share(c.times.optimizer_s)});
+  }
+  rt.print(os, "  ");
+  std::map<std::string, int> reasons;
+  for (std::size_t i = 0; i < csv.rows.size(); ++i)
+    if (!csv.rows[i].excluded.empty() && !t.cases[i].modelled) ++reasons[csv.rows[i].excluded];
+  if (!reasons.empty()) {
+    os << "\nNot modelled (rows left out, by reason):\n";
+    for (const auto& [why, n] : reasons) os << "  " << n << " row" << (n == 1 ? "" : "s") << ": " << why << "\n";
+  }
+}
+
+void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalibration& t) {
+  const auto& fit = t.fit;
+  w.field("file", t.csv.file);
+  w.field("split_k_min", app::kSplitKMin);
+  w.key("multipliers");
+  w.begin_object();
+  w.field("conv", fit.values.conv);
+  w.field("gemm", fit.values.linear);
+  w.field("memory", fit.values.memory);
+  w.end_object();
+  w.key("held");
+  w.begin_array();
+  for (const auto& f : fit.fixed) w.value(f);
+  w.end_array();
+  w.key("all");
+  w.begin_object();
+  w.field("rows", fit.all.points);
+  w.field("mape", fit.all.mape);
+  w.field("max_abs", fit.all.max_abs);
+  w.end_object();
+  w.key("datasets");
+  w.begin_array();
+  for (const auto& d : fit.datasets) {
+    w.begin_object();
+    w.field("dataset", d.dataset);
+    w.field("rows", d.rows);
+    w.field("excluded", d.excluded);
+    w.field("in_fit_mape", d.in_fit.mape);
+    w.field("in_fit_max_abs", d.in_fit.max_abs);
+    w.field("held_out_mape", d.held_out.mape);
+    w.field("held_out_max_abs", d.held_out.max_abs);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("rows");
+  w.begin_array();
+  for (std::size_t i = 0; i < t.csv.rows.size(); ++i) {
+    const auto& r = t.csv.rows[i];
+    const auto& c = t.cases[i];
+    w.begin_object();
+    w.field("line", r.line);
+    w.field("dataset", r.dataset);
+    w.field("model", r.model);
+    w.field("gpu", r.gpu);
+    w.field("precision", r.precision);
+    w.field("batch", r.batch);
+    w.field("measured_step_s", r.throughput > 0 ? r.step_s() : 0.0);
+    w.key("model_step_s");
+    if (c.modelled) w.value(fit.model_s[i]);
+    else w.null();
+    w.field("excluded", r.excluded);
     w.end_object();
   }
   w.end_array();

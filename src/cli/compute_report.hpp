@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "app/compute_calibration.hpp"
 #include "calib/gemm_fit.hpp"
 #include "calib/kineto.hpp"
 
@@ -21,5 +22,9 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
 
 void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::GemmFit& fit);
 void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const calib::GemmFit& fit);
+/// `calibrate --throughput`: the fitted multipliers, the error per dataset (in the fit and held out),
+/// and every row (excluded ones with their reason and, where modelled, their error).
+void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t);
+void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalibration& t);
 
 }  // namespace ffsim::cli

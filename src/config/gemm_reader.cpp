@@ -8,6 +8,7 @@
 #include <map>
 
 #include "config/catalog.hpp"
+#include "config/csv.hpp"
 #include "config/hw_reader.hpp"
 #include "config/reader.hpp"
 #include "core/error.hpp"
@@ -16,37 +17,6 @@
 namespace ffsim::config {
 
 namespace {
-
-// RFC 4180 fields of one record; `text` from `pos`, advancing it past the record's newline.
-std::vector<std::string> csv_record(const std::string& text, std::size_t& pos) {
-  std::vector<std::string> f;
-  std::string cur;
-  bool quoted = false;
-  while (pos < text.size()) {
-    const char c = text[pos++];
-    if (quoted) {
-      if (c == '"') {
-        if (pos < text.size() && text[pos] == '"')
-          cur += '"', ++pos;
-        else
-          quoted = false;
-      } else {
-        cur += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      f.push_back(cur);
-      cur.clear();
-    } else if (c == '\n') {
-      break;
-    } else if (c != '\r') {
-      cur += c;
-    }
-  }
-  f.push_back(cur);
-  return f;
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -4,6 +4,7 @@
 #include "config/train_reader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "coll/collective.hpp"
@@ -37,27 +38,66 @@ train::CnnSpec parse_cnn(const Reader& r) {
   c.input_size = fact_int(in, "size");
   in.finish();
   c.kernel = fact_int(r, "conv_kernel", 1, 15);
+  if (r.has("batch_norm")) c.batch_norm = r.fact("batch_norm").as_bool();
   const Reader list = r.fact("cnn_layers");
-  int size = c.input_size;
+  double size = c.input_size;
+  const std::vector<std::string> kinds{"bottleneck", "conv", "fc", "pool"};
   for (const Reader& l : list.elements("layer")) {
-    if (!l.is_object()) l.fail("expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features}, got " + l.describe());
-    const auto keys = l.keys();
-    if (keys.size() != 1) l.fail("expected exactly one of \"conv\", \"fc\", \"pool\" in a layer");
-    const std::string& k = keys.front();
-    const std::vector<std::string> kinds{"conv", "fc", "pool"};
+    if (!l.is_object())
+      l.fail("expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features} | {\"bottleneck\": width}, got " +
+             l.describe());
+    std::string k;
+    for (const std::string& key : l.keys())
+      if (std::find(kinds.begin(), kinds.end(), key) != kinds.end()) {
+        if (!k.empty()) l.fail("expected exactly one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer, got \"" + k +
+                               "\" and \"" + key + "\"");
+        k = key;
+      }
+    if (k.empty()) {
+      const std::string first = l.keys().empty() ? std::string() : l.keys().front();
+      l.fail("expected one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer" +
+             (first.empty() ? std::string() : ", got \"" + first + "\"" + did_you_mean(first, kinds)));
+    }
     train::CnnLayer x;
     if (k == "conv") x.type = train::CnnLayer::Type::Conv;
     else if (k == "pool") x.type = train::CnnLayer::Type::Pool;
     else if (k == "fc") x.type = train::CnnLayer::Type::Fc;
-    else l.fail("unknown layer type \"" + k + "\"" + did_you_mean(k, kinds) + "; valid: " + join(kinds));
+    else x.type = train::CnnLayer::Type::Bottleneck;
     x.channels = static_cast<int>(l.integer(k, 1, 1 << 20));
-    l.finish();
-    if (x.type == train::CnnLayer::Type::Pool) {
-      if (size % x.channels != 0)
-        l.fail_at(k, "a pool of window " + std::to_string(x.channels) + " does not divide the feature map of size " +
-                                    std::to_string(size));
-      size /= x.channels;
+    // The modifiers each kind takes (a modifier of another kind is an unknown key at finish()).
+    const bool conv = k == "conv", pool = k == "pool", bneck = k == "bottleneck";
+    if (conv && l.has("kernel")) x.kernel = static_cast<int>(l.integer("kernel", 1, 15));
+    if ((conv || pool || bneck) && l.has("stride")) x.stride = static_cast<int>(l.integer("stride", 1, 64));
+    if ((conv || pool) && l.has("padding")) {
+      const std::string pad = l.string("padding");
+      if (pad != "same" && pad != "valid") l.fail_at("padding", "expected \"same\" or \"valid\", got \"" + pad + "\"");
+      x.valid = pad == "valid";
     }
+    if (bneck && l.has("repeat")) x.repeat = static_cast<int>(l.integer("repeat", 1, 1000));
+    if (bneck && l.has("stride_on")) {
+      const std::string on = l.string("stride_on");
+      if (on != "1x1" && on != "3x3")
+        l.fail_at("stride_on", "expected \"3x3\" (ResNet v1.5) or \"1x1\" (ResNet v1), got \"" + on + "\"");
+      x.stride_on_1x1 = on == "1x1";
+    }
+    l.finish();
+    const int kernel = x.kernel > 0 ? x.kernel : c.kernel;
+    if (x.type == train::CnnLayer::Type::Pool) {
+      if (x.stride == 0) {
+        if (static_cast<long long>(size) % x.channels != 0)
+          l.fail_at(k, "a pool of window " + std::to_string(x.channels) + " does not divide the feature map of size " +
+                           fmt_g(size));
+        size /= x.channels;
+      } else {
+        size = x.valid ? std::floor((size - x.channels) / x.stride) + 1 : std::ceil(size / x.stride);
+      }
+    } else if (x.type == train::CnnLayer::Type::Conv) {
+      const int st = x.stride > 0 ? x.stride : 1;
+      size = x.valid ? std::floor((size - kernel) / st) + 1 : std::ceil(size / st);
+    } else if (x.type == train::CnnLayer::Type::Bottleneck) {
+      size = std::ceil(size / (x.stride > 0 ? x.stride : 1));
+    }
+    if (size < 1) l.fail("the feature map is empty after this layer (a window larger than its input)");
     c.layers.push_back(x);
   }
   if (c.layers.empty()) list.fail("expected at least one layer");
@@ -92,6 +132,8 @@ train::TransformerSpec parse_transformer(const Reader& r) {
   t.learned_positions = r.has("learned_positions") ? fact_int(r, "learned_positions", 0) : 0;
   t.tied_embeddings = r.fact("tied_embeddings").as_bool();
   t.max_sequence = fact_int(r, "max_sequence");
+  if (r.has("causal")) t.causal = r.fact("causal").as_bool();
+  if (r.has("lm_head")) t.lm_head = r.fact("lm_head").as_bool();
   if (auto m = r.optional_child("mla")) {
     train::MlaSpec a;
     a.q_lora_rank = fact_int(*m, "q_lora_rank", 0);

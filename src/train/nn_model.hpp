@@ -9,11 +9,30 @@
 
 namespace ffsim::train {
 
-/// One layer of a convolutional network (config D of VGG: 3x3 convolutions keep the spatial size,
-/// 2x2 max-pools halve it, fully connected layers flatten what comes before them).
+/// One layer of a convolutional network. By default a convolution has the model's kernel, stride 1
+/// and "same" padding (it keeps the spatial size: VGG's config D), a pool's stride is its window, and
+/// fully connected layers flatten what comes before them. A bottleneck is ResNet's residual block
+/// (He et al., arXiv 1512.03385 Table 1): 1x1 to `channels`, 3x3, 1x1 to 4 x `channels`, plus a 1x1
+/// projection of the block's input in the first of `repeat` blocks, whose stride is `stride`.
 struct CnnLayer {
-  enum class Type { Conv, Pool, Fc } type = Type::Conv;
-  int channels = 0;  ///< Conv: output channels; Fc: output features; Pool: window (and stride)
+  enum class Type { Conv, Pool, Fc, Bottleneck } type = Type::Conv;
+  int channels = 0;  ///< Conv: output channels; Fc: output features; Pool: window; Bottleneck: width
+  int kernel = 0;    ///< Conv: 0 = the model's conv_kernel
+  int stride = 0;    ///< Conv: 0 = 1; Pool: 0 = its window; Bottleneck: the first block's stride (0 = 1)
+  /// "valid" padding: output floor((size - kernel) / stride) + 1; else "same": ceil(size / stride).
+  bool valid = false;
+  int repeat = 1;              ///< Bottleneck: blocks
+  bool stride_on_1x1 = false;  ///< Bottleneck: ResNet v1 strides the first 1x1; v1.5 the 3x3
+};
+
+/// One matrix product of a layer's forward pass, for one sample: rows x n outputs, each a sum over
+/// k (FLOPs 2 batch rows n k). Linear and convolution products have weights (n x k: a weight
+/// gradient in the backward pass); attention's score and value products do not.
+struct GemmOp {
+  enum class Kind { Linear, Conv, Attention } kind = Kind::Linear;
+  double rows = 0;   ///< per sample: tokens, output pixels (convolution as implicit GEMM), queries
+  double n = 0, k = 0;
+  double batch = 1;  ///< per sample: independent products of this shape (attention: heads)
 };
 
 /// Multi-head latent attention (DeepSeek-V2): low-rank query and key-value projections.
@@ -48,6 +67,10 @@ struct TransformerSpec {
   int learned_positions = 0;   ///< rows of a learned position embedding (0: rotary)
   bool tied_embeddings = false;
   int max_sequence = 0;
+  /// Decoder attention (each token attends to those before it); false for encoders (BERT).
+  bool causal = true;
+  /// The vocabulary projection at the end; false for encoders fine-tuned with a small task head.
+  bool lm_head = true;
   std::optional<MlaSpec> mla;
   std::optional<MoeSpec> moe;
 };
@@ -56,6 +79,8 @@ struct CnnSpec {
   int input_channels = 0;
   int input_size = 0;          ///< square images
   int kernel = 3;
+  /// Batch normalisation after every convolution (convolutions then carry no bias).
+  bool batch_norm = false;
   std::vector<CnnLayer> layers;
 };
 
@@ -79,16 +104,20 @@ struct LayerCost {
   double conv_flops = 0;        ///< convolutions (implicit GEMM)
   double attention_flops = 0;   ///< score and value products of attention
   double memory_elems = 0;      ///< activation elements stored for backward (drives memory-bound work)
+  double score_elems = 0;       ///< of memory_elems: attention's materialised scores, softmax and dropout
   double output_elems = 0;      ///< elements of the layer's output (what a pipeline stage sends on)
   bool needs_input_grad = true; ///< false for the first layer: backward computes weight gradients only
   bool moe = false;             ///< a mixture-of-experts layer
   double routed_params = 0;     ///< MoE: parameters of the routed experts (split over expert-parallel ranks)
   double dispatch_elems = 0;    ///< MoE: elements sent to routed experts per sample (tokens x top_k x hidden)
+  /// The forward pass's matrix products by shape (their FLOPs sum to gemm + conv + attention FLOPs).
+  std::vector<GemmOp> gemms;
 };
 
-/// The layers of `m` for one sample of `seq` tokens (ignored by CNNs). Attention is causal and
-/// computed blockwise (FlashAttention), so it costs half the full score matrix and stores no scores
-/// when `flash_attention`; otherwise the full matrix and its softmax are materialised.
+/// The layers of `m` for one sample of `seq` tokens (ignored by CNNs). Causal attention computed
+/// blockwise (FlashAttention) costs half the full score matrix and stores no scores when
+/// `flash_attention`; otherwise the full matrix and its softmax are materialised. Encoder
+/// (non-causal) attention always computes the full matrix.
 [[nodiscard]] std::vector<LayerCost> layer_costs(const NnModelSpec& m, int seq, bool flash_attention);
 
 /// Sum of parameters over layers.

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "app/compute_calibration.hpp"
+
+#include "config/hw_reader.hpp"
+#include "config/train_reader.hpp"
+#include "train/compute.hpp"
+#include "train/nn_model.hpp"
+#include "train/shaped_compute.hpp"
+
+namespace ffsim::app {
+
+ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::ThroughputCsv csv,
+                                           const calib::GemmFitValues& gemm) {
+  ThroughputCalibration out;
+  // The memory-bound traffic per stored element of the default compute model: forward passes x
+  // (1 + backward factor) (models/train/compute_default.json).
+  double traffic = 6;
+  if (const auto* e = cat.find(config::kComputeModel, "default")) {
+    const auto m = config::parse_compute_model(*e);
+    traffic = m.memory_passes * (1 + m.backward_memory);
+  }
+  for (auto& r : csv.rows) {
+    calib::ThroughputCase c;
+    const auto* me = cat.find(config::kNnModel, r.model);
+    const auto* ge = cat.find(config::kGpu, r.gpu);
+    const std::string family = r.precision == "bf16" ? "fp16" : r.precision;
+    std::string why;
+    if (r.precision.empty()) why = "-";
+    else if (!me) why = "network \"" + r.model + "\" not in the catalog";
+    else if (!ge) why = "GPU \"" + r.gpu + "\" not in the catalog";
+    else if (!gemm.ceiling.count(family)) why = "the GEMM fit has no " + family + " rows";
+    if (why.empty()) {
+      const auto net = config::parse_nn_model(*me);
+      const auto gpu = config::parse_gpu(*ge);
+      const auto rate = gpu.compute.find(r.precision);
+      if (gpu.sms <= 0) why = "GPU " + r.gpu + " has no \"sms\" fact";
+      else if (rate == gpu.compute.end()) why = "GPU " + r.gpu + " has no " + r.precision + " peak";
+      else {
+        const int seq = r.seq > 0 ? static_cast<int>(r.seq) : 1;
+        const auto layers = train::layer_costs(net, seq, r.flash_attention);
+        train::ShapedStep step;
+        step.samples = r.batch;
+        step.act_bytes = train::element_bytes(r.precision);
+        step.optimizer_bytes_per_param =
+            train::optimizer_bytes_per_param(r.optimizer, r.precision == "fp16" || r.precision == "bf16");
+        step.memory_traffic = traffic;
+        train::GemmParams gp = gemm.params(family);
+        gp.split_k_min = kSplitKMin;
+        c.times = train::shaped_step(layers, step,
+                                     train::ShapedGpu{gpu.sms, rate->second.peak.si(), gpu.memory_bandwidth.si()}, gp);
+        c.modelled = true;
+      }
+    }
+    if (!c.modelled && r.excluded.empty()) r.excluded = why;
+    out.cases.push_back(c);
+  }
+  out.fit = calib::fit_throughput(csv, out.cases);
+  out.csv = std::move(csv);
+  return out;
+}
+
+}  // namespace ffsim::app

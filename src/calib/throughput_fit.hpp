@@ -1,0 +1,75 @@
+// Measured single-GPU training throughputs (a CSV such as models/measured/a100-public-throughputs.csv)
+// and the fit of the shaped compute model (train/shaped_compute.hpp) to them: a multiplier for the
+// convolutions, one for the matrix products of linear layers and attention, and one for the
+// memory-bound work, with the GEMM model's parameters from `--gemm` held fixed
+// (`ffsim calibrate --throughput CSV --gemm CSV`).
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calib/gemm_fit.hpp"
+#include "train/shaped_compute.hpp"
+
+namespace ffsim::calib {
+
+/// One measured throughput (a row of the CSV).
+struct ThroughputRow {
+  int line = 0;          ///< 1-based line of the CSV, for messages
+  std::string dataset;   ///< the unit of leave-one-dataset-out
+  std::string source;    ///< the measurement's origin, as written
+  std::string model;     ///< catalog nn_model
+  std::string gpu;       ///< catalog gpu
+  std::string precision; ///< "fp16" (mixed precision: fp16 or bf16 tensor cores) or "tf32" or "fp32"
+  std::string optimizer; ///< "sgd" or "adam" (empty for an excluded row)
+  bool flash_attention = false;
+  double batch = 0, seq = 0, throughput = 0;
+  bool tokens = false;   ///< throughput in tokens/s (else samples/s)
+  std::string excluded;  ///< why the fit leaves the row out ("" if it uses it)
+  std::string note;
+  /// The measured seconds of one step: batch samples at the throughput.
+  [[nodiscard]] double step_s() const { return (tokens ? batch * seq : batch) / throughput; }
+};
+
+struct ThroughputCsv {
+  std::string file;
+  std::vector<ThroughputRow> rows;
+};
+
+/// Each row's step by kind (ShapedTimes), computed from the catalog's network and GPU; rows the
+/// fit leaves out may have none (`modelled` false, with the reason in the row's `excluded`).
+struct ThroughputCase {
+  bool modelled = false;
+  train::ShapedTimes times;
+};
+
+struct ThroughputErrors {
+  int points = 0;
+  double mape = 0, max_abs = 0;  ///< relative error of the step time (model / measured - 1)
+};
+
+struct ThroughputDataset {
+  std::string dataset;
+  int rows = 0, excluded = 0;
+  ThroughputErrors in_fit, held_out;
+  train::ShapedMultipliers held_out_values;  ///< the fit on the other datasets
+  std::vector<std::string> held_out_fixed;   ///< multipliers that fit could not determine (held at 1)
+};
+
+struct ThroughputFit {
+  std::string file;
+  train::ShapedMultipliers values;
+  std::vector<std::string> fixed;  ///< multipliers no used row depends on (held at 1)
+  ThroughputErrors all;
+  std::vector<double> model_s;     ///< per row (NaN where not modelled)
+  std::vector<ThroughputDataset> datasets;  ///< in order of first appearance
+};
+
+/// Weighted (relative) linear least squares of the step time on the used rows: time =
+/// conv x conv_s + gemm x (linear_s + attention_s) + memory x memory_s + optimizer_s. A multiplier
+/// no row depends on is held at 1. Then per dataset, the errors in that fit and in a fit on the
+/// other datasets (leave one out). `cases` is parallel to csv.rows.
+[[nodiscard]] ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases);
+
+}  // namespace ffsim::calib
