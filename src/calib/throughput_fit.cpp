@@ -111,7 +111,11 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
   fit.all = errors_of(rel_all);
   for (const auto& r : csv.rows)
     if (std::none_of(fit.datasets.begin(), fit.datasets.end(), [&](const ThroughputDataset& d) { return d.dataset == r.dataset; }))
-      fit.datasets.push_back(ThroughputDataset{r.dataset, 0, 0, {}, {}, {}, {}});
+    {
+      ThroughputDataset d;
+      d.dataset = r.dataset;
+      fit.datasets.push_back(d);
+    }
   for (auto& d : fit.datasets) {
     const auto in = [&](std::size_t i) { return all(i) && csv.rows[i].dataset == d.dataset; };
     const auto out = [&](std::size_t i) { return all(i) && csv.rows[i].dataset != d.dataset; };
@@ -130,6 +134,21 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
     }
     d.in_fit = errors_of(rin);
     d.held_out = errors_of(rout);
+    std::vector<std::string> nets;
+    for (std::size_t i = 0; i < csv.rows.size(); ++i)
+      if (in(i) && std::find(nets.begin(), nets.end(), csv.rows[i].model) == nets.end()) nets.push_back(csv.rows[i].model);
+    d.networks = static_cast<int>(nets.size());
+    if (nets.size() < 2) continue;
+    std::vector<double> rnet;
+    for (const auto& net : nets) {
+      std::vector<std::string> fixed;
+      const auto others = [&](std::size_t i) { return in(i) && csv.rows[i].model != net; };
+      const auto v = fit_rows(csv, cases, others, fixed);
+      for (const auto& f : fixed) d.network_out_fixed.push_back(net + ": " + f);
+      for (std::size_t i = 0; i < csv.rows.size(); ++i)
+        if (in(i) && csv.rows[i].model == net) rnet.push_back(train::shaped_total(cases[i].times, v) / csv.rows[i].step_s() - 1);
+    }
+    d.network_out = errors_of(rnet);
   }
   return fit;
 }

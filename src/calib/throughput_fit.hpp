@@ -55,6 +55,13 @@ struct ThroughputDataset {
   ThroughputErrors in_fit, held_out;
   train::ShapedMultipliers held_out_values;  ///< the fit on the other datasets
   std::vector<std::string> held_out_fixed;   ///< multipliers that fit could not determine (held at 1)
+  /// Within the dataset, each network predicted by a fit on its other networks only (a user who
+  /// calibrates on some networks of their own stack and predicts another); 0 points when the
+  /// dataset has one network.
+  ThroughputErrors network_out;
+  int networks = 0;
+  /// Networks whose within-dataset fit held a multiplier (no other network depends on it).
+  std::vector<std::string> network_out_fixed;
 };
 
 struct ThroughputFit {
@@ -69,7 +76,8 @@ struct ThroughputFit {
 /// Weighted (relative) linear least squares of the step time on the used rows: time =
 /// conv x conv_s + gemm x (linear_s + attention_s) + memory x memory_s + optimizer_s. A multiplier
 /// no row depends on is held at 1. Then per dataset, the errors in that fit and in a fit on the
-/// other datasets (leave one out). `cases` is parallel to csv.rows.
+/// other datasets (leave one out), and leaving one network out within the dataset. `cases` is
+/// parallel to csv.rows.
 [[nodiscard]] ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases);
 
 }  // namespace ffsim::calib

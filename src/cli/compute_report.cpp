@@ -439,6 +439,17 @@ void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t)
   d.add({"all", std::to_string(csv.rows.size()), std::to_string(excluded), pct(fit.all.mape), pct(fit.all.max_abs), "",
          "", ""});
   d.print(os, "  ");
+  os << "\nWithin each dataset, leaving one network out (fitted on the dataset's other networks only):\n";
+  report::Table nt({"dataset", "networks", "rows", "MAPE", "max", "held"});
+  for (const auto& x : fit.datasets) {
+    if (x.network_out.points == 0) {
+      nt.add({x.dataset, std::to_string(x.networks), "-", "-", "-", x.networks < 2 ? "one network" : "-"});
+      continue;
+    }
+    nt.add({x.dataset, std::to_string(x.networks), std::to_string(x.network_out.points), pct(x.network_out.mape),
+            pct(x.network_out.max_abs), x.network_out_fixed.empty() ? "-" : join(x.network_out_fixed, "; ")});
+  }
+  nt.print(os, "  ");
   os << "\nRows (step time of the measured batch; error = model / measured - 1; shares of the model's step):\n";
   report::Table rt({"line", "dataset", "model", "gpu", "prec", "batch", "seq", "measured", "model", "error", "conv",
                     "gemm", "memory", "optimizer"});
@@ -496,6 +507,10 @@ void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalib
     w.field("in_fit_max_abs", d.in_fit.max_abs);
     w.field("held_out_mape", d.held_out.mape);
     w.field("held_out_max_abs", d.held_out.max_abs);
+    w.field("networks", d.networks);
+    w.field("network_out_points", d.network_out.points);
+    w.field("network_out_mape", d.network_out.mape);
+    w.field("network_out_max_abs", d.network_out.max_abs);
     w.end_object();
   }
   w.end_array();

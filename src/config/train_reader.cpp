@@ -55,8 +55,8 @@ train::CnnSpec parse_cnn(const Reader& r) {
       }
     if (k.empty()) {
       const std::string first = l.keys().empty() ? std::string() : l.keys().front();
-      l.fail("expected one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer" +
-             (first.empty() ? std::string() : ", got \"" + first + "\"" + did_you_mean(first, kinds)));
+      if (first.empty()) l.fail("expected exactly one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer");
+      l.fail("unknown layer type \"" + first + "\"" + did_you_mean(first, kinds) + "; valid: " + join(kinds));
     }
     train::CnnLayer x;
     if (k == "conv") x.type = train::CnnLayer::Type::Conv;
