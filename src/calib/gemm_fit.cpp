@@ -13,9 +13,7 @@
 
 namespace ffsim::calib {
 
-namespace {
-
-GemmErrors errors_of(const std::vector<double>& rel) {
+GemmErrors relative_errors(const std::vector<double>& rel) {
   GemmErrors e;
   e.points = static_cast<int>(rel.size());
   for (double r : rel) {
@@ -25,8 +23,6 @@ GemmErrors errors_of(const std::vector<double>& rel) {
   if (e.points) e.mape /= e.points;
   return e;
 }
-
-}  // namespace
 
 train::GemmParams GemmFitValues::params(const std::string& precision) const {
   train::GemmParams p;
@@ -115,7 +111,7 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
   };
   for (const auto& t : tiles) {
     const auto v = fit_gemm_values(used, gpu, t);
-    fit.tiles.push_back({t, errors_of(rel_errors(used, v))});
+    fit.tiles.push_back({t, relative_errors(rel_errors(used, v))});
   }
   std::stable_sort(fit.tiles.begin(), fit.tiles.end(), [](const GemmTileTrial& a, const GemmTileTrial& b) {
     const double ea = std::isnan(a.errors.mape) ? 1e300 : a.errors.mape,
@@ -124,7 +120,7 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
   });
   const train::GemmTile tile = fit.tiles.front().tile;
   fit.values = fit_gemm_values(used, gpu, tile);
-  fit.all = errors_of(rel_errors(used, fit.values));
+  fit.all = relative_errors(rel_errors(used, fit.values));
   for (const auto& r : csv.rows) fit.model_s.push_back(r.excluded.empty() ? gemm_model_time(r, gpu, fit.values) : 0.0);
 
   std::vector<std::string> names;
@@ -153,7 +149,7 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
       res.median_uncertainty =
           unc.size() % 2 ? unc[unc.size() / 2] : 0.5 * (unc[unc.size() / 2 - 1] + unc[unc.size() / 2]);
     }
-    res.in_fit = errors_of(rel_errors(mine, fit.values));
+    res.in_fit = relative_errors(rel_errors(mine, fit.values));
     if (mine.empty()) {
       res.held_out_note = "every row excluded";
     } else if (others.empty()) {
@@ -169,7 +165,7 @@ GemmFit fit_gemm(const GemmCsv& csv, const GemmGpu& gpu, const std::vector<train
         res.held_out_note = "the other datasets have no " + missing + " rows";
       } else {
         const auto v = fit_gemm_values(others, gpu, tile);
-        res.held_out = errors_of(rel_errors(mine, v));
+        res.held_out = relative_errors(rel_errors(mine, v));
       }
     }
     fit.datasets.push_back(res);

@@ -52,6 +52,8 @@ struct GemmErrors {
   int points = 0;
   double mape = 0, max_abs = 0;  ///< relative error of the time (= of the rate, to first order)
 };
+/// The mean and the largest absolute value of relative errors (0 points: zeros).
+[[nodiscard]] GemmErrors relative_errors(const std::vector<double>& rel);
 
 struct GemmDatasetResult {
   std::string dataset;

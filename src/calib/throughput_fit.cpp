@@ -82,16 +82,6 @@ train::ShapedMultipliers fit_rows(const ThroughputCsv& csv, const std::vector<Th
   return multipliers(x);
 }
 
-ThroughputErrors errors_of(const std::vector<double>& rel) {
-  ThroughputErrors e;
-  e.points = static_cast<int>(rel.size());
-  for (double r : rel) {
-    e.mape += std::abs(r);
-    e.max_abs = std::max(e.max_abs, std::abs(r));
-  }
-  if (e.points) e.mape /= e.points;
-  return e;
-}
 
 }  // namespace
 
@@ -108,7 +98,7 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
     fit.model_s[i] = train::shaped_total(cases[i].times, fit.values);
     if (all(i)) rel_all.push_back(fit.model_s[i] / csv.rows[i].step_s() - 1);
   }
-  fit.all = errors_of(rel_all);
+  fit.all = relative_errors(rel_all);
   for (const auto& r : csv.rows)
     if (std::none_of(fit.datasets.begin(), fit.datasets.end(), [&](const ThroughputDataset& d) { return d.dataset == r.dataset; }))
     {
@@ -132,8 +122,8 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
       rin.push_back(fit.model_s[i] / m - 1);
       rout.push_back(train::shaped_total(cases[i].times, d.held_out_values) / m - 1);
     }
-    d.in_fit = errors_of(rin);
-    d.held_out = errors_of(rout);
+    d.in_fit = relative_errors(rin);
+    d.held_out = relative_errors(rout);
     std::vector<std::string> nets;
     for (std::size_t i = 0; i < csv.rows.size(); ++i)
       if (in(i) && std::find(nets.begin(), nets.end(), csv.rows[i].model) == nets.end()) nets.push_back(csv.rows[i].model);
@@ -148,7 +138,7 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
       for (std::size_t i = 0; i < csv.rows.size(); ++i)
         if (in(i) && csv.rows[i].model == net) rnet.push_back(train::shaped_total(cases[i].times, v) / csv.rows[i].step_s() - 1);
     }
-    d.network_out = errors_of(rnet);
+    d.network_out = relative_errors(rnet);
   }
   return fit;
 }

@@ -44,10 +44,8 @@ struct ThroughputCase {
   train::ShapedTimes times;
 };
 
-struct ThroughputErrors {
-  int points = 0;
-  double mape = 0, max_abs = 0;  ///< relative error of the step time (model / measured - 1)
-};
+/// Relative errors of the step time (model / measured - 1).
+using ThroughputErrors = GemmErrors;
 
 struct ThroughputDataset {
   std::string dataset;

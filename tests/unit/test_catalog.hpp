@@ -2,11 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "cli/context.hpp"
 #include "config/catalog.hpp"
+#include "config/train_reader.hpp"
 #include "plan/scenario.hpp"
+#include "train/nn_model.hpp"
 
 namespace ffsim::testing {
 
@@ -17,6 +20,13 @@ inline const config::Catalog& catalog() {
     return config::Catalog::load(FFSIM_MODELS_DIR, ctx.kind_names());
   }();
   return c;
+}
+
+/// The zoo's network `name` (a failed REQUIRE-free lookup throws: the caller's test fails).
+inline train::NnModelSpec nn_model(const std::string& name) {
+  const auto* e = catalog().find(config::kNnModel, name);
+  if (e == nullptr) throw std::runtime_error("no nn_model " + name + " in models/");
+  return config::parse_nn_model(*e);
 }
 
 /// A scenario of `nodes` GPU nodes of model `node` on a two-layer fat-tree of qm8700 switches.

@@ -25,11 +25,7 @@ using namespace ffsim::train;
 
 namespace {
 
-NnModelSpec model(const std::string& name) {
-  const auto* e = ffsim::testing::catalog().find(config::kNnModel, name);
-  REQUIRE(e != nullptr);
-  return config::parse_nn_model(*e);
-}
+NnModelSpec model(const std::string& name) { return ffsim::testing::nn_model(name); }
 
 NnModelSpec inline_model(const std::string& json) {
   config::CatalogEntry e;
