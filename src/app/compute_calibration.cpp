@@ -25,16 +25,22 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
     const auto* ge = cat.find(config::kGpu, r.gpu);
     const std::string family = r.precision == "bf16" ? "fp16" : r.precision;
     std::string why;
-    if (r.precision.empty()) why = "-";
-    else if (!me) why = "network \"" + r.model + "\" not in the catalog";
-    else if (!ge) why = "GPU \"" + r.gpu + "\" not in the catalog";
-    else if (!gemm.ceiling.count(family)) why = "the GEMM fit has no " + family + " rows";
+    if (r.precision.empty())
+      why = "-";
+    else if (!me)
+      why = "network \"" + r.model + "\" not in the catalog";
+    else if (!ge)
+      why = "GPU \"" + r.gpu + "\" not in the catalog";
+    else if (!gemm.ceiling.count(family))
+      why = "the GEMM fit has no " + family + " rows";
     if (why.empty()) {
       const auto net = config::parse_nn_model(*me);
       const auto gpu = config::parse_gpu(*ge);
       const auto rate = gpu.compute.find(r.precision);
-      if (gpu.sms <= 0) why = "GPU " + r.gpu + " has no \"sms\" fact";
-      else if (rate == gpu.compute.end()) why = "GPU " + r.gpu + " has no " + r.precision + " peak";
+      if (gpu.sms <= 0)
+        why = "GPU " + r.gpu + " has no \"sms\" fact";
+      else if (rate == gpu.compute.end())
+        why = "GPU " + r.gpu + " has no " + r.precision + " peak";
       else {
         const int seq = r.seq > 0 ? static_cast<int>(r.seq) : 1;
         const auto layers = train::layer_costs(net, seq, r.flash_attention);

@@ -76,12 +76,13 @@ train::ShapedMultipliers fit_rows(const ThroughputCsv& csv, const std::vector<Th
     x[worst] = 0;
   }
   for (int j = 0; j < kParams; ++j) {
-    if (!active[j]) fixed.emplace_back(std::string(kNames[j]) + " (held at 1: no row depends on it)");
-    else if (zero[j]) fixed.emplace_back(std::string(kNames[j]) + " (held at 0: its free fit was negative)");
+    if (!active[j])
+      fixed.emplace_back(std::string(kNames[j]) + " (held at 1: no row depends on it)");
+    else if (zero[j])
+      fixed.emplace_back(std::string(kNames[j]) + " (held at 0: its free fit was negative)");
   }
   return multipliers(x);
 }
-
 
 }  // namespace
 
@@ -100,8 +101,8 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
   }
   fit.all = relative_errors(rel_all);
   for (const auto& r : csv.rows)
-    if (std::none_of(fit.datasets.begin(), fit.datasets.end(), [&](const ThroughputDataset& d) { return d.dataset == r.dataset; }))
-    {
+    if (std::none_of(fit.datasets.begin(), fit.datasets.end(),
+                     [&](const ThroughputDataset& d) { return d.dataset == r.dataset; })) {
       ThroughputDataset d;
       d.dataset = r.dataset;
       fit.datasets.push_back(d);
@@ -126,7 +127,8 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
     d.held_out = relative_errors(rout);
     std::vector<std::string> nets;
     for (std::size_t i = 0; i < csv.rows.size(); ++i)
-      if (in(i) && std::find(nets.begin(), nets.end(), csv.rows[i].model) == nets.end()) nets.push_back(csv.rows[i].model);
+      if (in(i) && std::find(nets.begin(), nets.end(), csv.rows[i].model) == nets.end())
+        nets.push_back(csv.rows[i].model);
     d.networks = static_cast<int>(nets.size());
     if (nets.size() < 2) continue;
     std::vector<double> rnet;
@@ -136,7 +138,8 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
       const auto v = fit_rows(csv, cases, others, fixed);
       for (const auto& f : fixed) d.network_out_fixed.push_back(net + ": " + f);
       for (std::size_t i = 0; i < csv.rows.size(); ++i)
-        if (in(i) && csv.rows[i].model == net) rnet.push_back(train::shaped_total(cases[i].times, v) / csv.rows[i].step_s() - 1);
+        if (in(i) && csv.rows[i].model == net)
+          rnet.push_back(train::shaped_total(cases[i].times, v) / csv.rows[i].step_s() - 1);
     }
     d.network_out = relative_errors(rnet);
   }

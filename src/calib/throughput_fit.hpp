@@ -16,13 +16,13 @@ namespace ffsim::calib {
 
 /// One measured throughput (a row of the CSV).
 struct ThroughputRow {
-  int line = 0;          ///< 1-based line of the CSV, for messages
-  std::string dataset;   ///< the unit of leave-one-dataset-out
-  std::string source;    ///< the measurement's origin, as written
-  std::string model;     ///< catalog nn_model
-  std::string gpu;       ///< catalog gpu
-  std::string precision; ///< "fp16" (mixed precision: fp16 or bf16 tensor cores) or "tf32" or "fp32"
-  std::string optimizer; ///< "sgd" or "adam" (empty for an excluded row)
+  int line = 0;           ///< 1-based line of the CSV, for messages
+  std::string dataset;    ///< the unit of leave-one-dataset-out
+  std::string source;     ///< the measurement's origin, as written
+  std::string model;      ///< catalog nn_model
+  std::string gpu;        ///< catalog gpu
+  std::string precision;  ///< "fp16" (mixed precision: fp16 or bf16 tensor cores) or "tf32" or "fp32"
+  std::string optimizer;  ///< "sgd" or "adam" (empty for an excluded row)
   bool flash_attention = false;
   double batch = 0, seq = 0, throughput = 0;
   bool tokens = false;   ///< throughput in tokens/s (else samples/s)
@@ -67,7 +67,7 @@ struct ThroughputFit {
   train::ShapedMultipliers values;
   std::vector<std::string> fixed;  ///< multipliers no used row depends on (held at 1)
   ThroughputErrors all;
-  std::vector<double> model_s;     ///< per row (NaN where not modelled)
+  std::vector<double> model_s;              ///< per row (NaN where not modelled)
   std::vector<ThroughputDataset> datasets;  ///< in order of first appearance
 };
 

@@ -26,10 +26,10 @@
 #include "cli/output.hpp"
 #include "config/calibration_reader.hpp"
 #include "config/gemm_reader.hpp"
-#include "config/throughput_reader.hpp"
 #include "config/kineto_reader.hpp"
 #include "config/measurement_reader.hpp"
 #include "config/nccl_tests_reader.hpp"
+#include "config/throughput_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
@@ -399,7 +399,8 @@ int run_calibrate_nccl(Context& ctx, CalibrateArgs& a, const calib::BenchModel& 
 }
 
 int run_calibrate(Context& ctx, CalibrateArgs a) {
-  if (!a.kineto.empty() || !a.gemm.empty() || !a.gpu.empty() || !a.throughput.empty()) return run_calibrate_compute(ctx, a);
+  if (!a.kineto.empty() || !a.gemm.empty() || !a.gpu.empty() || !a.throughput.empty())
+    return run_calibrate_compute(ctx, a);
   if (a.files.empty()) throw UsageError("measured is required (or --kineto TRACE, or --gemm CSV --gpu MODEL)");
   if (a.node.empty()) throw UsageError("--node is required");
   if (a.out.empty()) throw UsageError("-o,--out is required");
@@ -540,11 +541,12 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
               "a CSV file");
   ctx.expects(sub->add_option("--gpu", a->gpu, "GPU model of the GEMM model (with --gemm; e.g. a100_sxm4_40gb)"),
               "a GPU model name");
-  ctx.expects(sub->add_option("--throughput", a->throughput,
-                              "CSV of measured training throughputs (e.g. models/measured/a100-public-throughputs.csv): "
-                              "fit the shaped compute model's multipliers (with --gemm and --gpu)")
-                  ->check(input_file()),
-              "a CSV file");
+  ctx.expects(
+      sub->add_option("--throughput", a->throughput,
+                      "CSV of measured training throughputs (e.g. models/measured/a100-public-throughputs.csv): "
+                      "fit the shaped compute model's multipliers (with --gemm and --gpu)")
+          ->check(input_file()),
+      "a CSV file");
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

@@ -420,7 +420,8 @@ void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t)
   report::Table v({"multiplier", "value", "of"});
   v.add({"conv", mult(fit.values.conv), "the GEMM model's time of the implicit GEMMs of convolutions"});
   v.add({"gemm", mult(fit.values.linear), "the GEMM model's time of linear and attention products"});
-  v.add({"memory", mult(fit.values.memory), "the memory-bound traffic (also on attention scores) at the full HBM bandwidth"});
+  v.add({"memory", mult(fit.values.memory),
+         "the memory-bound traffic (also on attention scores) at the full HBM bandwidth"});
   v.print(os, "  ");
   for (const auto& f : fit.fixed) os << "  " << f << "\n";
   os << "\nError per dataset (relative error of the step time; held out: fitted on the other datasets only):\n";
@@ -428,8 +429,8 @@ void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t)
                    "held-out conv, gemm, memory"});
   for (const auto& x : fit.datasets) {
     const bool any = x.in_fit.points > 0;
-    std::string hv = mult(x.held_out_values.conv) + ", " + mult(x.held_out_values.linear) + ", " +
-                     mult(x.held_out_values.memory);
+    std::string hv =
+        mult(x.held_out_values.conv) + ", " + mult(x.held_out_values.linear) + ", " + mult(x.held_out_values.memory);
     for (const auto& f : x.held_out_fixed) hv += "; " + f;
     d.add({x.dataset, std::to_string(x.rows), std::to_string(x.excluded), any ? pct(x.in_fit.mape) : "-",
            any ? pct(x.in_fit.max_abs) : "-", any ? pct(x.held_out.mape) : "-", any ? pct(x.held_out.max_abs) : "-",
@@ -528,8 +529,10 @@ void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalib
     w.field("batch", r.batch);
     w.field("measured_step_s", r.throughput > 0 ? r.step_s() : 0.0);
     w.key("model_step_s");
-    if (c.modelled) w.value(fit.model_s[i]);
-    else w.null();
+    if (c.modelled)
+      w.value(fit.model_s[i]);
+    else
+      w.null();
     w.field("excluded", r.excluded);
     w.end_object();
   }

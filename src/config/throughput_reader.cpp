@@ -19,8 +19,8 @@ calib::ThroughputCsv parse_throughput_csv(const std::string& text, const std::st
   const auto header = csv_record(text, pos);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  const std::vector<std::string> need{"dataset", "source", "model",      "gpu",  "precision", "batch",
-                                      "seq",     "optimizer", "attention", "throughput", "unit", "excluded"};
+  const std::vector<std::string> need{"dataset", "source",    "model",     "gpu",        "precision", "batch",
+                                      "seq",     "optimizer", "attention", "throughput", "unit",      "excluded"};
   for (const auto& n : need)
     if (!col.count(n))
       throw ConfigError(file, "",
@@ -32,7 +32,9 @@ calib::ThroughputCsv parse_throughput_csv(const std::string& text, const std::st
     ++line;
     const auto f = csv_record(text, pos);
     const int first_line = line;
-    line += static_cast<int>(std::count(text.begin() + static_cast<long>(start), text.begin() + static_cast<long>(pos), '\n')) - 1;
+    line += static_cast<int>(
+                std::count(text.begin() + static_cast<long>(start), text.begin() + static_cast<long>(pos), '\n')) -
+            1;
     if (f.size() == 1 && f[0].empty()) continue;
     const std::string where = "line " + std::to_string(first_line) + ": ";
     if (f.size() < header.size())
@@ -77,8 +79,10 @@ calib::ThroughputCsv parse_throughput_csv(const std::string& text, const std::st
     const std::string unit = choice("unit", {"samples/s", "tokens/s"}, !used);
     r.tokens = unit == "tokens/s";
     if (used && r.tokens && r.seq <= 0)
-      throw ConfigError(file, "", where + "column seq: a throughput in tokens/s needs the sequence length; found nothing");
-    if (used && r.model.empty()) throw ConfigError(file, "", where + "column model: expected a catalog nn_model; found nothing");
+      throw ConfigError(file, "",
+                        where + "column seq: a throughput in tokens/s needs the sequence length; found nothing");
+    if (used && r.model.empty())
+      throw ConfigError(file, "", where + "column model: expected a catalog nn_model; found nothing");
     if (used && r.gpu.empty()) throw ConfigError(file, "", where + "column gpu: expected a catalog gpu; found nothing");
     csv.rows.push_back(r);
   }

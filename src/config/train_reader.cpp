@@ -44,13 +44,16 @@ train::CnnSpec parse_cnn(const Reader& r) {
   const std::vector<std::string> kinds{"bottleneck", "conv", "fc", "pool"};
   for (const Reader& l : list.elements("layer")) {
     if (!l.is_object())
-      l.fail("expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features} | {\"bottleneck\": width}, got " +
-             l.describe());
+      l.fail(
+          "expected a layer {\"conv\": channels} | {\"pool\": window} | {\"fc\": features} | {\"bottleneck\": width}, "
+          "got " +
+          l.describe());
     std::string k;
     for (const std::string& key : l.keys())
       if (std::find(kinds.begin(), kinds.end(), key) != kinds.end()) {
-        if (!k.empty()) l.fail("expected exactly one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer, got \"" + k +
-                               "\" and \"" + key + "\"");
+        if (!k.empty())
+          l.fail("expected exactly one of \"bottleneck\", \"conv\", \"fc\", \"pool\" in a layer, got \"" + k +
+                 "\" and \"" + key + "\"");
         k = key;
       }
     if (k.empty()) {
@@ -62,7 +65,8 @@ train::CnnSpec parse_cnn(const Reader& r) {
     if (k == "conv") x.type = train::CnnLayer::Type::Conv;
     else if (k == "pool") x.type = train::CnnLayer::Type::Pool;
     else if (k == "fc") x.type = train::CnnLayer::Type::Fc;
-    else x.type = train::CnnLayer::Type::Bottleneck;
+    else
+      x.type = train::CnnLayer::Type::Bottleneck;
     x.channels = static_cast<int>(l.integer(k, 1, 1 << 20));
     // The modifiers each kind takes (a modifier of another kind is an unknown key at finish()).
     const bool conv = k == "conv", pool = k == "pool", bneck = k == "bottleneck";

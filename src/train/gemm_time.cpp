@@ -48,8 +48,10 @@ double gemm_time_best_tile(const GemmShape& s, int sms, double peak_flops, const
     GemmParams q = p;
     q.tile = t;
     const double x = gemm_time(s, sms, peak_flops, q);
-    if (t.m == tiles.front().m && t.n == tiles.front().n) best = x;
-    else best = std::min(best, x);
+    if (t.m == tiles.front().m && t.n == tiles.front().n)
+      best = x;
+    else
+      best = std::min(best, x);
   }
   return best;
 }

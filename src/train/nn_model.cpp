@@ -69,8 +69,10 @@ std::vector<LayerCost> cnn_costs(const CnnSpec& c) {
         LayerCost x;
         x.name = "pool" + std::to_string(block);
         x.memory_elems = ch * size * size;  // reads its input once
-        if (l.stride > 0) size = out_size(size, l.channels, l.stride, l.valid);
-        else size /= l.channels;
+        if (l.stride > 0)
+          size = out_size(size, l.channels, l.stride, l.valid);
+        else
+          size /= l.channels;
         x.output_elems = ch * size * size;
         ++block;
         in_block = 0;

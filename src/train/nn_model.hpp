@@ -30,7 +30,7 @@ struct CnnLayer {
 /// gradient in the backward pass); attention's score and value products do not.
 struct GemmOp {
   enum class Kind { Linear, Conv, Attention } kind = Kind::Linear;
-  double rows = 0;   ///< per sample: tokens, output pixels (convolution as implicit GEMM), queries
+  double rows = 0;  ///< per sample: tokens, output pixels (convolution as implicit GEMM), queries
   double n = 0, k = 0;
   double batch = 1;  ///< per sample: independent products of this shape (attention: heads)
 };

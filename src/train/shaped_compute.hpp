@@ -23,13 +23,13 @@ struct ShapedGpu {
 
 /// Seconds of one step by kind, before the multipliers.
 struct ShapedTimes {
-  double conv_s = 0;       ///< convolutions (implicit GEMMs), forward and backward
-  double linear_s = 0;     ///< linear layers
-  double attention_s = 0;  ///< attention's score and value products
-  double memory_s = 0;     ///< memory-bound kernels at the full HBM bandwidth, but for attention scores
+  double conv_s = 0;          ///< convolutions (implicit GEMMs), forward and backward
+  double linear_s = 0;        ///< linear layers
+  double attention_s = 0;     ///< attention's score and value products
+  double memory_s = 0;        ///< memory-bound kernels at the full HBM bandwidth, but for attention scores
   double score_memory_s = 0;  ///< the memory-bound work on materialised attention scores (softmax, dropout)
-  double optimizer_s = 0;  ///< the optimizer's pass over the parameters at the full HBM bandwidth
-  long long gemms = 0;     ///< matrix products timed
+  double optimizer_s = 0;     ///< the optimizer's pass over the parameters at the full HBM bandwidth
+  long long gemms = 0;        ///< matrix products timed
 };
 
 /// What a fit scales: each kind's time is multiplied by its factor (1: the model as derived).
@@ -39,8 +39,8 @@ struct ShapedMultipliers {
 
 /// The inputs of a step besides the network and the GPU.
 struct ShapedStep {
-  double samples = 1;               ///< images or sequences per step
-  double act_bytes = 2;             ///< bytes per activation element (element_bytes of the precision)
+  double samples = 1;                    ///< images or sequences per step
+  double act_bytes = 2;                  ///< bytes per activation element (element_bytes of the precision)
   double optimizer_bytes_per_param = 0;  ///< HBM traffic of the optimizer step per parameter
   /// Memory-bound traffic per stored activation element: forward passes x (1 + backward factor).
   double memory_traffic = 6;
@@ -52,8 +52,8 @@ struct ShapedStep {
 /// per product C = A B of shape (m, n, k), the gradient of A, (m, k, n) (not for the first layer's
 /// input, which is data), and of B, (k, n, m) (the weight gradient, or attention's keys and
 /// values). Memory-bound: memory_elems x samples x act_bytes x memory_traffic / bandwidth.
-[[nodiscard]] ShapedTimes shaped_step(const std::vector<LayerCost>& layers, const ShapedStep& step, const ShapedGpu& gpu,
-                                      const GemmParams& gemm);
+[[nodiscard]] ShapedTimes shaped_step(const std::vector<LayerCost>& layers, const ShapedStep& step,
+                                      const ShapedGpu& gpu, const GemmParams& gemm);
 
 /// The step's seconds: each kind times its multiplier, the optimizer as derived.
 [[nodiscard]] double shaped_total(const ShapedTimes& t, const ShapedMultipliers& m);

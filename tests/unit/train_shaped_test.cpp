@@ -63,16 +63,19 @@ TEST_CASE("train::nn_model: ResNets by their bottleneck blocks") {
     CHECK(total_params(l) == doctest::Approx(25557032.0).epsilon(1e-15).scale(ffsim::testing::kRelative));
     // conv1: 7x7/2 from 3 to 64 channels on 224 -> 112: 2 x 49 x 3 x 64 x 112^2 FLOPs; no bias, a
     // batch-norm scale and shift per channel: 49 x 3 x 64 + 2 x 64 parameters.
-    CHECK(layer(l, "conv1_1").conv_flops == doctest::Approx(2.0 * 49 * 3 * 64 * 112 * 112).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(layer(l, "conv1_1").conv_flops ==
+          doctest::Approx(2.0 * 49 * 3 * 64 * 112 * 112).epsilon(1e-15).scale(ffsim::testing::kRelative));
     CHECK(layer(l, "conv1_1").params == 49 * 3 * 64 + 2 * 64);
     // The stem's 3x3/2 pool with "same" padding: 112 -> 56; res2.1's 1x1 from 64 to 64 on 56 x 56.
     CHECK(layer(l, "pool1").output_elems == 64.0 * 56 * 56);
-    CHECK(layer(l, "res2.1a").conv_flops == doctest::Approx(2.0 * 64 * 64 * 56 * 56).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(layer(l, "res2.1a").conv_flops ==
+          doctest::Approx(2.0 * 64 * 64 * 56 * 56).epsilon(1e-15).scale(ffsim::testing::kRelative));
     // v1.5: res3.1's stride is on the 3x3 (b): a keeps 56 x 56, b and c are 28 x 28; the projection
     // takes the block's input 256 channels at stride 2 to 512.
     CHECK(layer(l, "res3.1a").output_elems == 128.0 * 56 * 56);
     CHECK(layer(l, "res3.1b").output_elems == 128.0 * 28 * 28);
-    CHECK(layer(l, "res3.1proj").conv_flops == doctest::Approx(2.0 * 256 * 512 * 28 * 28).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(layer(l, "res3.1proj").conv_flops ==
+          doctest::Approx(2.0 * 256 * 512 * 28 * 28).epsilon(1e-15).scale(ffsim::testing::kRelative));
     CHECK(layer(l, "res3.1add").output_elems == 512.0 * 28 * 28);
     // The last map is 2048 x 7 x 7, pooled to 2048 features: fc 2048 x 1000 + 1000.
     CHECK(layer(l, "pool2").output_elems == 2048);
@@ -85,7 +88,8 @@ TEST_CASE("train::nn_model: ResNets by their bottleneck blocks") {
     CHECK(total_params(v1) == total_params(v15));
     CHECK(layer(v1, "res3.1a").output_elems == 128.0 * 28 * 28);
     // res3.1a, 4.1: on 28^2 rather than 56^2; 3x3 b on 28^2 in both: 4 x fewer a-FLOPs per such block.
-    CHECK(layer(v1, "res3.1a").conv_flops * 4 == doctest::Approx(layer(v15, "res3.1a").conv_flops).epsilon(1e-15).scale(ffsim::testing::kRelative));
+    CHECK(layer(v1, "res3.1a").conv_flops * 4 ==
+          doctest::Approx(layer(v15, "res3.1a").conv_flops).epsilon(1e-15).scale(ffsim::testing::kRelative));
     CHECK(forward_flops(v1) / 2 == doctest::Approx(3.86e9).epsilon(0.01));
   }
   SUBCASE("ResNet-152: torchvision's 60,192,808 parameters") {
@@ -100,7 +104,8 @@ TEST_CASE("train::nn_model: AlexNet's valid paddings and overlapping pools") {
   // conv 5x5 same: 27; pool: 13; three 3x3 convs: 13; pool: 6.
   CHECK(layer(l, "conv1_1").output_elems == 64.0 * 55 * 55);
   CHECK(layer(l, "pool1").output_elems == 64.0 * 27 * 27);
-  CHECK(layer(l, "conv2_1").conv_flops == doctest::Approx(2.0 * 25 * 64 * 192 * 27 * 27).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  CHECK(layer(l, "conv2_1").conv_flops ==
+        doctest::Approx(2.0 * 25 * 64 * 192 * 27 * 27).epsilon(1e-15).scale(ffsim::testing::kRelative));
   CHECK(layer(l, "pool3").output_elems == 256.0 * 6 * 6);
   // fc6 (after three pools): 256 x 6 x 6 = 9216 inputs.
   CHECK(layer(l, "fc4").params == 9216.0 * 4096 + 4096);
@@ -111,7 +116,8 @@ TEST_CASE("train::nn_model: BERT is an encoder without the vocabulary head") {
     for (const auto& [name, h] : {std::pair{"bert_base", 768.0}, std::pair{"bert_large", 1024.0}}) {
       const auto m = model(name);
       const double expect = *m.published_parameters - (h * h + h) - 2 * h - 2 * h + 2 * h;
-      CHECK(total_params(layer_costs(m, 128, false)) == doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
+      CHECK(total_params(layer_costs(m, 128, false)) ==
+            doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
     }
   }
   SUBCASE("encoder attention is the full score matrix even blockwise; no head product") {
@@ -120,7 +126,8 @@ TEST_CASE("train::nn_model: BERT is an encoder without the vocabulary head") {
     for (bool flash : {false, true}) {
       const auto l = layer_costs(m, 128, flash);
       // 2 s ctx heads (d_qk + d_v) with ctx = s: 2 x 128 x 128 x 16 x 128.
-      CHECK(layer(l, "block 0").attention_flops == doctest::Approx(2 * s * s * 16 * 128).epsilon(1e-15).scale(ffsim::testing::kRelative));
+      CHECK(layer(l, "block 0").attention_flops ==
+            doctest::Approx(2 * s * s * 16 * 128).epsilon(1e-15).scale(ffsim::testing::kRelative));
       CHECK(layer(l, "head").gemm_flops == 0);
       CHECK(layer(l, "head").gemms.empty());
       // Scores stored only when materialised: 2.5 heads s^2.
@@ -152,9 +159,10 @@ TEST_CASE("train::nn_model: every network's products by shape sum to its FLOPs")
 TEST_CASE("config::parse_nn_model: CNN layer modifiers and their errors") {
   const auto cnn = [](const std::string& layers) { return inline_model(std::string(kCnnHead) + layers + "}"); };
   SUBCASE("a conv's kernel, stride and padding; a pool's stride; a bottleneck's repeat") {
-    const auto l = layer_costs(cnn(R"([{"conv": 8, "kernel": 5, "stride": 2, "padding": "valid"}, {"pool": 3, "stride": 2},
+    const auto l =
+        layer_costs(cnn(R"([{"conv": 8, "kernel": 5, "stride": 2, "padding": "valid"}, {"pool": 3, "stride": 2},
         {"bottleneck": 4, "stride": 2, "repeat": 2}, {"fc": 10}])"),
-                               1, true);
+                    1, true);
     // 32 -> conv 5/2 valid: floor(27 / 2) + 1 = 14; pool 3/2 same: ceil(14 / 2) = 7; the bottleneck's
     // stride 2: ceil(7 / 2) = 4 with 16 channels: fc from 16 x 4 x 4 = 256 features.
     CHECK(layer(l, "conv1_1").output_elems == 8.0 * 14 * 14);
@@ -166,14 +174,17 @@ TEST_CASE("config::parse_nn_model: CNN layer modifiers and their errors") {
   }
   SUBCASE("errors name the layer and say what was expected") {
     CHECK_THROWS_WITH_AS(cnn(R"([{"pool": 2, "kernel": 3}])"), doctest::Contains("kernel"), ConfigError);
-    CHECK_THROWS_WITH_AS(cnn(R"([{"conv": 2, "padding": "full"}])"), doctest::Contains("\"same\" or \"valid\""), ConfigError);
+    CHECK_THROWS_WITH_AS(cnn(R"([{"conv": 2, "padding": "full"}])"), doctest::Contains("\"same\" or \"valid\""),
+                         ConfigError);
     CHECK_THROWS_WITH_AS(cnn(R"([{"conv": 2, "fc": 3}])"), doctest::Contains("exactly one of"), ConfigError);
     CHECK_THROWS_WITH_AS(cnn(R"([{"cnv": 2}])"), doctest::Contains("did you mean \"conv\""), ConfigError);
-    CHECK_THROWS_WITH_AS(cnn(R"([{"bottleneck": 2, "stride_on": "5x5"}])"), doctest::Contains("ResNet v1.5"), ConfigError);
+    CHECK_THROWS_WITH_AS(cnn(R"([{"bottleneck": 2, "stride_on": "5x5"}])"), doctest::Contains("ResNet v1.5"),
+                         ConfigError);
     // A window larger than what is left: 32 -> conv 15 valid: 18 -> conv 15 valid: 4 -> pool 5/1 valid: 0.
-    CHECK_THROWS_WITH_AS(cnn(R"([{"conv": 2, "kernel": 15, "stride": 1, "padding": "valid"}, {"conv": 2, "kernel": 15, "padding": "valid"},
+    CHECK_THROWS_WITH_AS(
+        cnn(R"([{"conv": 2, "kernel": 15, "stride": 1, "padding": "valid"}, {"conv": 2, "kernel": 15, "padding": "valid"},
         {"pool": 5, "stride": 1, "padding": "valid"}])"),
-                         doctest::Contains("empty"), ConfigError);
+        doctest::Contains("empty"), ConfigError);
     // Without a stride, a pool's window must divide the map (as before).
     CHECK_THROWS_WITH_AS(cnn(R"([{"pool": 5}])"), doctest::Contains("does not divide"), ConfigError);
   }
@@ -259,7 +270,8 @@ TEST_CASE("train::shaped_step: forward, both gradients, memory-bound work and th
   m.attention = 3;
   m.memory = 0.5;
   m.score_memory = 4;
-  CHECK(shaped_total(t, m) == doctest::Approx(2 * 5e-6 + 3 * 3e-6 + 0.5 * t.memory_s + 4 * t.score_memory_s + t.optimizer_s));
+  CHECK(shaped_total(t, m) ==
+        doctest::Approx(2 * 5e-6 + 3 * 3e-6 + 0.5 * t.memory_s + 4 * t.score_memory_s + t.optimizer_s));
   CHECK(optimizer_bytes_per_param("sgd", false) == 20);
   CHECK(optimizer_bytes_per_param("adam", true) == 30);
   CHECK_THROWS_AS((void)optimizer_bytes_per_param("lion", false), ValueError);
@@ -305,8 +317,12 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back; leave one datas
   truth.memory = truth.score_memory = 1.7;
   SUBCASE("three datasets of exact rows: every fit, held out or not, gives the planted values") {
     std::vector<calib::ThroughputCase> cases;
-    const auto csv = planted_csv({{"a", 1, 2, 3, 0.1}, {"a", 2, 0, 1, 0}, {"b", 0, 3, 1, 0.2}, {"b", 1, 1, 1, 0},
-                                  {"c", 4, 1, 0.5, 0}, {"c", 0.5, 0.5, 2, 0.3}},
+    const auto csv = planted_csv({{"a", 1, 2, 3, 0.1},
+                                  {"a", 2, 0, 1, 0},
+                                  {"b", 0, 3, 1, 0.2},
+                                  {"b", 1, 1, 1, 0},
+                                  {"c", 4, 1, 0.5, 0},
+                                  {"c", 0.5, 0.5, 2, 0.3}},
                                  truth, cases);
     const auto fit = calib::fit_throughput(csv, cases);
     CHECK(fit.values.conv == doctest::Approx(1.3).epsilon(1e-9));
@@ -324,7 +340,8 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back; leave one datas
   }
   SUBCASE("leaving one network out within a dataset: exact rows, any three of them full rank") {
     std::vector<calib::ThroughputCase> cases;
-    auto csv = planted_csv({{"a", 1, 2, 3, 0}, {"a", 2, 0, 1, 0}, {"a", 0, 3, 1, 0.1}, {"a", 1, 1, 2, 0}}, truth, cases);
+    auto csv =
+        planted_csv({{"a", 1, 2, 3, 0}, {"a", 2, 0, 1, 0}, {"a", 0, 3, 1, 0.1}, {"a", 1, 1, 2, 0}}, truth, cases);
     for (std::size_t i = 0; i < csv.rows.size(); ++i) csv.rows[i].model = "net" + std::to_string(i);
     const auto fit = calib::fit_throughput(csv, cases);
     REQUIRE(fit.datasets.size() == 1);
@@ -343,8 +360,8 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back; leave one datas
   SUBCASE("a kind no training row has is held at 1; an excluded row is shown but not fitted") {
     std::vector<calib::ThroughputCase> cases;
     // Dataset b alone has convolutions: held out, the others cannot fit conv (held at 1).
-    auto csv = planted_csv({{"a", 0, 2, 3, 0}, {"a", 0, 1, 1, 0}, {"b", 2, 1, 1, 0}, {"b", 1, 3, 1, 0}, {"a", 0, 1, 9, 0}},
-                           truth, cases);
+    auto csv = planted_csv(
+        {{"a", 0, 2, 3, 0}, {"a", 0, 1, 1, 0}, {"b", 2, 1, 1, 0}, {"b", 1, 3, 1, 0}, {"a", 0, 1, 9, 0}}, truth, cases);
     csv.rows[4].excluded = "planted outlier";
     csv.rows[4].throughput *= 3;
     const auto fit = calib::fit_throughput(csv, cases);
@@ -383,11 +400,13 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back; leave one datas
 }
 
 TEST_CASE("config::parse_throughput_csv: the columns, units and errors") {
-  const std::string head = "dataset,source,model,gpu,precision,batch,seq,optimizer,attention,throughput,unit,excluded,note\n";
+  const std::string head =
+      "dataset,source,model,gpu,precision,batch,seq,optimizer,attention,throughput,unit,excluded,note\n";
   SUBCASE("samples/s and tokens/s; excluded rows may be incomplete; quoted notes") {
     const auto csv = config::parse_throughput_csv(
         head + "d,s1,bert_large,a100_sxm4_80gb,fp16,32,512,adam,materialised,210,samples/s,,\"a, b\"\n" +
-            "d,s2,bert_large,a100_sxm4_80gb,tf32,16,512,adam,flash,51200,tokens/s,,\n" + "e,s3,ssd,,,,,,,,,not in the zoo,\n",
+            "d,s2,bert_large,a100_sxm4_80gb,tf32,16,512,adam,flash,51200,tokens/s,,\n" +
+            "e,s3,ssd,,,,,,,,,not in the zoo,\n",
         "t.csv");
     REQUIRE(csv.rows.size() == 3);
     CHECK(csv.rows[0].step_s() == doctest::Approx(32.0 / 210));
@@ -401,11 +420,16 @@ TEST_CASE("config::parse_throughput_csv: the columns, units and errors") {
   }
   SUBCASE("errors: file, line, column, expected, found") {
     const auto bad = [&](const std::string& row) { return config::parse_throughput_csv(head + row, "t.csv"); };
-    CHECK_THROWS_WITH_AS(config::parse_throughput_csv("dataset,source\n", "t.csv"), doctest::Contains("no column \"model\""), ConfigError);
-    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp17,1,,sgd,,1,samples/s,,\n"), doctest::Contains("did you mean \"fp16\""), ConfigError);
-    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,0,,sgd,,1,samples/s,,\n"), doctest::Contains("column batch: expected a positive number"), ConfigError);
-    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,4,,sgd,,1,tokens/s,,\n"), doctest::Contains("needs the sequence length"), ConfigError);
-    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,4,,lion,,1,samples/s,,\n"), doctest::Contains("column optimizer"), ConfigError);
+    CHECK_THROWS_WITH_AS(config::parse_throughput_csv("dataset,source\n", "t.csv"),
+                         doctest::Contains("no column \"model\""), ConfigError);
+    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp17,1,,sgd,,1,samples/s,,\n"), doctest::Contains("did you mean \"fp16\""),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,0,,sgd,,1,samples/s,,\n"),
+                         doctest::Contains("column batch: expected a positive number"), ConfigError);
+    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,4,,sgd,,1,tokens/s,,\n"), doctest::Contains("needs the sequence length"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(bad("d,s,m,g,fp16,4,,lion,,1,samples/s,,\n"), doctest::Contains("column optimizer"),
+                         ConfigError);
     CHECK_THROWS_WITH_AS(bad("d,s,m,g\n"), doctest::Contains("line 2: expected 13 fields"), ConfigError);
     CHECK_THROWS_WITH_AS(config::parse_throughput_csv(head, "t.csv"), doctest::Contains("no rows"), ConfigError);
   }
