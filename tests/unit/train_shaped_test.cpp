@@ -310,7 +310,7 @@ calib::ThroughputCsv planted_csv(const std::vector<Planted>& rows, const train::
 
 }  // namespace
 
-TEST_CASE("calib::fit_throughput: planted multipliers come back; leave one dataset out; bounds") {
+TEST_CASE("calib::fit_throughput: planted multipliers come back, leave one dataset out, bounds") {
   train::ShapedMultipliers truth;
   truth.conv = 1.3;
   truth.linear = truth.attention = 0.8;
