@@ -233,17 +233,19 @@ TEST_CASE("train::gemm_time: split-K and the best tile") {
 }
 
 TEST_CASE("train::shaped_step: forward, both gradients, memory-bound work and the optimizer by hand") {
-  // One linear layer of the input (no input gradient) and one after it, 2 samples; a GEMM model of
-  // only a launch cost (ceiling 1 on a huge peak makes the multiply-adds free): every product costs
-  // `launch`, so the times count products. First layer: forward + weight gradient = 2; second:
-  // forward + input gradient + weight gradient = 3.
+  // A first layer (no input gradient) and one after it, 2 samples; a GEMM model of only a launch
+  // cost (ceiling 1 on a huge peak makes the multiply-adds free): every product costs `launch`, so
+  // the times count products. First layer: its linear product forward + weight gradient = 2, its
+  // attention product 3; second: forward + input gradient + weight gradient = 3. Linear 5, attention 3.
   LayerCost a, b;
   a.needs_input_grad = false;
   a.gemms.push_back(GemmOp{GemmOp::Kind::Linear, 3, 4, 5, 1});
+  // Attention's operands are activations: both gradients even in the first layer: 3.
+  a.gemms.push_back(GemmOp{GemmOp::Kind::Attention, 3, 3, 2, 2});
   a.memory_elems = 10;
   a.params = 20;
   b.gemms.push_back(GemmOp{GemmOp::Kind::Linear, 3, 5, 4, 1});
-  b.gemms.push_back(GemmOp{GemmOp::Kind::Attention, 3, 3, 2, 2});  // always both gradients: 3
+
   b.memory_elems = 6;
   b.score_elems = 2;
   b.params = 30;
