@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app/compute_calibration.hpp"
 
+#include <algorithm>
+
 #include "config/hw_reader.hpp"
 #include "config/train_reader.hpp"
 #include "train/compute.hpp"
@@ -60,7 +62,23 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
     if (!c.modelled && r.excluded.empty()) r.excluded = why;
     out.cases.push_back(c);
   }
-  out.fit = calib::fit_throughput(csv, out.cases);
+  // A product cannot run faster than the peak: the GEMM model reaches `ceiling` x peak on full
+  // waves, so a multiplier below the ceiling would time large products above the peak. The
+  // multipliers of GEMM-timed work are bounded below by the highest ceiling of the precisions the
+  // fit uses (one multiplier serves them all).
+  calib::ThroughputBounds bounds;
+  {
+    double ceiling = 0;
+    for (std::size_t i = 0; i < csv.rows.size(); ++i)
+      if (out.cases[i].modelled && csv.rows[i].excluded.empty()) {
+        const auto it = gemm.ceiling.find(csv.rows[i].precision == "bf16" ? "fp16" : csv.rows[i].precision);
+        if (it != gemm.ceiling.end()) ceiling = std::max(ceiling, it->second);
+      }
+    const std::string why = "the GEMM ceiling: less would beat the peak";
+    bounds.lower[0] = bounds.lower[1] = ceiling;
+    bounds.why[0] = bounds.why[1] = why;
+  }
+  out.fit = calib::fit_throughput(csv, out.cases, bounds);
   out.csv = std::move(csv);
   return out;
 }

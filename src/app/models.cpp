@@ -9,6 +9,7 @@
 #include "config/hw_reader.hpp"
 #include "config/train_reader.hpp"
 #include "core/format.hpp"
+#include "core/spell.hpp"
 #include "plan/prices.hpp"
 #include "train/compute.hpp"
 #include "train/nn_model.hpp"
@@ -112,11 +113,32 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
   }
   if (want(config::kComputeModel)) {
     CatalogTable& t = add("Compute models (kernel efficiencies against the GPU's GEMM rate and memory bandwidth)", {"name", "GEMM", "conv", "attention", "memory", "backward x (GEMM, attention, memory)"});
+    std::vector<std::pair<train::ComputeModel, std::string>> shaped;
     for (const auto* e : cat.of_kind(config::kComputeModel)) {
-      const auto c = config::parse_compute_model(*e);
+      auto c = config::parse_compute_model(*e);
+      if (c.shaped) {  // its efficiencies are not used: listed with what it uses instead
+        shaped.emplace_back(std::move(c), e->file);
+        continue;
+      }
       t.rows.push_back({c.name, fmt_g(c.gemm_efficiency, 3), fmt_g(c.conv_efficiency, 3), fmt_g(c.attention_efficiency, 3),
              fmt_g(c.memory_efficiency, 3),
              fmt_g(c.backward_gemm, 3) + ", " + fmt_g(c.backward_attention, 3) + ", " + fmt_g(c.backward_memory, 3)});
+    }
+    if (!shaped.empty()) {
+      CatalogTable& st =
+          add("Shaped compute models (ffsim calibrate --throughput: every product by its shape, times the "
+              "fitted multipliers; only for their GPU models and precisions)",
+              {"name", "GPU models", "precisions", "GEMM ceiling", "conv", "gemm", "memory", "file"});
+      for (const auto& [c, file] : shaped) {
+        std::vector<std::string> precs, ceil;
+        for (const auto& [f, g] : c.shaped->gemm) {
+          precs.push_back(f == "fp16" ? "fp16/bf16" : f);
+          ceil.push_back(fmt_g(g.ceiling, 3));
+        }
+        st.rows.push_back({c.name, join(c.shaped->gpus, " "), join(precs, " "), join(ceil, " "),
+                           fmt_g(c.shaped->multipliers.conv, 3), fmt_g(c.shaped->multipliers.linear, 3),
+                           fmt_g(c.shaped->multipliers.memory, 3), file});
+      }
     }
   }
   if (want(calib::kCalibration)) {

@@ -8,6 +8,7 @@
 
 #include "calib/lsq.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace ffsim::calib {
 
@@ -33,7 +34,7 @@ bool used(const ThroughputRow& r, const ThroughputCase& c) { return r.excluded.e
 // The fit on the rows whose index `take` accepts; `fixed` gets the multipliers held at 1.
 template <class Take>
 train::ShapedMultipliers fit_rows(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases, Take take,
-                                  std::vector<std::string>& fixed) {
+                                  const ThroughputBounds& bounds, std::vector<std::string>& fixed) {
   std::array<bool, kParams> active{};
   for (std::size_t i = 0; i < csv.rows.size(); ++i)
     if (take(i)) {
@@ -41,24 +42,29 @@ train::ShapedMultipliers fit_rows(const ThroughputCsv& csv, const std::vector<Th
       for (int j = 0; j < kParams; ++j) active[j] = active[j] || f[j] > 0;
     }
   std::array<double, kParams> x{1, 1, 1};
-  std::array<bool, kParams> zero{};
-  // Active set: a multiplier whose free fit is negative (an unphysical time) is held at 0 and the
-  // others refitted, until none is negative.
+  std::array<bool, kParams> held{};
+  // Active set: a multiplier whose free fit is below its lower bound (0: an unphysical negative
+  // time; the GEMM model's ceiling: products faster than the peak) is held at the bound and the
+  // others refitted, until none is below.
   for (;;) {
     std::vector<int> free;
     for (int j = 0; j < kParams; ++j)
-      if (active[j] && !zero[j]) free.push_back(j);
+      if (active[j] && !held[j]) free.push_back(j);
     std::vector<std::vector<double>> a;
     std::vector<double> b, w;
     for (std::size_t i = 0; i < csv.rows.size(); ++i) {
       if (!take(i)) continue;
       const auto f = features(cases[i].times);
-      // measured = sum_free x_j f_j + sum_(inactive) f_j + optimizer; weight 1 / measured (relative residuals).
+      // measured = sum_free x_j f_j + sum_(held) bound_j f_j + sum_(inactive) f_j + optimizer;
+      // weight 1 / measured (relative residuals).
       double rest = cases[i].times.optimizer_s;
       std::vector<double> row;
       for (int j : free) row.push_back(f[j]);
-      for (int j = 0; j < kParams; ++j)
+      for (int j = 0; j < kParams; ++j) {
         if (!active[j]) rest += f[j];
+        else if (held[j])
+          rest += bounds.lower[j] * f[j];
+      }
       a.push_back(row);
       const double m = csv.rows[i].step_s();
       b.push_back(m - rest);
@@ -67,31 +73,38 @@ train::ShapedMultipliers fit_rows(const ThroughputCsv& csv, const std::vector<Th
     if (free.empty() || a.empty()) break;
     const auto sol = linear_least_squares(a, b, w);
     int worst = -1;
+    double below = 0;
     for (std::size_t j = 0; j < free.size(); ++j) {
       x[free[j]] = sol[j];
-      if (sol[j] < 0 && (worst < 0 || sol[j] < x[worst])) worst = free[j];
+      const double d = bounds.lower[free[j]] - sol[j];
+      if (d > 0 && d > below) {
+        below = d;
+        worst = free[j];
+      }
     }
     if (worst < 0) break;
-    zero[worst] = true;
-    x[worst] = 0;
+    held[worst] = true;
+    x[worst] = bounds.lower[worst];
   }
   for (int j = 0; j < kParams; ++j) {
     if (!active[j])
       fixed.emplace_back(std::string(kNames[j]) + " (held at 1: no row depends on it)");
-    else if (zero[j])
-      fixed.emplace_back(std::string(kNames[j]) + " (held at 0: its free fit was negative)");
+    else if (held[j])
+      fixed.emplace_back(std::string(kNames[j]) + " (held at " + fmt_g(bounds.lower[j], 4) + ": " +
+                         (bounds.why[j].empty() ? std::string("its free fit was negative") : bounds.why[j]) + ")");
   }
   return multipliers(x);
 }
 
 }  // namespace
 
-ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases) {
+ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases,
+                             const ThroughputBounds& bounds) {
   FFSIM_ASSERT(cases.size() == csv.rows.size(), "one case per row");
   ThroughputFit fit;
   fit.file = csv.file;
   const auto all = [&](std::size_t i) { return used(csv.rows[i], cases[i]); };
-  fit.values = fit_rows(csv, cases, all, fit.fixed);
+  fit.values = fit_rows(csv, cases, all, bounds, fit.fixed);
   std::vector<double> rel_all;
   fit.model_s.assign(csv.rows.size(), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
@@ -110,7 +123,7 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
   for (auto& d : fit.datasets) {
     const auto in = [&](std::size_t i) { return all(i) && csv.rows[i].dataset == d.dataset; };
     const auto out = [&](std::size_t i) { return all(i) && csv.rows[i].dataset != d.dataset; };
-    d.held_out_values = fit_rows(csv, cases, out, d.held_out_fixed);
+    d.held_out_values = fit_rows(csv, cases, out, bounds, d.held_out_fixed);
     std::vector<double> rin, rout;
     for (std::size_t i = 0; i < csv.rows.size(); ++i) {
       if (csv.rows[i].dataset != d.dataset) continue;
@@ -135,7 +148,7 @@ ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<Through
     for (const auto& net : nets) {
       std::vector<std::string> fixed;
       const auto others = [&](std::size_t i) { return in(i) && csv.rows[i].model != net; };
-      const auto v = fit_rows(csv, cases, others, fixed);
+      const auto v = fit_rows(csv, cases, others, bounds, fixed);
       for (const auto& f : fixed) d.network_out_fixed.push_back(net + ": " + f);
       for (std::size_t i = 0; i < csv.rows.size(); ++i)
         if (in(i) && csv.rows[i].model == net)

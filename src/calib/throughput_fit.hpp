@@ -6,6 +6,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,19 @@ struct ThroughputFit {
   std::vector<ThroughputDataset> datasets;  ///< in order of first appearance
 };
 
+/// Lower bounds of the multipliers, in the order conv, gemm, memory, and why each is there (empty:
+/// 0, a time cannot be negative). A free fit below a bound is held at it.
+struct ThroughputBounds {
+  std::array<double, 3> lower{0, 0, 0};
+  std::array<std::string, 3> why{};
+};
+
 /// Weighted (relative) linear least squares of the step time on the used rows: time =
 /// conv x conv_s + gemm x (linear_s + attention_s) + memory x memory_s + optimizer_s. A multiplier
 /// no row depends on is held at 1. Then per dataset, the errors in that fit and in a fit on the
 /// other datasets (leave one out), and leaving one network out within the dataset. `cases` is
 /// parallel to csv.rows.
-[[nodiscard]] ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases);
+[[nodiscard]] ThroughputFit fit_throughput(const ThroughputCsv& csv, const std::vector<ThroughputCase>& cases,
+                                           const ThroughputBounds& bounds = {});
 
 }  // namespace ffsim::calib

@@ -30,12 +30,14 @@
 #include "config/measurement_reader.hpp"
 #include "config/nccl_tests_reader.hpp"
 #include "config/throughput_reader.hpp"
+#include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/spell.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
+#include "train/compute.hpp"
 
 namespace ffsim::cli {
 
@@ -54,10 +56,124 @@ struct CalibrateArgs {
   std::string throughput;  ///< --throughput: a CSV of measured training throughputs
 };
 
-// --kineto TRACE and/or --gemm CSV --gpu MODEL: the compute model's inputs (issue 29). No
-// calibration file is written yet: the fit is printed, with the file it came from.
+std::string seconds_fact(double s) { return fmt_g(s * 1e9, 9) + "ns"; }
+
+// The calibrated shaped compute model (a compute_model entry extending "default"; read by
+// config::parse_compute_model): the GEMM fit's parameters, the throughput fit's multipliers, the GPU
+// models and precisions of the rows it used, and the fit's record (files, errors).
+void write_shaped_model(std::ostream& os, const CalibrateArgs& a, const std::string& name, const calib::GemmFit& gemm,
+                        const app::ThroughputCalibration& thr) {
+  std::set<std::string> gpus, families;
+  for (std::size_t i = 0; i < thr.csv.rows.size(); ++i) {
+    const auto& r = thr.csv.rows[i];
+    if (!r.excluded.empty() || !thr.cases[i].modelled) continue;
+    gpus.insert(r.gpu);
+    families.insert(train::gemm_family(r.precision));
+  }
+  const std::string gemm_src = "fitted by `ffsim calibrate --gemm " + a.gemm + " --gpu " + a.gpu + "` (" +
+                               std::to_string(gemm.all.points) + " GEMM rates; MAPE " + fmt_f(100 * gemm.all.mape, 1) +
+                               "%); scope: cuBLAS on " + a.gpu +
+                               ", [I] applied to every GPU model listed in \"gpus\" (the same sm80 SM)";
+  const std::string thr_src = "fitted by `ffsim calibrate --throughput " + a.throughput +
+                              "` (weighted least squares of the "
+                              "relative step-time error on " +
+                              std::to_string(thr.fit.all.points) + " single-GPU training throughputs; in-fit MAPE " +
+                              fmt_f(100 * thr.fit.all.mape, 1) + "%)";
+  report::JsonWriter w(os);
+  w.begin_object();
+  w.field("kind", "compute_model");
+  w.field("name", name);
+  w.field("extends", "default");
+  w.field("description", "The shaped compute model calibrated on measured single-GPU training (" + a.throughput +
+                             ") and GEMM rates (" + a.gemm +
+                             "): every product timed from its shape, memory-bound work by "
+                             "roofline, each kind times a fitted multiplier; for the GPU models and precisions listed "
+                             "under shaped");
+  w.field("command", a.command);
+  w.field("ffsim_version", version());
+  w.key("shaped");
+  w.begin_object();
+  const auto fact = [&](const std::string& key, const auto& value, const std::string& source) {
+    w.key(key);
+    w.begin_object();
+    w.field("value", value);
+    w.field("source", source);
+    w.end_object();
+  };
+  w.key("gpus");
+  w.begin_object();
+  w.key("value");
+  w.begin_array();
+  for (const auto& g : gpus) w.value(g);
+  w.end_array();
+  w.field("source", "the GPU models of the rows " + a.throughput + " fitted");
+  w.end_object();
+  w.key("gemm");
+  w.begin_object();
+  w.key("ceiling");
+  w.begin_object();
+  for (const auto& f : families)
+    if (const auto it = gemm.values.ceiling.find(f); it != gemm.values.ceiling.end()) fact(f, it->second, gemm_src);
+  w.end_object();
+  fact("wave_overhead", seconds_fact(gemm.values.wave_overhead_s), gemm_src);
+  fact("launch", seconds_fact(gemm.values.launch_s), gemm_src);
+  fact("split_k_min", app::kSplitKMin,
+       "[I] app::kSplitKMin: two of the 128-deep k-blocks of CUTLASS's sm80 tensor-op kernels; not fitted");
+  w.end_object();
+  w.key("multipliers");
+  w.begin_object();
+  fact("conv", thr.fit.values.conv, thr_src);
+  fact("gemm", thr.fit.values.linear, thr_src);
+  fact("memory", thr.fit.values.memory, thr_src);
+  w.end_object();
+  w.key("fit");  // a record for people: the files and the errors (leave one dataset out)
+  w.begin_object();
+  w.key("measurements");
+  w.begin_array();
+  w.begin_object();
+  w.field("file", a.throughput);
+  w.field("rows", thr.csv.rows.size());
+  w.field("used", thr.fit.all.points);
+  w.end_object();
+  w.begin_object();
+  w.field("file", a.gemm);
+  w.field("gpu", a.gpu);
+  w.field("used", gemm.all.points);
+  w.end_object();
+  w.end_array();
+  w.field("fixed", join(thr.fit.fixed, "; "));
+  w.key("datasets");
+  w.begin_array();
+  for (const auto& d : thr.fit.datasets) {
+    w.begin_object();
+    w.field("dataset", d.dataset);
+    w.field("rows", d.rows);
+    w.field("excluded", d.excluded);
+    w.field("in_fit_mape", d.in_fit.mape);
+    w.field("in_fit_max", d.in_fit.max_abs);
+    w.field("held_out_mape", d.held_out.mape);
+    w.field("held_out_max", d.held_out.max_abs);
+    w.end_object();
+  }
+  w.end_array();
+  w.field("mape", thr.fit.all.mape);
+  w.field("max", thr.fit.all.max_abs);
+  w.end_object();
+  w.end_object();
+  w.end_object();
+  os << '\n';
+}
+
+// --kineto TRACE and/or --gemm CSV --gpu MODEL and/or --throughput CSV: the compute model's inputs
+// and fits (issue 29), printed; with --throughput and -o, the calibrated shaped compute model is
+// written too (write_shaped_model).
 int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
-  if (!a.files.empty() || !a.node.empty() || !a.out.empty())
+  if (!a.out.empty() && a.throughput.empty())
+    throw UsageError(
+        "-o: " + std::string(a.kineto.empty() ? "--gemm" : "--kineto") +
+        " alone writes no file; -o writes the shaped compute model of --throughput CSV --gemm CSV --gpu MODEL "
+        "(or, with measured hfreduce-bench files and --node, a node calibration)");
+  if (!a.files.empty() || !a.node.empty())
     throw UsageError(
         std::string(a.kineto.empty() ? "--gemm" : "--kineto") +
         ": reads a profiler trace or GEMM measurements, not hfreduce-bench files: give the measured files, --node "
@@ -80,9 +196,35 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
   }
   std::optional<calib::KinetoTrace> trace;
   if (!a.kineto.empty()) trace = config::load_kineto(a.kineto);
+  std::string name = a.name;
+  if (!a.out.empty()) {
+    check_output_path("-o", a.out, {a.throughput, a.gemm, a.kineto});
+    if (name.empty()) name = std::filesystem::path(a.out).stem().string();
+    if (!config::is_snake_case(name))
+      throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*) for the compute model, got \"" + name +
+                       "\"" +
+                       (a.name.empty() ? " (from -o " + a.out + "'s file name; give --name NAME)" : std::string()));
+    if (const auto* e = ctx.published_catalog().find(config::kComputeModel, name)) {
+      std::error_code ec;
+      if (!std::filesystem::equivalent(e->file, a.out, ec))
+        throw UsageError(
+            "--name: the catalog has a compute_model \"" + name + "\" already (" + e->file +
+            "); names are unique across the catalog: give --name another name, or -o that file to replace it");
+    }
+  }
   std::optional<app::ThroughputCalibration> thr;
   if (!a.throughput.empty())
     thr = app::calibrate_throughput(ctx.published_catalog(), config::load_throughput_csv(a.throughput), fit->values);
+  if (thr && !a.out.empty()) {
+    if (thr->fit.all.points == 0)
+      throw UsageError("--throughput: " + a.throughput + " has no row the fit can use; nothing to write");
+    std::ostringstream text;
+    write_shaped_model(text, a, name, *fit, *thr);
+    // What is written must be what the catalog reads: checked on the text before it is written.
+    const config::Document doc = config::Document::parse(text.str(), a.out, /*require_sources=*/true);
+    (void)config::parse_compute_model(ctx.published_catalog().model_ref(config::kComputeModel, doc.root()));
+    write_output("-o", a.out, [&](std::ostream& os) { os << text.str(); });
+  }
   if (a.json) {
     report::JsonWriter w(std::cout);
     begin_json(w, "calibrate");
@@ -121,6 +263,9 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
     std::cout << "\n";
     print_throughput_fit(std::cout, *thr);
   }
+  if (thr && !a.out.empty())
+    std::cout << "\nWrote compute model \"" << name << "\" to " << a.out
+              << "; a workload uses it with \"compute_model\": \"" << name << "\"\n";
   return kOk;
 }
 
@@ -551,7 +696,11 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";
     for (const auto& f : a->files) a->command += " " + f;
-    a->command += " --node " + a->node + " -o " + a->out + (a->name.empty() ? "" : " --name " + a->name);
+    if (!a->throughput.empty())
+      a->command += " --throughput " + a->throughput + " --gemm " + a->gemm + " --gpu " + a->gpu;
+    else
+      a->command += " --node " + a->node;
+    a->command += " -o " + a->out + (a->name.empty() ? "" : " --name " + a->name);
     ctx.action = [&ctx, a] { return run_calibrate(ctx, *a); };
   });
 }

@@ -179,9 +179,49 @@ train::NnModelSpec parse_nn_model(const CatalogEntry& e) {
   return m;
 }
 
+namespace {
+
+// A compute_model's "shaped" block, written by `ffsim calibrate --throughput T --gemm G --gpu X -o F`
+// (cli/cmd_calibrate.cpp): the GEMM model's parameters, the multipliers and the GPU models it was
+// fitted on. "fit" records the measurements and errors (read by people, not by the model).
+train::ShapedCalibration parse_shaped(const Reader& r) {
+  r.allow({"fit"});
+  train::ShapedCalibration c;
+  {
+    const Reader g = r.fact("gpus");
+    for (const Reader& e : g.elements("GPU model names")) c.gpus.push_back(e.as_string());
+    if (c.gpus.empty()) g.fail("expected the GPU models the calibration was fitted on, got an empty array");
+  }
+  const Reader gm = r.child("gemm", "the GEMM model: ceiling (by precision), wave_overhead, launch, split_k_min");
+  train::GemmParams base;
+  base.wave_overhead_s = gm.fact_quantity<Seconds>("wave_overhead", true).si();
+  base.launch_s = gm.fact_quantity<Seconds>("launch", true).si();
+  base.split_k_min = gm.fact_integer("split_k_min", 0, 1 << 20);
+  const Reader ceil = gm.child("ceiling", "the fraction of peak a full wave reaches, by precision (fp16, tf32, fp32)");
+  for (const std::string& p : ceil.keys()) {
+    if (p != "fp16" && p != "tf32" && p != "fp32")
+      ceil.fail_at(p, "expected a GEMM precision family (fp16: fp16 and bf16; tf32; fp32), got \"" + p + "\"");
+    train::GemmParams q = base;
+    q.ceiling = ceil.fact_number(p, 1e-3, 1);
+    c.gemm.emplace(p, q);
+  }
+  if (c.gemm.empty()) ceil.fail("expected a ceiling for at least one precision (fp16, tf32, fp32)");
+  ceil.finish();
+  gm.finish();
+  const Reader m = r.child("multipliers", "the fitted multipliers: conv, gemm (linear and attention), memory");
+  c.multipliers.conv = m.fact_number("conv", 0, 100);
+  c.multipliers.linear = c.multipliers.attention = m.fact_number("gemm", 0, 100);
+  c.multipliers.memory = c.multipliers.score_memory = m.fact_number("memory", 0, 100);
+  m.finish();
+  r.finish();
+  return c;
+}
+
+}  // namespace
+
 train::ComputeModel parse_compute_model(const CatalogEntry& e) {
   const Reader r = e.document.root();
-  r.allow({"kind", "name", "description", "extends"});
+  r.allow({"kind", "name", "description", "extends", "command", "ffsim_version"});
   train::ComputeModel m;
   m.name = e.name;
   const Reader eff = r.child("efficiency", "efficiencies: gemm, conv, attention, memory");
@@ -196,6 +236,7 @@ train::ComputeModel parse_compute_model(const CatalogEntry& e) {
   m.backward_memory = bw.fact_number("memory", 0, 10);
   bw.finish();
   m.memory_passes = r.fact_number("memory_passes", 0, 100);
+  if (auto sh = r.optional_child("shaped")) m.shaped = parse_shaped(*sh);
   r.finish();
   return m;
 }
@@ -388,13 +429,45 @@ train::WorkloadSpec parse_workload(const Reader& r, const Catalog& cat, const hw
   } else {
     (void)r.child("compute_model", "the name of a compute_model in models/ (the catalog has no \"default\")");
   }
-  if (auto eff = r.optional_child("efficiency")) apply_efficiency_overrides(w.compute, *eff);
+  if (auto eff = r.optional_child("efficiency")) {
+    if (w.compute.shaped)
+      eff->fail(
+          "compute model \"" + w.compute.name +
+          "\" is a calibrated shaped model: its per-kind efficiencies are not used, so overriding them would change "
+          "nothing; remove \"efficiency\", or name an efficiency model (e.g. \"default\") in \"compute_model\"");
+    apply_efficiency_overrides(w.compute, *eff);
+  }
   w.precision = dtype_choice(r, "precision", "");
   if (w.precision.empty()) (void)r.child("precision", "the kernels' precision (" + join(hw::precisions()) + ")");
   try {
     (void)rates_of(cluster.node.gpus.front().gpu, w.precision);
   } catch (const ValueError& e) {
     r.fail_at("precision", e.what());
+  }
+  if (w.compute.shaped) {
+    // A calibration holds for what it was fitted on: the GPU models and precisions of its
+    // measurements. Outside them it is refused, never applied silently (issue 27's scoping rule).
+    const train::ShapedCalibration& c = *w.compute.shaped;
+    const hw::GpuSpec& gpu = cluster.node.gpus.front().gpu;
+    const std::string suggest =
+        "; name a compute model fitted on it (ffsim calibrate --throughput ... -o), or \"default\"";
+    if (w.kind == "transformer")
+      r.fail_at("compute_model",
+                "compute model \"" + w.compute.name +
+                    "\" is a shaped model, which the \"transformer\" kind does not run on yet (its tensor-parallel "
+                    "splits are timed by the per-kind efficiencies); name an efficiency model such as \"default\"");
+    if (std::find(c.gpus.begin(), c.gpus.end(), gpu.name) == c.gpus.end())
+      r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" was fitted on GPU models " + join(c.gpus) +
+                                     "; expected one of them, found " + gpu.name + " (the cluster's GPU)" + suggest);
+    std::vector<std::string> fams;
+    for (const auto& [f, p] : c.gemm) fams.push_back(f == "fp16" ? "fp16, bf16" : f);
+    if (!c.gemm.count(train::gemm_family(w.precision)))
+      r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" was fitted at precisions " + join(fams) +
+                                     "; expected one of them, found " + w.precision + " (/workload/precision)" +
+                                     suggest);
+    if (gpu.sms <= 0)
+      r.fail_at("compute_model",
+                "the shaped model needs the GPU's streaming multiprocessors; GPU " + gpu.name + " has no \"sms\" fact");
   }
   w.scaling = fact_choice(r, "scaling", {"weak", "strong"}, "");
   if (w.scaling.empty()) (void)r.child("scaling", "\"weak\" (batch per data-parallel rank) or \"strong\" (batch per step)");

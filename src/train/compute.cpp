@@ -56,6 +56,8 @@ Seconds kernel_time(const ComputeModel& m, const GpuRates& r, const Work& w) {
                  w.memory_bytes / (r.memory.si() * m.memory_efficiency));
 }
 
+std::string gemm_family(const std::string& precision) { return precision == "bf16" ? "fp16" : precision; }
+
 double element_bytes(const std::string& precision) {
   if (precision == "fp64") return 8;
   if (precision == "fp32" || precision == "tf32") return 4;

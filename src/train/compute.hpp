@@ -3,13 +3,34 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/units.hpp"
 #include "hw/specs.hpp"
+#include "train/gemm_time.hpp"
 #include "train/nn_model.hpp"
 
 namespace ffsim::train {
+
+/// What a fit of the shaped compute model scales: each kind's time is multiplied by its factor (1:
+/// the model as derived).
+struct ShapedMultipliers {
+  double conv = 1, linear = 1, attention = 1, memory = 1, score_memory = 1;
+};
+
+/// A calibrated shaped compute model (`ffsim calibrate --throughput T --gemm G --gpu X -o F`, a
+/// compute_model entry with a "shaped" block): every matrix product of a layer timed from its shape
+/// by the GEMM model (train/gemm_time.hpp), the memory-bound work by roofline at the HBM bandwidth,
+/// each kind times its fitted multiplier (train/shaped_compute.hpp). It is for the GPU models and
+/// precisions it was fitted on, and no other: the reader refuses a workload outside them.
+struct ShapedCalibration {
+  std::map<std::string, GemmParams> gemm;  ///< by GEMM precision family (gemm_family): ceiling and fixed costs
+  ShapedMultipliers multipliers;
+  std::vector<std::string> gpus;  ///< the GPU models of the measurements it was fitted on
+};
 
 /// Efficiencies (fractions of a rate) and work ratios. The calibration hook: a calibrated entry
 /// "extends" the default and overrides these; a scenario names it, or overrides single values.
@@ -27,6 +48,9 @@ struct ComputeModel {
   double backward_memory = 2;
   /// Memory traffic of forward memory-bound kernels per stored activation element (x element size).
   double memory_passes = 2;
+  /// A calibrated shaped model: when set, layer times come from it (train::layer_times) and the
+  /// efficiencies above are not used.
+  std::optional<ShapedCalibration> shaped;
 };
 
 /// The work of one layer pass.
@@ -60,6 +84,10 @@ struct GpuRates {
 
 /// Seconds the GPU takes for `w` alone: each kind at its rate times its efficiency, one after another.
 [[nodiscard]] Seconds kernel_time(const ComputeModel& m, const GpuRates& r, const Work& w);
+
+/// The GEMM model's precision family of a training precision: bf16 runs on the fp16 tensor-core
+/// rate and fits with it ("fp16"); others are themselves.
+[[nodiscard]] std::string gemm_family(const std::string& precision);
 
 /// Bytes per element of a precision: fp32/tf32 4, fp16/bf16 2, fp8 1, fp64 8.
 [[nodiscard]] double element_bytes(const std::string& precision);

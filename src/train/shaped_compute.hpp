@@ -2,7 +2,8 @@
 // from its shape by the GEMM model (train/gemm_time.hpp: tiles, waves over the SMs, split-K), the
 // memory-bound work by roofline on the HBM bandwidth, and the optimizer's pass over the parameters.
 // Its few multipliers are fitted to measured single-GPU throughputs by `ffsim calibrate
-// --throughput` (calib/throughput_fit.hpp). The step builder of `ffsim train` does not use it yet.
+// --throughput` (calib/throughput_fit.hpp), which writes them to a compute_model entry; `ffsim train`
+// uses one per layer (train::layer_times) when a workload names such an entry.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -32,11 +33,6 @@ struct ShapedTimes {
   long long gemms = 0;        ///< matrix products timed
 };
 
-/// What a fit scales: each kind's time is multiplied by its factor (1: the model as derived).
-struct ShapedMultipliers {
-  double conv = 1, linear = 1, attention = 1, memory = 1, score_memory = 1;
-};
-
 /// The inputs of a step besides the network and the GPU.
 struct ShapedStep {
   double samples = 1;                    ///< images or sequences per step
@@ -44,7 +40,21 @@ struct ShapedStep {
   double optimizer_bytes_per_param = 0;  ///< HBM traffic of the optimizer step per parameter
   /// Memory-bound traffic per stored activation element: forward passes x (1 + backward factor).
   double memory_traffic = 6;
+  /// Of memory_traffic, the forward pass's share: forward passes / (forward passes x (1 + backward
+  /// factor)) = 1 / 3 with the default model. Only shaped_layer splits by pass.
+  double forward_memory_share = 1.0 / 3.0;
 };
+
+/// One layer's forward and backward pass, before the multipliers.
+struct ShapedLayer {
+  ShapedTimes fwd, bwd;
+};
+
+/// The layer's share of shaped_step: its products (forward; backward as shaped_step derives it) and
+/// its memory-bound work split by forward_memory_share. Sums over the layers give shaped_step's
+/// times (the optimizer apart: it is 0 here). `tiles`: sm80_gemm_tiles().
+[[nodiscard]] ShapedLayer shaped_layer(const LayerCost& l, const ShapedStep& step, const ShapedGpu& gpu,
+                                       const GemmParams& gemm, const std::vector<GemmTile>& tiles);
 
 /// Each product takes the time of the fastest sm80 tile (gemm_time_best_tile) with `gemm`'s
 /// ceiling and fixed costs. Forward: every GemmOp of every layer at M = rows x samples (attention:

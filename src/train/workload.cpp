@@ -3,6 +3,7 @@
 #include "train/workload.hpp"
 
 #include "core/error.hpp"
+#include "train/shaped_compute.hpp"
 
 namespace ffsim::train {
 
@@ -48,8 +49,40 @@ double optimizer_state_bytes(const WorkloadSpec& w, int shards) {
   return weights + w.grad_bytes + (moments + (mixed ? 4.0 : 0.0)) / shards;
 }
 
+namespace {
+
+// The shaped model's layer times: each layer's products by shape, its memory-bound work by
+// roofline, each kind times its fitted multiplier; recomputation runs the forward again in the
+// backward. The reader (config::parse_workload) has checked that the calibration covers the GPU
+// model and the precision.
+LayerTimes shaped_layer_times(const WorkloadSpec& w, const ShapedCalibration& c, const hw::GpuSpec& gpu,
+                              const std::vector<LayerCost>& layers, double samples, bool recompute) {
+  const auto gemm = c.gemm.find(gemm_family(w.precision));
+  FFSIM_ASSERT(gemm != c.gemm.end() && gpu.sms > 0, "the reader checks the shaped model's scope");
+  const GpuRates rates = rates_of(gpu, w.precision);
+  const ShapedGpu g{gpu.sms, rates.peak.si(), gpu.memory_bandwidth.si()};
+  ShapedStep step;
+  step.samples = samples;
+  step.act_bytes = w.act_bytes();
+  step.memory_traffic = w.compute.memory_passes * (1 + w.compute.backward_memory);
+  step.forward_memory_share = 1 / (1 + w.compute.backward_memory);
+  GemmParams p = gemm->second;
+  const std::vector<GemmTile> tiles = sm80_gemm_tiles();
+  LayerTimes t;
+  for (const auto& l : layers) {
+    const ShapedLayer s = shaped_layer(l, step, g, p, tiles);
+    const double f = shaped_total(s.fwd, c.multipliers);
+    t.fwd.push_back(f);
+    t.bwd.push_back(shaped_total(s.bwd, c.multipliers) + (recompute ? f : 0.0));
+  }
+  return t;
+}
+
+}  // namespace
+
 LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
                        double samples, bool recompute) {
+  if (w.compute.shaped) return shaped_layer_times(w, *w.compute.shaped, gpu, layers, samples, recompute);
   const GpuRates rates = rates_of(gpu, w.precision);
   LayerTimes t;
   for (const auto& l : layers) {
@@ -60,6 +93,9 @@ LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std:
 }
 
 double optimizer_time(const WorkloadSpec& w, const hw::GpuSpec& gpu, double params) {
+  // The shaped model's optimizer pass runs at the datasheet bandwidth, as in its fit
+  // (train::shaped_total: the optimizer as derived).
+  if (w.compute.shaped) return params * optimizer_traffic_bytes(w) / gpu.memory_bandwidth.si();
   return params * optimizer_traffic_bytes(w) / (gpu.memory_bandwidth.si() * w.compute.memory_efficiency);
 }
 

@@ -399,6 +399,28 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back, leave one datas
     REQUIRE(!fit.fixed.empty());
     CHECK(fit.fixed[0].find("conv (held at 0") == 0);
   }
+  SUBCASE("a free fit below its lower bound is held at the bound and the rest refitted") {
+    // The planted gemm multiplier 0.8 is below a bound of 0.95 (a GEMM ceiling): gemm is held at
+    // 0.95 and conv and memory refitted on what is left; with the bound below 0.8 (0.7) the
+    // planted values come back exactly (the bound does not bind).
+    std::vector<calib::ThroughputCase> cases;
+    const auto csv =
+        planted_csv({{"a", 1, 2, 3, 0.1}, {"a", 2, 0, 1, 0}, {"b", 0, 3, 1, 0.2}, {"b", 1, 1, 1, 0}}, truth, cases);
+    calib::ThroughputBounds bounds;
+    bounds.lower = {0.95, 0.95, 0};
+    bounds.why = {"a ceiling", "a ceiling", ""};
+    const auto fit = calib::fit_throughput(csv, cases, bounds);
+    CHECK(fit.values.linear == 0.95);
+    CHECK(fit.values.conv >= 0.95);
+    REQUIRE(fit.fixed.size() == 1);
+    CHECK(fit.fixed[0] == "gemm (held at 0.95: a ceiling)");
+    CHECK(fit.all.max_abs > 1e-3);  // no longer exact
+    bounds.lower = {0.7, 0.7, 0};
+    const auto free = calib::fit_throughput(csv, cases, bounds);
+    CHECK(free.values.linear == doctest::Approx(0.8).epsilon(1e-9));
+    CHECK(free.values.conv == doctest::Approx(1.3).epsilon(1e-9));
+    CHECK(free.fixed.empty());
+  }
 }
 
 TEST_CASE("config::parse_throughput_csv: the columns, units and errors") {
