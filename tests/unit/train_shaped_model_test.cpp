@@ -22,8 +22,10 @@ plan::ScenarioSpec scenario(const std::string& node, const std::string& kind, co
                             const std::string& precision, const std::string& extra = "") {
   const std::string text = R"({"name": "t", "cluster": {"node": ")" + node +
                            R"(", "nodes": 2}, "fabric": {"topology": "two_layer", "switch": "qm8700"},
-      "workload": {"kind": ")" + kind + R"(", "model": ")" + model + R"(", "scaling": "weak", "batch": 4,
-        "optimizer": "sgd", "precision": ")" + precision + R"(", "grad_dtype": "fp32", "gpus": [16])" + extra + "}}";
+      "workload": {"kind": ")" +
+                           kind + R"(", "model": ")" + model + R"(", "scaling": "weak", "batch": 4,
+        "optimizer": "sgd", "precision": ")" +
+                           precision + R"(", "grad_dtype": "fp32", "gpus": [16])" + extra + "}}";
   return plan::parse_scenario(config::Document::parse(text, "t.json", false), testing::catalog());
 }
 
@@ -93,7 +95,8 @@ TEST_CASE("train::layer_times: a workload on the calibrated shaped model (models
   // VGG16 in TF32 on Fire-Flyer's A100 PCIe: each layer's time is the shaped model's, each kind
   // times the file's multiplier; the per-layer sums equal the whole step of shaped_step with the
   // same inputs (the optimizer apart), and recomputation adds the forward to the backward.
-  const plan::ScenarioSpec sc = scenario("fire_flyer_pcie", "ddp", "vgg16", "tf32", R"(, "compute_model": "a100_shaped")");
+  const plan::ScenarioSpec sc =
+      scenario("fire_flyer_pcie", "ddp", "vgg16", "tf32", R"(, "compute_model": "a100_shaped")");
   REQUIRE(sc.workload);
   const WorkloadSpec& w = *sc.workload;
   REQUIRE(w.compute.shaped);
@@ -110,8 +113,8 @@ TEST_CASE("train::layer_times: a workload on the calibrated shaped model (models
     st.samples = samples;
     st.act_bytes = 4;
     st.memory_traffic = w.compute.memory_passes * (1 + w.compute.backward_memory);
-    const ShapedTimes t = shaped_step(layers, st, ShapedGpu{gpu.sms, gpu.compute.at("tf32").peak.si(), gpu.memory_bandwidth.si()},
-                                      c.gemm.at("tf32"));
+    const ShapedTimes t = shaped_step(
+        layers, st, ShapedGpu{gpu.sms, gpu.compute.at("tf32").peak.si(), gpu.memory_bandwidth.si()}, c.gemm.at("tf32"));
     CHECK(sum == doctest::Approx(shaped_total(t, c.multipliers) - t.optimizer_s).epsilon(1e-9));
     const LayerTimes rc = layer_times(w, gpu, layers, samples, true);
     for (std::size_t i = 0; i < layers.size(); ++i) CHECK(rc.bwd[i] == doctest::Approx(lt.bwd[i] + lt.fwd[i]));
