@@ -141,23 +141,7 @@ void write_shaped_model(std::ostream& os, const CalibrateArgs& a, const std::str
   w.field("used", gemm.all.points);
   w.end_object();
   w.end_array();
-  w.field("fixed", join(thr.fit.fixed, "; "));
-  w.key("datasets");
-  w.begin_array();
-  for (const auto& d : thr.fit.datasets) {
-    w.begin_object();
-    w.field("dataset", d.dataset);
-    w.field("rows", d.rows);
-    w.field("excluded", d.excluded);
-    w.field("in_fit_mape", d.in_fit.mape);
-    w.field("in_fit_max", d.in_fit.max_abs);
-    w.field("held_out_mape", d.held_out.mape);
-    w.field("held_out_max", d.held_out.max_abs);
-    w.end_object();
-  }
-  w.end_array();
-  w.field("mape", thr.fit.all.mape);
-  w.field("max", thr.fit.all.max_abs);
+  write_throughput_errors_json(w, thr.fit);
   w.end_object();
   w.end_object();
   w.end_object();

@@ -477,16 +477,7 @@ void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t)
   }
 }
 
-void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalibration& t) {
-  const auto& fit = t.fit;
-  w.field("file", t.csv.file);
-  w.field("split_k_min", app::kSplitKMin);
-  w.key("multipliers");
-  w.begin_object();
-  w.field("conv", fit.values.conv);
-  w.field("gemm", fit.values.linear);
-  w.field("memory", fit.values.memory);
-  w.end_object();
+void write_throughput_errors_json(report::JsonWriter& w, const calib::ThroughputFit& fit) {
   w.key("held");
   w.begin_array();
   for (const auto& f : fit.fixed) w.value(f);
@@ -515,6 +506,19 @@ void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalib
     w.end_object();
   }
   w.end_array();
+}
+
+void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalibration& t) {
+  const auto& fit = t.fit;
+  w.field("file", t.csv.file);
+  w.field("split_k_min", app::kSplitKMin);
+  w.key("multipliers");
+  w.begin_object();
+  w.field("conv", fit.values.conv);
+  w.field("gemm", fit.values.linear);
+  w.field("memory", fit.values.memory);
+  w.end_object();
+  write_throughput_errors_json(w, fit);
   w.key("rows");
   w.begin_array();
   for (std::size_t i = 0; i < t.csv.rows.size(); ++i) {

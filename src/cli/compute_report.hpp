@@ -26,5 +26,8 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
 /// and every row (excluded ones with their reason and, where modelled, their error).
 void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t);
 void write_throughput_fit_json(report::JsonWriter& w, const app::ThroughputCalibration& t);
+/// Of the above, the multipliers held at a bound ("held"), the errors of all rows ("all") and per
+/// dataset ("datasets"); also the record of a written shaped compute model.
+void write_throughput_errors_json(report::JsonWriter& w, const calib::ThroughputFit& fit);
 
 }  // namespace ffsim::cli
