@@ -33,13 +33,13 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
       why = "network \"" + r.model + "\" not in the catalog";
     else if (!ge)
       why = "GPU \"" + r.gpu + "\" not in the catalog";
-    else if (!gemm.ceiling.count(family))
-      why = "the GEMM fit has no " + family + " rows";
     if (why.empty()) {
       const auto net = config::parse_nn_model(*me);
       const auto gpu = config::parse_gpu(*ge);
       const auto rate = gpu.compute.find(r.precision);
-      if (gpu.sms <= 0)
+      if (!(gemm.ceiling_of(gpu.form_factor, family) > 0))
+        why = "the GEMM fit has no " + gpu.form_factor + " " + family + " ceiling (fitted or derived)";
+      else if (gpu.sms <= 0)
         why = "GPU " + r.gpu + " has no \"sms\" fact";
       else if (rate == gpu.compute.end())
         why = "GPU " + r.gpu + " has no " + r.precision + " peak";
@@ -52,7 +52,9 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
         step.optimizer_bytes_per_param =
             train::optimizer_bytes_per_param(r.optimizer, r.precision == "fp16" || r.precision == "bf16");
         step.memory_traffic = traffic;
-        train::GemmParams gp = gemm.params(family);
+        train::GemmParams gp = gemm.params(gpu.form_factor, family);
+        c.ceiling = gp.ceiling;
+        c.form_factor = gpu.form_factor;
         gp.split_k_min = kSplitKMin;
         c.times = train::shaped_step(layers, step,
                                      train::ShapedGpu{gpu.sms, rate->second.peak.si(), gpu.memory_bandwidth.si()}, gp);
@@ -64,16 +66,13 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
   }
   // A product cannot run faster than the peak: the GEMM model reaches `ceiling` x peak on full
   // waves, so a multiplier below the ceiling would time large products above the peak. The
-  // multipliers of GEMM-timed work are bounded below by the highest ceiling of the precisions the
-  // fit uses (one multiplier serves them all).
+  // multipliers of GEMM-timed work are bounded below by the highest ceiling of the (form factor,
+  // precision) pairs the fit's rows use (one multiplier serves them all).
   calib::ThroughputBounds bounds;
   {
     double ceiling = 0;
     for (std::size_t i = 0; i < csv.rows.size(); ++i)
-      if (out.cases[i].modelled && csv.rows[i].excluded.empty()) {
-        const auto it = gemm.ceiling.find(csv.rows[i].precision == "bf16" ? "fp16" : csv.rows[i].precision);
-        if (it != gemm.ceiling.end()) ceiling = std::max(ceiling, it->second);
-      }
+      if (out.cases[i].modelled && csv.rows[i].excluded.empty()) ceiling = std::max(ceiling, out.cases[i].ceiling);
     const std::string why = "the GEMM ceiling: less would beat the peak";
     bounds.lower[0] = bounds.lower[1] = ceiling;
     bounds.why[0] = bounds.why[1] = why;

@@ -130,12 +130,18 @@ std::vector<CatalogTable> catalog_tables(const config::Catalog& cat, const std::
               "fitted multipliers; only for their GPU models and precisions)",
               {"name", "GPU models", "precisions", "GEMM ceiling", "conv", "gemm", "memory", "file"});
       for (const auto& [c, file] : shaped) {
+        std::set<std::string> fams;
         std::vector<std::string> precs, ceil;
-        for (const auto& [f, g] : c.shaped->gemm) {
-          precs.push_back(f == "fp16" ? "fp16/bf16" : f);
-          ceil.push_back(fmt_g(g.ceiling, 3));
+        for (const auto& [ff, m] : c.shaped->gemm) {
+          std::vector<std::string> mine;
+          for (const auto& [f, g] : m) {
+            fams.insert(f == "fp16" ? "fp16/bf16" : f);
+            mine.push_back(f + " " + fmt_g(g.ceiling, 3));
+          }
+          ceil.push_back(ff + ": " + join(mine, ", "));
         }
-        st.rows.push_back({c.name, join(c.shaped->gpus, " "), join(precs, " "), join(ceil, " "),
+        precs.assign(fams.begin(), fams.end());
+        st.rows.push_back({c.name, join(c.shaped->gpus, " "), join(precs, " "), join(ceil, "; "),
                            fmt_g(c.shaped->multipliers.conv, 3), fmt_g(c.shaped->multipliers.linear, 3),
                            fmt_g(c.shaped->multipliers.memory, 3), file});
       }

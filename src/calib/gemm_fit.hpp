@@ -21,6 +21,9 @@ struct GemmRow {
   std::string dataset;  ///< the source's first word and the kind: the unit of leave-one-dataset-out
   std::string gpu, dtype, kind, stat;
   std::string precision;  ///< the peak it is measured against: "fp16" (fp16 and bf16), "tf32", "fp32"
+  /// The card's form factor as the gpu column states it: "pcie" or "sxm"; "" when not stated (the
+  /// fit then takes it as the --gpu model's, [I]).
+  std::string form_factor;
   train::GemmShape shape;
   double tflops = 0;
   double uncertainty_tflops = 0;  ///< a chart read by eye: +-5 TFLOPS (the kind column says so); else 0
@@ -39,13 +42,31 @@ struct GemmGpu {
   int sms = 0;
   std::map<std::string, double> peak;  ///< FLOP/s by precision
   std::string sms_source;
+  std::string form_factor;  ///< the catalog's form_factor ("sxm", "pcie"): that of rows that state none
 };
+
+/// A GEMM ceiling, and how it was found: fitted on rows of its form factor and precision, or derived
+/// from another form factor's by the ratio of the two cards' ceilings at a precision both have.
+struct GemmCeiling {
+  double value = 0;
+  int rows = 0;         ///< the rows it was fitted on (0: derived)
+  std::string derived;  ///< how it was derived ("" when fitted)
+};
+
 struct GemmFitValues {
   train::GemmTile tile;
-  std::map<std::string, double> ceiling;  ///< by precision
+  /// By form factor ("pcie", "sxm"), then precision. The two cards have the same SMs, peaks and
+  /// kernels but not the same power limit (250-300 W against 400 W), which lowers the clocks the
+  /// tensor cores hold on long GEMMs: each form factor gets its own ceiling; the wave and launch
+  /// costs are shared.
+  std::map<std::string, std::map<std::string, GemmCeiling>> ceiling;
   double wave_overhead_s = 0, launch_s = 0;
-  std::vector<std::string> at_bound;  ///< parameters held at 0 (their free fit went negative)
-  [[nodiscard]] train::GemmParams params(const std::string& precision) const;
+  /// Parameters held at a bound: "wave_overhead", "launch" at 0 (their free fit went negative);
+  /// "ceiling FF P" at 1 (its free fit was above the peak).
+  std::vector<std::string> at_bound;
+  /// The ceiling of (form factor, precision), NaN when the fit has none.
+  [[nodiscard]] double ceiling_of(const std::string& form_factor, const std::string& precision) const;
+  [[nodiscard]] train::GemmParams params(const std::string& form_factor, const std::string& precision) const;
 };
 
 struct GemmErrors {
@@ -87,10 +108,15 @@ struct GemmFit {
 /// CUTLASS's sm80 tensor-op tile sizes).
 [[nodiscard]] std::vector<train::GemmTile> default_gemm_tiles();
 
-/// Fits one tile on the given rows (indices into csv.rows); `ok` is false when a precision of the
-/// rows has no training row. Exposed for tests.
+/// Fits one tile on the given rows: a ceiling per (form factor, precision) the rows have, the wave
+/// and launch costs shared. A form factor with no row of a precision another form factor has gets
+/// that one's ceiling times the ratio of the two form factors' ceilings at the precisions both have
+/// (the geometric mean of the ratios; [I] the power limit slows every precision's tensor-core clock
+/// alike). Exposed for tests.
 [[nodiscard]] GemmFitValues fit_gemm_values(const std::vector<GemmRow>& rows, const GemmGpu& gpu,
                                             const train::GemmTile& tile);
+/// The row's form factor: its own, or the --gpu model's when the row states none.
+[[nodiscard]] std::string row_form_factor(const GemmRow& r, const GemmGpu& gpu);
 [[nodiscard]] double gemm_model_time(const GemmRow& r, const GemmGpu& gpu, const GemmFitValues& v);
 
 }  // namespace ffsim::calib

@@ -43,6 +43,8 @@ struct ThroughputCsv {
 struct ThroughputCase {
   bool modelled = false;
   train::ShapedTimes times;
+  double ceiling = 0;       ///< the GEMM ceiling its card's form factor and precision were timed with
+  std::string form_factor;  ///< its card's ("pcie", "sxm")
 };
 
 /// Relative errors of the step time (model / measured - 1).

@@ -1,6 +1,7 @@
 // `ffsim calibrate <measured.json...> --node <model> -o <file>`: fit the simulator's parameters to
 // measured runs and write a calibration file (catalog kind "calibration").
 // SPDX-License-Identifier: Apache-2.0
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -63,17 +64,19 @@ std::string seconds_fact(double s) { return fmt_g(s * 1e9, 9) + "ns"; }
 // models and precisions of the rows it used, and the fit's record (files, errors).
 void write_shaped_model(std::ostream& os, const CalibrateArgs& a, const std::string& name, const calib::GemmFit& gemm,
                         const app::ThroughputCalibration& thr) {
-  std::set<std::string> gpus, families;
+  std::set<std::string> gpus, families, form_factors;
   for (std::size_t i = 0; i < thr.csv.rows.size(); ++i) {
     const auto& r = thr.csv.rows[i];
     if (!r.excluded.empty() || !thr.cases[i].modelled) continue;
     gpus.insert(r.gpu);
     families.insert(train::gemm_family(r.precision));
+    form_factors.insert(thr.cases[i].form_factor);
   }
   const std::string gemm_src = "fitted by `ffsim calibrate --gemm " + a.gemm + " --gpu " + a.gpu + "` (" +
                                std::to_string(gemm.all.points) + " GEMM rates; MAPE " + fmt_f(100 * gemm.all.mape, 1) +
-                               "%); scope: cuBLAS on " + a.gpu +
-                               ", [I] applied to every GPU model listed in \"gpus\" (the same sm80 SM)";
+                               "%); scope: cuBLAS on the sm80 SM of " + a.gpu +
+                               ", [I] applied to every GPU model listed in \"gpus\" (the same SM), each by the "
+                               "ceiling of its form factor";
   const std::string thr_src = "fitted by `ffsim calibrate --throughput " + a.throughput +
                               "` (weighted least squares of the "
                               "relative step-time error on " +
@@ -112,8 +115,24 @@ void write_shaped_model(std::ostream& os, const CalibrateArgs& a, const std::str
   w.begin_object();
   w.key("ceiling");
   w.begin_object();
-  for (const auto& f : families)
-    if (const auto it = gemm.values.ceiling.find(f); it != gemm.values.ceiling.end()) fact(f, it->second, gemm_src);
+  for (const auto& ff : form_factors) {
+    const auto m = gemm.values.ceiling.find(ff);
+    if (m == gemm.values.ceiling.end()) continue;
+    w.key(ff);
+    w.begin_object();
+    for (const auto& f : families) {
+      const auto it = m->second.find(f);
+      if (it == m->second.end()) continue;
+      const auto& c = it->second;
+      const auto& held = gemm.values.at_bound;
+      const bool at_one = std::find(held.begin(), held.end(), "ceiling " + ff + " " + f) != held.end();
+      fact(f, c.value,
+           c.derived.empty() ? gemm_src + "; the " + std::to_string(c.rows) + " " + ff + " " + f + " rows" +
+                                   (at_one ? ", held at 1 (its free fit was above the peak)" : "")
+                             : gemm_src + "; no " + ff + " " + f + " rows: derived as " + c.derived);
+    }
+    w.end_object();
+  }
   w.end_object();
   fact("wave_overhead", seconds_fact(gemm.values.wave_overhead_s), gemm_src);
   fact("launch", seconds_fact(gemm.values.launch_s), gemm_src);

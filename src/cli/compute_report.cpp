@@ -33,7 +33,7 @@ double predicted_s(const calib::KinetoGemm& g, const calib::GemmFit& fit, std::s
   r.shape = {g.batch, g.m, g.n, g.k};
   const double t = calib::gemm_model_time(r, fit.gpu, fit.values);
   if (std::isnan(t)) {
-    *why = "no " + p + " ceiling in the fit (" + fit.file + " has no " + p + " rows)";
+    *why = "no " + fit.gpu.form_factor + " " + p + " ceiling in the fit (" + fit.file + " has no such rows)";
     return NAN;
   }
   return t * static_cast<double>(g.calls);
@@ -253,11 +253,17 @@ void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::Ge
   report::Table v({"parameter", "value", "note"});
   v.add({"tile", std::to_string(fit.values.tile.m) + "x" + std::to_string(fit.values.tile.n),
          "[I] chosen: the smallest mean error of the tiles tried (below)"});
-  for (const auto& [p, c] : fit.values.ceiling)
-    v.add({"ceiling " + p, std::isnan(c) ? "-" : fmt_f(100 * c, 1) + "%", "of the " + p + " peak, a full wave"});
   auto bound = [&](const std::string& n) {
     return std::find(fit.values.at_bound.begin(), fit.values.at_bound.end(), n) != fit.values.at_bound.end();
   };
+  for (const auto& [ff, m] : fit.values.ceiling)
+    for (const auto& [p, c] : m)
+      v.add({"ceiling " + ff + " " + p, std::isnan(c.value) ? "-" : fmt_f(100 * c.value, 1) + "%",
+             "of the " + p + " peak, a full wave; " +
+                 (!c.derived.empty() ? "no rows: derived, " + c.derived
+                  : bound("ceiling " + ff + " " + p)
+                      ? std::to_string(c.rows) + " rows, held at 100% (its free fit was above: faster than the peak)"
+                      : std::to_string(c.rows) + " rows")});
   v.add({"wave overhead", fmt_f(fit.values.wave_overhead_s * 1e6, 2) + " us",
          bound("wave_overhead") ? "held at 0 (its free fit was negative)" : "per wave"});
   v.add({"launch", fmt_f(fit.values.launch_s * 1e6, 2) + " us",
@@ -289,14 +295,16 @@ void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::Ge
             fmt_f(100 * x.errors.max_abs, 1) + "%"});
   tt.print(os, "  ");
   os << "\nRows (measured against the model):\n";
-  report::Table rt({"line", "dataset", "precision", "M", "N", "K", "waves", "measured", "model", "error"});
+  report::Table rt(
+      {"line", "dataset", "form factor", "precision", "M", "N", "K", "waves", "measured", "model", "error"});
   for (std::size_t i = 0; i < csv.rows.size(); ++i) {
     const auto& r = csv.rows[i];
     const long long waves = train::gemm_waves(train::gemm_tiles(r.shape, fit.values.tile), fit.gpu.sms);
     const double m = fit.model_s[i];
     const bool use = r.excluded.empty() && !std::isnan(m);
-    rt.add({std::to_string(r.line), r.dataset, r.precision, std::to_string(r.shape.m), std::to_string(r.shape.n),
-            std::to_string(r.shape.k), std::to_string(waves),
+    rt.add({std::to_string(r.line), r.dataset,
+            r.form_factor.empty() ? calib::row_form_factor(r, fit.gpu) + " (--gpu's)" : r.form_factor, r.precision,
+            std::to_string(r.shape.m), std::to_string(r.shape.n), std::to_string(r.shape.k), std::to_string(waves),
             fmt_g(r.tflops, 4) + " TFLOPS" + (r.uncertainty_tflops > 0 ? " +-" + fmt_g(r.uncertainty_tflops, 2) : ""),
             use ? fmt_g(r.shape.flops() / m / 1e12, 4) + " TFLOPS" : "-",
             use ? fmt_f(100 * (m - r.time_s()) / r.time_s(), 1) + "%" : (r.excluded.empty() ? "-" : "excluded")});
@@ -315,12 +323,22 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
   w.field("tile_n", fit.values.tile.n);
   w.key("ceiling");
   w.begin_object();
-  for (const auto& [p, c] : fit.values.ceiling) {
-    w.key(p);
-    if (std::isnan(c))
-      w.null();
-    else
-      w.value(c);
+  for (const auto& [ff, m] : fit.values.ceiling) {
+    w.key(ff);
+    w.begin_object();
+    for (const auto& [p, c] : m) {
+      w.key(p);
+      w.begin_object();
+      w.key("value");
+      if (std::isnan(c.value))
+        w.null();
+      else
+        w.value(c.value);
+      w.field("rows", c.rows);
+      w.field("derived", c.derived);
+      w.end_object();
+    }
+    w.end_object();
   }
   w.end_object();
   w.field("wave_overhead_s", fit.values.wave_overhead_s);
@@ -375,6 +393,8 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
     w.begin_object();
     w.field("line", r.line);
     w.field("dataset", r.dataset);
+    w.field("form_factor", calib::row_form_factor(r, fit.gpu));
+    w.field("form_factor_stated", !r.form_factor.empty());
     w.field("precision", r.precision);
     w.field("m", r.shape.m);
     w.field("n", r.shape.n);

@@ -65,6 +65,16 @@ calib::GemmCsv parse_gemm_csv(const std::string& text, const std::string& file) 
     }
     last_source = r.source;
     r.gpu = f[col["gpu"]];
+    {
+      // The form factor as the gpu column states it ("A100 PCIe", "A100 SXM"); "" when it does not
+      // ("A100 80GB (form factor not stated)"): the fit then takes the --gpu model's.
+      const std::string g = lower(r.gpu);
+      const bool pcie = g.find("pcie") != std::string::npos, sxm = g.find("sxm") != std::string::npos;
+      if (pcie && sxm)
+        throw ConfigError(file, "",
+                          where + "column gpu: \"" + r.gpu + "\" names both PCIe and SXM: expected one form factor");
+      r.form_factor = pcie ? "pcie" : sxm ? "sxm" : "";
+    }
     r.dtype = f[col["dtype"]];
     r.kind = f[col["kind"]];
     if (col.count("stat")) r.stat = f[col["stat"]];
@@ -120,6 +130,7 @@ calib::GemmGpu gemm_gpu(const Catalog& cat, const std::string& name) {
   calib::GemmGpu out;
   out.name = name;
   out.sms = g.sms;
+  out.form_factor = g.form_factor;
   for (const auto& [p, rate] : g.compute) out.peak[p] = rate.peak.si();
   for (const auto& s : e->document.sources())
     if (s.pointer == "/sms") out.sms_source = s.source;

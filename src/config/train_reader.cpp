@@ -192,20 +192,35 @@ train::ShapedCalibration parse_shaped(const Reader& r) {
     for (const Reader& e : g.elements("GPU model names")) c.gpus.push_back(e.as_string());
     if (c.gpus.empty()) g.fail("expected the GPU models the calibration was fitted on, got an empty array");
   }
-  const Reader gm = r.child("gemm", "the GEMM model: ceiling (by precision), wave_overhead, launch, split_k_min");
+  const Reader gm = r.child("gemm",
+                            "the GEMM model: ceiling (by form factor, then precision), wave_overhead, "
+                            "launch, split_k_min");
   train::GemmParams base;
   base.wave_overhead_s = gm.fact_quantity<Seconds>("wave_overhead", true).si();
   base.launch_s = gm.fact_quantity<Seconds>("launch", true).si();
   base.split_k_min = gm.fact_integer("split_k_min", 0, 1 << 20);
-  const Reader ceil = gm.child("ceiling", "the fraction of peak a full wave reaches, by precision (fp16, tf32, fp32)");
-  for (const std::string& p : ceil.keys()) {
-    if (p != "fp16" && p != "tf32" && p != "fp32")
-      ceil.fail_at(p, "expected a GEMM precision family (fp16: fp16 and bf16; tf32; fp32), got \"" + p + "\"");
-    train::GemmParams q = base;
-    q.ceiling = ceil.fact_number(p, 1e-3, 1);
-    c.gemm.emplace(p, q);
+  const Reader ceil = gm.child("ceiling",
+                               "the fraction of peak a full wave reaches, by the card's form factor (pcie, sxm), then "
+                               "precision (fp16, tf32, fp32)");
+  for (const std::string& ff : ceil.keys()) {
+    if (ff != "pcie" && ff != "sxm")
+      ceil.fail_at(ff, "expected a GPU form factor (pcie, sxm) holding ceilings by precision, got \"" + ff + "\"" +
+                           (ff == "fp16" || ff == "tf32" || ff == "fp32"
+                                ? ": the ceilings are by the card's form factor, then precision ({\"sxm\": {\"" + ff +
+                                      "\": ...}}); write the file again with ffsim calibrate --throughput ... -o"
+                                : did_you_mean(ff, {"pcie", "sxm"})));
+    const Reader byp = ceil.child(ff, "the " + ff + " card's ceilings by precision (fp16, tf32, fp32)");
+    for (const std::string& p : byp.keys()) {
+      if (p != "fp16" && p != "tf32" && p != "fp32")
+        byp.fail_at(p, "expected a GEMM precision family (fp16: fp16 and bf16; tf32; fp32), got \"" + p + "\"");
+      train::GemmParams q = base;
+      q.ceiling = byp.fact_number(p, 1e-3, 1);
+      c.gemm[ff].emplace(p, q);
+    }
+    if (c.gemm[ff].empty()) byp.fail("expected a ceiling for at least one precision (fp16, tf32, fp32)");
+    byp.finish();
   }
-  if (c.gemm.empty()) ceil.fail("expected a ceiling for at least one precision (fp16, tf32, fp32)");
+  if (c.gemm.empty()) ceil.fail("expected the ceilings of at least one form factor (pcie, sxm)");
   ceil.finish();
   gm.finish();
   const Reader m = r.child("multipliers", "the fitted multipliers: conv, gemm (linear and attention), memory");
@@ -459,12 +474,20 @@ train::WorkloadSpec parse_workload(const Reader& r, const Catalog& cat, const hw
     if (std::find(c.gpus.begin(), c.gpus.end(), gpu.name) == c.gpus.end())
       r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" was fitted on GPU models " + join(c.gpus) +
                                      "; expected one of them, found " + gpu.name + " (the cluster's GPU)" + suggest);
+    const auto ff = c.gemm.find(gpu.form_factor);
+    if (ff == c.gemm.end()) {
+      std::vector<std::string> ffs;
+      for (const auto& [f, m] : c.gemm) ffs.push_back(f);
+      r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" has GEMM ceilings for form factors " +
+                                     join(ffs) + "; expected one of them, found " + gpu.form_factor + " (GPU " +
+                                     gpu.name + ")" + suggest);
+    }
     std::vector<std::string> fams;
-    for (const auto& [f, p] : c.gemm) fams.push_back(f == "fp16" ? "fp16, bf16" : f);
-    if (!c.gemm.count(train::gemm_family(w.precision)))
-      r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" was fitted at precisions " + join(fams) +
-                                     "; expected one of them, found " + w.precision + " (/workload/precision)" +
-                                     suggest);
+    for (const auto& [f, p] : ff->second) fams.push_back(f == "fp16" ? "fp16, bf16" : f);
+    if (!c.gemm_of(gpu.form_factor, train::gemm_family(w.precision)))
+      r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" has " + gpu.form_factor +
+                                     " GEMM ceilings at precisions " + join(fams) + "; expected one of them, found " +
+                                     w.precision + " (/workload/precision)" + suggest);
     if (gpu.sms <= 0)
       r.fail_at("compute_model",
                 "the shaped model needs the GPU's streaming multiprocessors; GPU " + gpu.name + " has no \"sms\" fact");

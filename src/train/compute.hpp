@@ -27,7 +27,16 @@ struct ShapedMultipliers {
 /// each kind times its fitted multiplier (train/shaped_compute.hpp). It is for the GPU models and
 /// precisions it was fitted on, and no other: the reader refuses a workload outside them.
 struct ShapedCalibration {
-  std::map<std::string, GemmParams> gemm;  ///< by GEMM precision family (gemm_family): ceiling and fixed costs
+  /// By the card's form factor ("pcie", "sxm"), then GEMM precision family (gemm_family): the
+  /// ceiling of that card at that precision, and the shared fixed costs.
+  std::map<std::string, std::map<std::string, GemmParams>> gemm;
+  /// The parameters of (form factor, family), nullptr when the calibration has none.
+  [[nodiscard]] const GemmParams* gemm_of(const std::string& form_factor, const std::string& family) const {
+    const auto f = gemm.find(form_factor);
+    if (f == gemm.end()) return nullptr;
+    const auto p = f->second.find(family);
+    return p == f->second.end() ? nullptr : &p->second;
+  }
   ShapedMultipliers multipliers;
   std::vector<std::string> gpus;  ///< the GPU models of the measurements it was fitted on
 };

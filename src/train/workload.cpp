@@ -57,8 +57,8 @@ namespace {
 // model and the precision.
 LayerTimes shaped_layer_times(const WorkloadSpec& w, const ShapedCalibration& c, const hw::GpuSpec& gpu,
                               const std::vector<LayerCost>& layers, double samples, bool recompute) {
-  const auto gemm = c.gemm.find(gemm_family(w.precision));
-  FFSIM_ASSERT(gemm != c.gemm.end() && gpu.sms > 0, "the reader checks the shaped model's scope");
+  const GemmParams* gemm = c.gemm_of(gpu.form_factor, gemm_family(w.precision));
+  FFSIM_ASSERT(gemm && gpu.sms > 0, "the reader checks the shaped model's scope");
   const GpuRates rates = rates_of(gpu, w.precision);
   const ShapedGpu g{gpu.sms, rates.peak.si(), gpu.memory_bandwidth.si()};
   ShapedStep step;
@@ -66,7 +66,7 @@ LayerTimes shaped_layer_times(const WorkloadSpec& w, const ShapedCalibration& c,
   step.act_bytes = w.act_bytes();
   step.memory_traffic = w.compute.memory_passes * (1 + w.compute.backward_memory);
   step.forward_memory_share = 1 / (1 + w.compute.backward_memory);
-  GemmParams p = gemm->second;
+  GemmParams p = *gemm;
   const std::vector<GemmTile> tiles = sm80_gemm_tiles();
   LayerTimes t;
   for (const auto& l : layers) {

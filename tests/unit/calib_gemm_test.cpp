@@ -20,6 +20,7 @@ calib::GemmGpu test_gpu() {
   g.name = "test_a100";
   g.sms = 108;
   g.peak = {{"fp16", 312e12}, {"tf32", 156e12}};
+  g.form_factor = "sxm";  // the rows stating none are taken as this
   return g;
 }
 
@@ -54,12 +55,13 @@ TEST_CASE("train::gemm_waves: tiles over SMs, wave quantisation") {
 }
 
 // Rows written from planted values (ceiling fp16 0.81, tf32 0.73, 3.5 us a wave, 6 us a GEMM, tile
-// 128x128) over shapes of 1 to 60 waves and K from 256 to 16384; the fit recovers them.
+// 128x128) over shapes of 1 to 60 waves and K from 256 to 16384; the fit recovers them. The rows
+// state no form factor: they are the --gpu model's (sxm).
 TEST_CASE("calib::fit_gemm: planted parameters are recovered") {
   const auto gpu = test_gpu();
   calib::GemmFitValues planted;
   planted.tile = {128, 128};
-  planted.ceiling = {{"fp16", 0.81}, {"tf32", 0.73}};
+  planted.ceiling = {{"sxm", {{"fp16", {0.81, 0, ""}}, {"tf32", {0.73, 0, ""}}}}};
   planted.wave_overhead_s = 3.5e-6;
   planted.launch_s = 6e-6;
   calib::GemmCsv csv;
@@ -79,8 +81,11 @@ TEST_CASE("calib::fit_gemm: planted parameters are recovered") {
         csv.rows.push_back(r);
       }
   const auto v = calib::fit_gemm_values(csv.rows, gpu, {128, 128});
-  CHECK(v.ceiling.at("fp16") == doctest::Approx(0.81).epsilon(1e-6));
-  CHECK(v.ceiling.at("tf32") == doctest::Approx(0.73).epsilon(1e-6));
+  CHECK(v.ceiling_of("sxm", "fp16") == doctest::Approx(0.81).epsilon(1e-6));
+  CHECK(v.ceiling_of("sxm", "tf32") == doctest::Approx(0.73).epsilon(1e-6));
+  CHECK(v.ceiling.size() == 1);                      // one form factor: nothing to derive
+  CHECK(v.ceiling.at("sxm").at("fp16").rows == 16);  // 8 shapes x 2 datasets
+  CHECK(v.ceiling.at("sxm").at("fp16").derived.empty());
   CHECK(v.wave_overhead_s == doctest::Approx(3.5e-6).epsilon(1e-6));
   CHECK(v.launch_s == doctest::Approx(6e-6).epsilon(1e-6));
   CHECK(v.at_bound.empty());
@@ -98,11 +103,75 @@ TEST_CASE("calib::fit_gemm: planted parameters are recovered") {
   CHECK(fit.tiles[1].errors.mape > 1e-4);
 }
 
+// A ceiling per form factor: sxm rows at fp16 0.81 and tf32 0.73, pcie rows at fp16 only, 0.70,
+// with the same wave (3.5 us) and launch (6 us) costs; datasets a and b each have both sxm
+// precisions (b at twice the K), c the pcie rows. The fit recovers the three; pcie tf32 has no row
+// and is derived: sxm tf32 x (pcie fp16 / sxm fp16) = 0.73 x 0.70 / 0.81 = 0.630864... Held out,
+// the pcie dataset cannot be predicted (no other dataset has a pcie row); a and b can (the other
+// pins the sxm values, c the costs).
+TEST_CASE("calib::fit_gemm: a ceiling per form factor; a missing one derived by the shared ratio") {
+  const auto gpu = test_gpu();
+  calib::GemmFitValues planted;
+  planted.tile = {128, 128};
+  planted.ceiling = {{"sxm", {{"fp16", {0.81, 0, ""}}, {"tf32", {0.73, 0, ""}}}}, {"pcie", {{"fp16", {0.70, 0, ""}}}}};
+  planted.wave_overhead_s = 3.5e-6;
+  planted.launch_s = 6e-6;
+  calib::GemmCsv csv;
+  csv.file = "planted";
+  const long long sizes[][3] = {{256, 256, 256},    {1000, 1000, 1000}, {1536, 1536, 1536},
+                                {4096, 4096, 4096}, {3000, 5000, 700},  {128, 13952, 2048}};
+  int line = 2;
+  auto add = [&](const std::string& ds, const std::string& ff, const std::string& prec, const long long* s,
+                 long long kmul) {
+    calib::GemmRow r;
+    r.line = line++;
+    r.dataset = ds;
+    r.form_factor = ff;
+    r.precision = prec;
+    r.shape = {1, s[0], s[1], s[2] * kmul};
+    r.tflops = r.shape.flops() / calib::gemm_model_time(r, gpu, planted) / 1e12;
+    REQUIRE(std::isfinite(r.tflops));
+    csv.rows.push_back(r);
+  };
+  for (const auto& s : sizes) {
+    add("a", "", "fp16", s, 1);  // stated none: the --gpu model's (sxm)
+    add("a", "sxm", "tf32", s, 1);
+    add("b", "sxm", "fp16", s, 2);
+    add("b", "", "tf32", s, 2);
+    add("c", "pcie", "fp16", s, 1);
+  }
+  const auto v = calib::fit_gemm_values(csv.rows, gpu, {128, 128});
+  CHECK(v.ceiling_of("sxm", "fp16") == doctest::Approx(0.81).epsilon(1e-6));
+  CHECK(v.ceiling_of("sxm", "tf32") == doctest::Approx(0.73).epsilon(1e-6));
+  CHECK(v.ceiling_of("pcie", "fp16") == doctest::Approx(0.70).epsilon(1e-6));
+  CHECK(v.ceiling.at("pcie").at("fp16").rows == 6);
+  REQUIRE(v.ceiling.at("pcie").count("tf32"));
+  const auto& d = v.ceiling.at("pcie").at("tf32");
+  CHECK(d.value == doctest::Approx(0.73 * 0.70 / 0.81).epsilon(1e-6));
+  CHECK(d.rows == 0);
+  CHECK(d.derived.find("sxm tf32") != std::string::npos);
+  CHECK(std::isnan(v.ceiling_of("pcie", "fp32")));  // no form factor has fp32: nothing to derive from
+  CHECK(std::isnan(v.ceiling_of("emulated", "fp16")));
+  CHECK(v.wave_overhead_s == doctest::Approx(3.5e-6).epsilon(1e-6));
+  CHECK(v.launch_s == doctest::Approx(6e-6).epsilon(1e-6));
+  const auto fit = calib::fit_gemm(csv, gpu, calib::default_gemm_tiles());
+  REQUIRE(fit.datasets.size() == 3);
+  for (const auto& ds : fit.datasets) {
+    CAPTURE(ds.dataset);
+    if (ds.dataset == "c") {
+      CHECK(ds.held_out_note == "the other datasets have no pcie fp16 rows");
+    } else {
+      CHECK(ds.held_out_note.empty());
+      CHECK(ds.held_out.max_abs < 1e-6);
+    }
+  }
+}
+
 TEST_CASE("calib::fit_gemm: a negative fixed cost is held at 0") {
   // Rows of a pure rate (no fixed cost) minus a little: the free fit's launch goes negative.
   const auto gpu = test_gpu();
   calib::GemmFitValues planted;
-  planted.ceiling = {{"fp16", 0.9}};
+  planted.ceiling = {{"sxm", {{"fp16", {0.9, 0, ""}}}}};
   std::vector<calib::GemmRow> rows;
   for (long long n : {512LL, 1024LL, 2048LL, 4096LL}) {
     calib::GemmRow r;
@@ -142,6 +211,11 @@ TEST_CASE("calib: config::parse_gemm_csv: columns, quoting, \"same figure\", exc
   CHECK(csv.rows[2].time_s() == doctest::Approx(2.0 * 1024 * 10240 * 5120 / 271.2e12));
   CHECK(!csv.rows[3].excluded.empty());
   CHECK(csv.rows[4].precision == "tf32");  // "fp32 (TF32 likely)"
+  // The form factor as the gpu column states it, else "" (the fit takes the --gpu model's).
+  CHECK(csv.rows[0].form_factor.empty());    // "A100"
+  CHECK(csv.rows[2].form_factor == "sxm");   // "A100 SXM"
+  CHECK(csv.rows[3].form_factor == "pcie");  // "A100 PCIe"
+  CHECK(csv.rows[4].form_factor.empty());    // "A100 80GB"
   auto fails = [](const std::string& t, const std::string& part) {
     try {
       (void)config::parse_gemm_csv(t, "bad.csv");
@@ -155,6 +229,8 @@ TEST_CASE("calib: config::parse_gemm_csv: columns, quoting, \"same figure\", exc
         "line 2: column dtype: expected fp16, bf16, tf32 or fp32");
   fails("source,gpu,dtype,M,N,K,tflops,kind\nx,A100,fp16,0,1,1,1,m\n", "line 2: column m: expected a positive number");
   fails("source,gpu,dtype,M,N,K,tflops,kind\n", "no rows");
+  fails("source,gpu,dtype,M,N,K,tflops,kind\nx,A100 PCIe/SXM,fp16,1,1,1,1,m\n",
+        "line 2: column gpu: \"A100 PCIe/SXM\" names both PCIe and SXM");
 }
 
 // shared/reference/compute/gemm_a100.csv where shared/ is at hand: 74 rows, one a secondary copy
@@ -173,11 +249,20 @@ TEST_CASE("calib::fit_gemm: the shared A100 GEMM measurements") {
   const auto fit = calib::fit_gemm(csv, test_gpu(), calib::default_gemm_tiles());
   CHECK(fit.all.points == 73);
   CHECK(fit.datasets.size() == 4);
-  for (const auto& [p, c] : fit.values.ceiling) {
-    CAPTURE(p);
-    CHECK(c > 0);
-    CHECK(c <= 1.0);
-  }
+  // Five PCIe rows (stas00's bf16 best shapes; mag-'s sixth is a copy, excluded), two SXM rows, the
+  // others stating none (taken as test_gpu's sxm): a fitted pcie fp16 ceiling, a derived pcie tf32.
+  REQUIRE(fit.values.ceiling.count("pcie"));
+  CHECK(fit.values.ceiling.at("pcie").at("fp16").rows == 5);
+  CHECK(fit.values.ceiling.at("pcie").at("tf32").rows == 0);
+  CHECK(fit.values.ceiling.at("sxm").at("fp16").rows == 2 + 32 + 1);  // 2 stated, 32 chart (256..8192), mli
+  CHECK(fit.values.ceiling.at("sxm").at("tf32").rows == 32 + 1);
+  for (const auto& [ff, m] : fit.values.ceiling)
+    for (const auto& [p, c] : m) {
+      CAPTURE(ff);
+      CAPTURE(p);
+      CHECK(c.value > 0);
+      CHECK(c.value <= 1.0);
+    }
   CHECK(fit.values.wave_overhead_s >= 0);
   CHECK(fit.values.launch_s >= 0);
 }

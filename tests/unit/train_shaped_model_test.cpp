@@ -103,6 +103,9 @@ TEST_CASE("train::layer_times: a workload on the calibrated shaped model (models
   const ShapedCalibration& c = *w.compute.shaped;
   const hw::GpuSpec& gpu = sc.cluster.node.gpus.front().gpu;
   CHECK(gpu.name == "a100_pcie_40gb");
+  REQUIRE(c.gemm_of("pcie", "tf32"));  // the PCIe card's own ceiling, not the SXM4's
+  REQUIRE(c.gemm_of("sxm", "tf32"));
+  CHECK(c.gemm_of("pcie", "tf32")->ceiling != c.gemm_of("sxm", "tf32")->ceiling);
   const auto layers = layer_costs(w.model, w.seq, w.flash_attention);
   for (const double samples : {1.0, 3.0, 50.0}) {
     const LayerTimes lt = layer_times(w, gpu, layers, samples, false);
@@ -113,8 +116,9 @@ TEST_CASE("train::layer_times: a workload on the calibrated shaped model (models
     st.samples = samples;
     st.act_bytes = 4;
     st.memory_traffic = w.compute.memory_passes * (1 + w.compute.backward_memory);
-    const ShapedTimes t = shaped_step(
-        layers, st, ShapedGpu{gpu.sms, gpu.compute.at("tf32").peak.si(), gpu.memory_bandwidth.si()}, c.gemm.at("tf32"));
+    const ShapedTimes t =
+        shaped_step(layers, st, ShapedGpu{gpu.sms, gpu.compute.at("tf32").peak.si(), gpu.memory_bandwidth.si()},
+                    *c.gemm_of("pcie", "tf32"));
     CHECK(sum == doctest::Approx(shaped_total(t, c.multipliers) - t.optimizer_s).epsilon(1e-9));
     const LayerTimes rc = layer_times(w, gpu, layers, samples, true);
     for (std::size_t i = 0; i < layers.size(); ++i) CHECK(rc.bwd[i] == doctest::Approx(lt.bwd[i] + lt.fwd[i]));
