@@ -109,7 +109,7 @@ TEST_CASE("calib::fit_gemm: planted parameters are recovered") {
 // and is derived: sxm tf32 x (pcie fp16 / sxm fp16) = 0.73 x 0.70 / 0.81 = 0.630864... Held out,
 // the pcie dataset cannot be predicted (no other dataset has a pcie row); a and b can (the other
 // pins the sxm values, c the costs).
-TEST_CASE("calib::fit_gemm: a ceiling per form factor; a missing one derived by the shared ratio") {
+TEST_CASE("calib::fit_gemm: a ceiling per form factor, a missing one derived by the shared ratio") {
   const auto gpu = test_gpu();
   calib::GemmFitValues planted;
   planted.tile = {128, 128};
