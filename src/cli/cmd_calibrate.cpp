@@ -57,7 +57,9 @@ struct CalibrateArgs {
   std::string throughput;  ///< --throughput: a CSV of measured training throughputs
 };
 
-std::string seconds_fact(double s) { return fmt_g(s * 1e9, 9) + "ns"; }
+// 17 significant digits: the value read back is the fitted one to the last bit but the ns scaling
+// (ffsim validate --compute refits and compares).
+std::string seconds_fact(double s) { return fmt_g(s * 1e9, 17) + "ns"; }
 
 // The calibrated shaped compute model (a compute_model entry extending "default"; read by
 // config::parse_compute_model): the GEMM fit's parameters, the throughput fit's multipliers, the GPU

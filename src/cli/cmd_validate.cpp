@@ -19,6 +19,7 @@
 #include "cli/calib_report.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "cli/validate_compute.hpp"
 #include "config/calibration_reader.hpp"
 #include "config/measurement_reader.hpp"
 #include "core/error.hpp"
@@ -40,6 +41,9 @@ struct ValidateArgs {
   bool json = false;
   bool csv = false;
   bool all = false;
+  std::string compute;  ///< --compute: a shaped compute model to validate instead of measured files
+  CLI::Option* holdout_opt = nullptr;
+  CLI::Option* engine_opt = nullptr;
 };
 
 struct Row {
@@ -79,6 +83,25 @@ struct Mape {
 std::string pct(double v) { return std::isnan(v) ? "-" : fmt_f(100 * v, 1) + "%"; }
 
 int run_validate(Context& ctx, ValidateArgs a) {
+  if (!a.compute.empty()) {
+    std::vector<std::string> other;
+    if (!a.files.empty()) other.push_back("measurement files (" + a.files.front() + ")");
+    if (!a.calibration.empty() || !ctx.calibration.empty()) other.push_back("--calibration");
+    if (a.holdout_opt && a.holdout_opt->count()) other.push_back("--holdout");
+    if (a.engine_opt && a.engine_opt->count()) other.push_back("--engine");
+    if (a.csv) other.push_back("--csv");
+    if (a.all) other.push_back("--all");
+    if (!other.empty())
+      throw UsageError(
+          "--compute validates a compute model against the measurements its file names (leaving one "
+          "dataset out); it does not take " +
+          join(other) + ": give those in a validate command of their own");
+    return run_validate_compute(ctx, a.compute, a.json);
+  }
+  if (a.files.empty())
+    throw UsageError(
+        "validate: expected hfreduce-bench measurement files (with --calibration), or --compute MODEL (a "
+        "calibrated shaped compute model, e.g. a100_shaped)");
   if (!a.calibration.empty() && !ctx.calibration.empty() && a.calibration != ctx.calibration)
     throw UsageError("--calibration is given twice (" + ctx.calibration + " before validate, " + a.calibration +
                      " after it); give it once");
@@ -348,8 +371,15 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* sub = app.add_subcommand(
       "validate", "Refit a calibration on training points and re-simulate the held-out measured runs (error per stage)");
   auto a = std::make_shared<ValidateArgs>();
-  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench")->required()->check(input_file()),
+  ctx.expects(sub->add_option("measured", a->files, "Measurement files written by hfreduce-bench (not with --compute)")
+                  ->check(input_file()),
               "a measurement file");
+  ctx.expects(
+      sub->add_option("--compute", a->compute,
+                      "A calibrated shaped compute model (catalog name or .json file): refit it on the measurements "
+                      "its file names, check its values come back, and print each dataset's error in the fit and "
+                      "held out"),
+      "a compute model name or file");
   ctx.expects(sub->add_option("--calibration", a->calibration, "Calibration file (ffsim calibrate); default: the global --calibration")
                   ->check(input_file()),
               "a calibration file");
@@ -362,12 +392,16 @@ void setup_validate(CLI::App& app, Context& ctx) {
         return "";
       },
       "FLOAT in [0, 1)");
-  ctx.expects(sub->add_option("--holdout", a->holdout,
-                              "Fraction of each series' points held out, spread over its sizes (default 0.3; 0: every point "
-                              "in-sample)")
-                  ->check(holdout),
+  ctx.expects(a->holdout_opt =
+                  sub->add_option(
+                         "--holdout", a->holdout,
+                         "Fraction of each series' points held out, spread over its sizes (default 0.3; 0: every point "
+                         "in-sample)")
+                      ->check(holdout),
               "a number in [0, 1)");
-  ctx.expects(sub->add_option("--engine", a->engine, "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),
+  ctx.expects(a->engine_opt = sub->add_option(
+                  "--engine", a->engine,
+                  "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),
               "fluid, simgrid, both or analytic");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
