@@ -335,6 +335,21 @@ int run_train(Context& ctx, const TrainArgs& a) {
     j.field("gpu_gemm_measured", rates.gemm_measured);
     j.key("rows");
     write_records_json(j, recs);
+    // Staggered pipelines past the edge at which their transfers collide (docs/commands/train.md).
+    if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.stagger.crossed(); })) {
+      j.key("stagger_collisions");
+      j.begin_array();
+      for (const auto& r : rows)
+        if (r.stagger.crossed()) {
+          j.begin_object();
+          j.field("gpus", r.gpus);
+          j.field("pipelines_per_nic", r.stagger.pipelines);
+          j.field("transfer_s", r.stagger.transfer_s);
+          j.field("shortest_middle_forward_s", r.stagger.shortest_forward_s);
+          j.end_object();
+        }
+      j.end_array();
+    }
     if (ctx.calibration_use()) {  // what --calibration applied and skipped (calib_report.hpp)
       j.key("calibration");
       write_calibration(j, ctx);
@@ -369,6 +384,15 @@ int run_train(Context& ctx, const TrainArgs& a) {
             << fmt_flop_rate(rates.gemm) << (rates.gemm_measured ? " (measured GEMM)" : " (peak: no measured GEMM)") << "\n";
   std::cout << "  breakdown on the busiest GPU: bubble = idle time with free communication; exposed comm = what "
                "communication adds on top\n";
+  for (const auto& r : rows)
+    if (r.stagger.crossed())
+      std::cout
+          << "  stagger at " << r.gpus << " GPUs: " << r.stagger.pipelines
+          << " pipelines share a NIC; a middle stage's forward (" << fmt_time(Seconds(r.stagger.shortest_forward_s))
+          << ") is under " << r.stagger.pipelines << " transfers ("
+          << fmt_time(Seconds(r.stagger.pipelines * r.stagger.transfer_s))
+          << "),\n    so their transfers collide and exposed comm grows (docs/commands/train.md, \"When staggered "
+             "pipelines collide\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << "\n";
   print_calibration(std::cout, ctx);
   return kOk;

@@ -101,7 +101,8 @@ int run_validate_compute(Context& ctx, const std::string& model, bool json) {
 
   const calib::GemmCsv gcsv = config::load_gemm_csv(gemm_file);
   const calib::GemmFit gfit = calib::fit_gemm(gcsv, config::gemm_gpu(cat, gpu_name), calib::default_gemm_tiles());
-  const app::ThroughputCalibration thr = app::calibrate_throughput(cat, config::load_throughput_csv(thr_file), gfit.values);
+  const app::ThroughputCalibration thr =
+      app::calibrate_throughput(cat, config::load_throughput_csv(thr_file), gfit.values);
 
   // Reproduction: every value of the file against the refit.
   std::vector<Difference> diffs;
@@ -114,7 +115,8 @@ int run_validate_compute(Context& ctx, const std::string& model, bool json) {
     if (d > kSameValue) diffs.push_back({pointer, file, refit});
   };
   for (const auto& [ff, m] : sc.gemm)
-    for (const auto& [fam, p] : m) compare("/shaped/gemm/ceiling/" + ff + "/" + fam, p.ceiling, gfit.values.ceiling_of(ff, fam));
+    for (const auto& [fam, p] : m)
+      compare("/shaped/gemm/ceiling/" + ff + "/" + fam, p.ceiling, gfit.values.ceiling_of(ff, fam));
   if (!sc.gemm.empty() && !sc.gemm.begin()->second.empty()) {
     const train::GemmParams& p = sc.gemm.begin()->second.begin()->second;
     compare("/shaped/gemm/wave_overhead", p.wave_overhead_s, gfit.values.wave_overhead_s);
@@ -184,7 +186,8 @@ int run_validate_compute(Context& ctx, const std::string& model, bool json) {
   std::cout << "  reproduced: refitted on " << gemm_file << " (--gpu " << gpu_name << ") and " << thr_file
             << ", the file's " << compared << " values come back (largest relative difference " << fmt_g(largest, 3)
             << ")\n";
-  std::cout << "\nGEMM rates (" << gfit.all.points << " rows; error of the time; held out: refitted without the dataset):\n";
+  std::cout << "\nGEMM rates (" << gfit.all.points
+            << " rows; error of the time; held out: refitted without the dataset):\n";
   report::Table g({"dataset", "rows", "excluded", "in fit MAPE", "in fit max", "held-out MAPE", "held-out max"});
   for (const auto& d : gfit.datasets) {
     const bool ho = d.held_out_note.empty();
@@ -211,8 +214,9 @@ int run_validate_compute(Context& ctx, const std::string& model, bool json) {
   t.add({"all", std::to_string(thr.csv.rows.size()), std::to_string(thr.fit.all.points), pct(thr.fit.all.mape),
          pct(thr.fit.all.max_abs), "", "", "", ""});
   t.print(std::cout, "  ");
-  std::cout << "  (MAPE = mean of |model - measured| / measured; the rows left out and why: ffsim calibrate --throughput "
-            << thr_file << " --gemm " << gemm_file << " --gpu " << gpu_name << ")\n";
+  std::cout
+      << "  (MAPE = mean of |model - measured| / measured; the rows left out and why: ffsim calibrate --throughput "
+      << thr_file << " --gemm " << gemm_file << " --gpu " << gpu_name << ")\n";
   return kOk;
 }
 

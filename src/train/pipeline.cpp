@@ -253,6 +253,17 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
       const Place a = place(0, sim[i], 0), c = place(1, sim[i], 0);
       const int j = seen[a.node]++;
       offset[i] = j * boundary[0] / path_rate(P, a, c);
+      plan.stagger.pipelines = std::max(plan.stagger.pipelines, j + 1);
+    }
+    // The edge past which their transfers collide (docs/commands/train.md): a middle stage's
+    // forward against that many lone transfers.
+    if (pp > 2 && plan.stagger.pipelines > 1) {
+      plan.stagger.transfer_s = boundary[0] / path_rate(P, place(0, sim[0], 0), place(1, sim[0], 0));
+      plan.stagger.shortest_forward_s = std::numeric_limits<double>::infinity();
+      for (int s = 1; s + 1 < pp; ++s)
+        plan.stagger.shortest_forward_s = std::min(plan.stagger.shortest_forward_s, whole(s, true).time);
+    } else {
+      plan.stagger = StaggerEdge{};
     }
   }
 

@@ -86,6 +86,7 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
     r.memory_bytes = plan.memory_bytes;
     r.fits = plan.memory_bytes <= cluster.node.gpus.front().gpu.memory.si();
     r.simulated_gpus = plan.simulated.size();
+    r.stagger = plan.stagger;
   };
   if (env.closed_form || !w.impl->builds_schedules()) {
     if (trace) throw ValueError("the closed form evaluates no schedule: there is no timeline to trace");

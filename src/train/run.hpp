@@ -50,6 +50,7 @@ struct StepResult {
   bool fits = true;          ///< memory_bytes within the GPU's memory
   std::size_t ops = 0;       ///< operations in the simulated step schedule
   std::size_t simulated_gpus = 0;
+  StaggerEdge stagger;  ///< the plan's (pipelines 0 where there is no stagger)
 };
 
 /// A step's timeline: the trace model of sched/timeline.hpp (report/trace.hpp writes it).

@@ -54,6 +54,16 @@ struct WorkloadSpec {
   [[nodiscard]] double act_bytes() const;
 };
 
+/// Staggered pipelines sharing a NIC (`"stagger": "transfer"`): their transfers stay apart only while
+/// every middle stage's forward lasts `pipelines` transfers (docs/commands/train.md, "When staggered
+/// pipelines collide"). Empty (pipelines 0) where there is no stagger or no middle stage.
+struct StaggerEdge {
+  int pipelines = 0;              ///< pipelines whose stages share a node's NIC
+  double transfer_s = 0;          ///< a lone activation transfer across the first boundary: the stagger
+  double shortest_forward_s = 0;  ///< the shortest forward pass of a middle stage
+  [[nodiscard]] bool crossed() const { return pipelines > 1 && shortest_forward_s < pipelines * transfer_s; }
+};
+
 /// What a workload built for one GPU count.
 struct StepPlan {
   std::string layout;            ///< "DP=512", "PP=4 x DP=16, 256 micro-batches of 1 (dp_inner, staggered)"
@@ -62,6 +72,7 @@ struct StepPlan {
   double model_flops = 0;        ///< forward + backward FLOPs per step (whole job, no recomputation)
   double memory_bytes = 0;       ///< estimate for the fullest GPU: weights, gradients, optimizer, activations
   std::vector<sched::Place> simulated;  ///< GPUs whose ops the schedule holds
+  StaggerEdge stagger;
 };
 
 /// A step evaluated on the closed form, without a schedule (what `--engine closed-form` reports).

@@ -6,8 +6,11 @@
 #include "approx.hpp"
 
 #include <algorithm>
+#include <iomanip>
+#include <limits>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -346,6 +349,107 @@ TEST_CASE("train::pipeline: layouts decide which transfers cross the NIC - stagg
   CHECK(rs.exposed_comm_s < rn.exposed_comm_s);
   // The stagger itself idles the later pipelines: it shows as bubble, by 7 transfer slots at most.
   CHECK(rs.bubble_s > rn.bubble_s);
+}
+
+TEST_CASE("train::pipeline: staggered transfers stay apart only while a middle stage's forward lasts 8 of them") {
+  // dp_inner puts one stage of 8 pipelines on a node, and the stagger starts them one lone transfer
+  // time tau apart. In 1F1B's steady state a middle stage's pipeline j sends its activation when a
+  // forward F ends and its gradient when the backward B ends, jtau after pipeline 0; so per cycle
+  // F + B the node's NIC sends a burst of 8 activations filling [t, t + 8 tau) and, B later, a burst
+  // of 8 gradients. The bursts never meet iff F >= 8 tau and B >= 8 tau (B = 2F here; tau includes
+  // the path's latency, when the NIC is idle, so the exact edge sits a little lower: at F = 0.997 x
+  // 8 tau they still miss, which is why the test aims 2% to either side). Below that a
+  // pair shares the NIC, both finish late, the two receivers start their next passes together, and
+  // the collisions spread. Nothing restores the stagger: that is the cliff of the DeepSeekMoE-16B
+  // job (docs/commands/train.md, "When staggered pipelines collide"). GPT-2 medium on PP=4 (6
+  // layers a stage) puts F near 8 tau; F is found at two GEMM efficiencies, F(e) = a / e + c (the
+  // GEMM time scales as 1 / e, the rest does not), and the test runs 2% above and below 8 tau.
+  auto exact = [](double v) {
+    std::ostringstream o;
+    o << std::setprecision(17) << v;
+    return o.str();
+  };
+  auto run = [&](double gemm, StepTrace& t) {
+    auto e = make(R"({"kind": "pipeline", "model": "gpt2_medium", "scaling": "strong", "batch": 256, "seq": 1024,
+                      "precision": "bf16", "pp": 4, "zero_stage": 1, "layout": "dp_inner", "stagger": "transfer",
+                      "efficiency": {"gemm": )" +
+                      exact(gemm) + R"(}, )" + kRing + R"(, "gpus": [32]})",
+                  4);
+    return simulate_step(e->w(), e->env(), 32, false, &t);
+  };
+  struct Seen {
+    double forward = 0;                                     // a middle stage's forward pass (the shortest)
+    double lone = std::numeric_limits<double>::infinity();  // the shortest inter-stage transfer: tau
+    double longest = 0;                                     // the longest one
+    std::size_t transfers = 0;
+  };
+  auto seen = [](const StepTrace& t) {
+    Seen s;
+    s.forward = std::numeric_limits<double>::infinity();
+    for (const auto& ev : t.events) {
+      const double d = ev.end - ev.start;
+      if (ev.name.rfind("fwd mb", 0) == 0 && (ev.node == 1 || ev.node == 2)) s.forward = std::min(s.forward, d);
+      if (ev.name.rfind("activation mb", 0) == 0 || ev.name.rfind("gradient mb", 0) == 0) {
+        s.lone = std::min(s.lone, d);
+        s.longest = std::max(s.longest, d);
+        ++s.transfers;
+      }
+    }
+    return s;
+  };
+  StepTrace t1, t2;
+  (void)run(1.0, t1);
+  (void)run(0.5, t2);
+  const Seen s1 = seen(t1), s2 = seen(t2);
+  // 3 boundaries x 8 pipelines x 32 micro-batches (256 / 8) x 2 directions, each shown on the
+  // sending and the receiving node's NIC lane.
+  REQUIRE(s1.transfers == 3 * 8 * 32 * 2 * 2);
+  const double tau = s1.lone, a = s2.forward - s1.forward, c = s1.forward - a;
+  CHECK(s2.lone == doctest::Approx(tau).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  REQUIRE(a > 0);
+  auto efficiency_for = [&](double forward) { return a / (forward - c); };
+  const double above = efficiency_for(1.02 * 8 * tau), below = efficiency_for(0.98 * 8 * tau);
+  CAPTURE(tau);
+  CAPTURE(above);
+  CAPTURE(below);
+  REQUIRE(above > 0);
+  REQUIRE(below > above);
+  REQUIRE(below <= 1);
+  StepTrace ta, tb;
+  const StepResult ra = run(above, ta), rb = run(below, tb);
+  const Seen sa = seen(ta), sb = seen(tb);
+  // The fitted F(e) is the model's: the runs land where they were aimed.
+  CHECK(sa.forward == doctest::Approx(1.02 * 8 * tau).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(sb.forward == doctest::Approx(0.98 * 8 * tau).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  // Above: every one of the 1,536 transfers has the NIC to itself.
+  CHECK(sa.longest == doctest::Approx(tau).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  // Below: some share it (two at once take 2 tau), and the step exposes more communication though
+  // its compute is faster.
+  CHECK(sb.longest > 1.9 * tau);
+  CHECK(rb.compute_s < ra.compute_s);
+  CHECK(rb.exposed_comm_s > ra.exposed_comm_s);
+  // The plan states the edge (what `ffsim train` prints): 8 pipelines, a transfer's bytes over the
+  // path's rate (tau less its latency), the shortest middle forward; crossed below it only.
+  for (const StepResult* r : {&ra, &rb}) {
+    CHECK(r->stagger.pipelines == 8);
+    CHECK(r->stagger.transfer_s < tau);
+    CHECK(r->stagger.transfer_s > 0.98 * tau);
+  }
+  CHECK(ra.stagger.shortest_forward_s == doctest::Approx(sa.forward).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(rb.stagger.shortest_forward_s == doctest::Approx(sb.forward).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK_FALSE(ra.stagger.crossed());
+  CHECK(rb.stagger.crossed());
+  // No stagger, or a pipeline of two stages (no middle stage): no edge.
+  for (const char* w : {R"("pp": 4, "stagger": "none")", R"("pp": 2, "stagger": "transfer")"}) {
+    CAPTURE(w);
+    auto e = make(R"({"kind": "pipeline", "model": "gpt2_medium", "scaling": "strong", "batch": 64, "seq": 1024,
+                      "precision": "bf16", "zero_stage": 1, "layout": "dp_inner", )" +
+                      std::string(w) + ", " + kRing + R"(, "gpus": [32]})",
+                  4);
+    const StepResult r = simulate_step(e->w(), e->env(), 32);
+    CHECK(r.stagger.pipelines == 0);
+    CHECK_FALSE(r.stagger.crossed());
+  }
 }
 
 TEST_CASE("train::moe: expert parallelism adds all-to-alls and splits the routed experts") {
