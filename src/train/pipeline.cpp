@@ -256,8 +256,10 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
       plan.stagger.pipelines = std::max(plan.stagger.pipelines, j + 1);
     }
     // The edge past which their transfers collide (docs/commands/train.md): a middle stage's
-    // forward against that many lone transfers.
-    if (pp > 2 && plan.stagger.pipelines > 1) {
+    // forward against that many lone transfers. With tensor parallelism each pipeline sends tp
+    // shares at once and the offset above spaces them by one share, not by their burst: the
+    // stagger does not keep them apart in the first place, and no edge is stated.
+    if (pp > 2 && tp == 1 && plan.stagger.pipelines > 1) {
       plan.stagger.transfer_s = boundary[0] / path_rate(P, place(0, sim[0], 0), place(1, sim[0], 0));
       plan.stagger.shortest_forward_s = std::numeric_limits<double>::infinity();
       for (int s = 1; s + 1 < pp; ++s)

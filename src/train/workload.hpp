@@ -56,7 +56,8 @@ struct WorkloadSpec {
 
 /// Staggered pipelines sharing a NIC (`"stagger": "transfer"`): their transfers stay apart only while
 /// every middle stage's forward lasts `pipelines` transfers (docs/commands/train.md, "When staggered
-/// pipelines collide"). Empty (pipelines 0) where there is no stagger or no middle stage.
+/// pipelines collide"). Empty (pipelines 0) where there is no stagger, no middle stage, or tensor
+/// parallelism (whose shares the stagger does not space by their burst).
 struct StaggerEdge {
   int pipelines = 0;              ///< pipelines whose stages share a node's NIC
   double transfer_s = 0;          ///< a lone activation transfer across the first boundary: the stagger

@@ -439,8 +439,9 @@ TEST_CASE("train::pipeline: staggered transfers stay apart only while a middle s
   CHECK(rb.stagger.shortest_forward_s == doctest::Approx(sb.forward).epsilon(1e-9).scale(ffsim::testing::kRelative));
   CHECK_FALSE(ra.stagger.crossed());
   CHECK(rb.stagger.crossed());
-  // No stagger, or a pipeline of two stages (no middle stage): no edge.
-  for (const char* w : {R"("pp": 4, "stagger": "none")", R"("pp": 2, "stagger": "transfer")"}) {
+  // No stagger, a pipeline of two stages (no middle stage), or tensor parallelism: no edge.
+  for (const char* w : {R"("pp": 4, "stagger": "none")", R"("pp": 2, "stagger": "transfer")",
+                        R"("pp": 4, "tp": 2, "stagger": "transfer")"}) {
     CAPTURE(w);
     auto e = make(R"({"kind": "pipeline", "model": "gpt2_medium", "scaling": "strong", "batch": 64, "seq": 1024,
                       "precision": "bf16", "zero_stage": 1, "layout": "dp_inner", )" +
