@@ -312,6 +312,33 @@ void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::Ge
   rt.print(os, "  ");
 }
 
+void write_gemm_datasets_json(report::JsonWriter& w, const calib::GemmFit& fit) {
+  w.key("datasets");
+  w.begin_array();
+  for (const auto& x : fit.datasets) {
+    w.begin_object();
+    w.field("dataset", x.dataset);
+    w.field("rows", x.rows);
+    w.field("excluded", x.excluded);
+    w.field("in_fit_mape", x.in_fit.mape);
+    w.field("in_fit_max_abs_error", x.in_fit.max_abs);
+    w.key("held_out_mape");
+    if (x.held_out_note.empty())
+      w.value(x.held_out.mape);
+    else
+      w.null();
+    w.key("held_out_max_abs_error");
+    if (x.held_out_note.empty())
+      w.value(x.held_out.max_abs);
+    else
+      w.null();
+    w.field("held_out_note", x.held_out_note);
+    w.field("median_uncertainty", x.median_uncertainty);
+    w.end_object();
+  }
+  w.end_array();
+}
+
 void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const calib::GemmFit& fit) {
   w.field("file", fit.file);
   w.field("gpu", fit.gpu.name);
@@ -351,30 +378,7 @@ void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const
   w.field("mape", fit.all.mape);
   w.field("max_abs_error", fit.all.max_abs);
   w.field("points", fit.all.points);
-  w.key("datasets");
-  w.begin_array();
-  for (const auto& x : fit.datasets) {
-    w.begin_object();
-    w.field("dataset", x.dataset);
-    w.field("rows", x.rows);
-    w.field("excluded", x.excluded);
-    w.field("in_fit_mape", x.in_fit.mape);
-    w.field("in_fit_max_abs_error", x.in_fit.max_abs);
-    w.key("held_out_mape");
-    if (x.held_out_note.empty())
-      w.value(x.held_out.mape);
-    else
-      w.null();
-    w.key("held_out_max_abs_error");
-    if (x.held_out_note.empty())
-      w.value(x.held_out.max_abs);
-    else
-      w.null();
-    w.field("held_out_note", x.held_out_note);
-    w.field("median_uncertainty", x.median_uncertainty);
-    w.end_object();
-  }
-  w.end_array();
+  write_gemm_datasets_json(w, fit);
   w.key("tiles");
   w.begin_array();
   for (const auto& x : fit.tiles) {

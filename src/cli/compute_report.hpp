@@ -22,6 +22,8 @@ void write_kineto_json(report::JsonWriter& w, const calib::KinetoTrace& t, const
 
 void print_gemm_fit(std::ostream& os, const calib::GemmCsv& csv, const calib::GemmFit& fit);
 void write_gemm_fit_json(report::JsonWriter& w, const calib::GemmCsv& csv, const calib::GemmFit& fit);
+/// The fit's "datasets" key: per dataset its rows, in-fit and held-out errors (also `validate --compute`).
+void write_gemm_datasets_json(report::JsonWriter& w, const calib::GemmFit& fit);
 /// `calibrate --throughput`: the fitted multipliers, the error per dataset (in the fit and held out),
 /// and every row (excluded ones with their reason and, where modelled, their error).
 void print_throughput_fit(std::ostream& os, const app::ThroughputCalibration& t);

@@ -152,24 +152,7 @@ int run_validate_compute(Context& ctx, const std::string& model, bool json) {
     w.field("points", gfit.all.points);
     w.field("mape", gfit.all.mape);
     w.field("max_abs_error", gfit.all.max_abs);
-    w.key("datasets");
-    w.begin_array();
-    for (const auto& d : gfit.datasets) {
-      w.begin_object();
-      w.field("dataset", d.dataset);
-      w.field("rows", d.rows);
-      w.field("excluded", d.excluded);
-      w.field("in_fit_mape", d.in_fit.mape);
-      w.field("in_fit_max_abs", d.in_fit.max_abs);
-      if (d.held_out_note.empty()) {
-        w.field("held_out_mape", d.held_out.mape);
-        w.field("held_out_max_abs", d.held_out.max_abs);
-      } else {
-        w.field("held_out_not_evaluated", d.held_out_note);
-      }
-      w.end_object();
-    }
-    w.end_array();
+    write_gemm_datasets_json(w, gfit);
     w.end_object();
     w.key("throughput");
     w.begin_object();
