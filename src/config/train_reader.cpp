@@ -466,11 +466,6 @@ train::WorkloadSpec parse_workload(const Reader& r, const Catalog& cat, const hw
     const hw::GpuSpec& gpu = cluster.node.gpus.front().gpu;
     const std::string suggest =
         "; name a compute model fitted on it (ffsim calibrate --throughput ... -o), or \"default\"";
-    if (w.kind == "transformer")
-      r.fail_at("compute_model",
-                "compute model \"" + w.compute.name +
-                    "\" is a shaped model, which the \"transformer\" kind does not run on yet (its tensor-parallel "
-                    "splits are timed by the per-kind efficiencies); name an efficiency model such as \"default\"");
     if (std::find(c.gpus.begin(), c.gpus.end(), gpu.name) == c.gpus.end())
       r.fail_at("compute_model", "compute model \"" + w.compute.name + "\" was fitted on GPU models " + join(c.gpus) +
                                      "; expected one of them, found " + gpu.name + " (the cluster's GPU)" + suggest);

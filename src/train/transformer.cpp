@@ -60,6 +60,11 @@ double block_activation_bytes(const TransformerParams& p, const WorkloadSpec& w,
   return elems * mb * act;
 }
 
+// The memory-bound share one tensor rank runs (rank_work's, and the shaped model's split).
+double memory_share(const TransformerParams& p) {
+  return p.sequence_parallel || p.tp == 1 ? 1.0 / p.tp : (10.0 + 24.0 / p.tp) / 34.0;
+}
+
 // The forward and backward work of `l` for `mb` samples on one tensor rank: GEMMs and attention
 // split over tp; memory-bound work split with sequence parallelism, otherwise the share that
 // Korthikanti's activation counts split (10 of 34 duplicated) [I].
@@ -71,7 +76,7 @@ std::pair<Work, Work> rank_work(const TransformerParams& p, const WorkloadSpec& 
   // backward already recomputes it (counted in its backward factor), so nothing is added then.
   if (p.recompute == "selective" && !w.flash_attention) b.attention_flops += f.attention_flops;
   const double tp = p.tp;
-  const double mem_share = p.sequence_parallel || p.tp == 1 ? 1.0 / tp : (10.0 + 24.0 / tp) / 34.0;
+  const double mem_share = memory_share(p);
   for (Work* x : {&f, &b}) {
     x->gemm_flops /= tp;
     x->conv_flops /= tp;
@@ -81,6 +86,23 @@ std::pair<Work, Work> rank_work(const TransformerParams& p, const WorkloadSpec& 
   return {f, b};
 }
 
+// Seconds alone of `l`'s forward and backward for `mb` samples on one tensor rank, recomputation
+// included: the shaped model's shapes when the workload names one, else the per-kind efficiencies.
+double rank_seconds(const TransformerParams& p, const WorkloadSpec& w, const hw::GpuSpec& gpu, const GpuRates& rates,
+                    const LayerCost& l, int mb) {
+  if (!w.compute.shaped) {
+    const auto [f, b] = rank_work(p, w, l, mb);
+    return kernel_time(w.compute, rates, f).si() + kernel_time(w.compute, rates, b).si();
+  }
+  const ShapedPassTimes t = shaped_pass_times(w, gpu, tensor_parallel_share(p, l, w.model.transformer.hidden), mb);
+  // As rank_work: full recomputation reruns the forward in the backward; selective reruns the
+  // attention core, which FlashAttention's backward already does (counted in its products).
+  double recompute = 0;
+  if (p.recompute == "full") recompute = t.fwd;
+  if (p.recompute == "selective" && !w.flash_attention) recompute = t.fwd_attention;
+  return t.fwd + t.bwd + recompute;
+}
+
 // Megatron's placement: tensor ranks innermost, then data-parallel ranks, then stages
 // (Narayanan et al. SC'21 Sec. 3.3: tensor parallelism inside a node).
 sched::Place place_of(const coll::Group& all, int tp, int dp, int s, int d, int t) {
@@ -88,6 +110,23 @@ sched::Place place_of(const coll::Group& all, int tp, int dp, int s, int d, int 
 }
 
 }  // namespace
+
+LayerCost tensor_parallel_share(const TransformerParams& p, const LayerCost& l, int hidden) {
+  if (p.tp == 1) return l;
+  LayerCost x = l;
+  const double tp = p.tp;
+  for (GemmOp& g : x.gemms) {
+    if (g.kind == GemmOp::Kind::Attention)
+      g.batch /= tp;
+    else if (g.n == hidden)
+      g.k /= tp;
+    else
+      g.n /= tp;
+  }
+  x.score_elems = l.score_elems / tp;
+  x.memory_elems = (l.memory_elems - l.score_elems) * memory_share(p) + x.score_elems;
+  return x;
+}
 
 TpTraffic tp_traffic_per_block(const TransformerParams& p, const WorkloadSpec& w, int micro_batch) {
   TpTraffic x;
@@ -211,8 +250,7 @@ TransformerStep estimate_transformer(const TransformerParams& p, const WorkloadS
   for (int s = 0; s < pp; ++s) {
     double comp = 0, tpc = 0;
     for (std::size_t k : stage_layers(p, blocks_of(w), s)) {
-      const auto [f, b] = rank_work(p, w, layers[k], mb);
-      comp += kernel_time(w.compute, rates, f).si() + kernel_time(w.compute, rates, b).si();
+      comp += rank_seconds(p, w, gpu, rates, layers[k], mb);
       tpc += layers[k].name.rfind("block", 0) == 0 ? t_block_tp : t_edge_tp;
     }
     const double params = stage_params(p, w, s) / tp;

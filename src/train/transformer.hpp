@@ -36,6 +36,16 @@ struct TpTraffic {
 };
 [[nodiscard]] TpTraffic tp_traffic_per_block(const TransformerParams& p, const WorkloadSpec& w, int micro_batch);
 
+/// One tensor rank's share of layer `l` for the shaped compute model, by Megatron-LM's split
+/// (Shoeybi et al. 2019 Sec. 3): a product that maps back to the hidden size (attention output,
+/// MLP down) is row-parallel, its K split over the tp ranks; every other linear product (fused
+/// QKV, MLP up and gate, the vocabulary-parallel head; [I] the router and MLA's low-rank
+/// projections too) is column-parallel, its N split; attention products split by heads. The
+/// memory-bound elements split as rank_work's default split them (1 / tp with sequence
+/// parallelism, else 10 of Korthikanti's 34 s h duplicated), the attention scores by heads (1 / tp,
+/// Korthikanti Table 2's 5 a s / (h t)). tp = 1 returns `l` unchanged.
+[[nodiscard]] LayerCost tensor_parallel_share(const TransformerParams& p, const LayerCost& l, int hidden);
+
 /// The pipeline bubble over the ideal time of interleaved 1F1B: (p - 1) / (m v) (Narayanan et al.
 /// SC'21 Sec. 2.2.2); 0 for one stage.
 [[nodiscard]] double bubble_fraction(int pp, int micro_batches, int interleave);

@@ -51,38 +51,63 @@ double optimizer_state_bytes(const WorkloadSpec& w, int shards) {
 
 namespace {
 
-// The shaped model's layer times: each layer's products by shape, its memory-bound work by
-// roofline, each kind times its fitted multiplier; recomputation runs the forward again in the
-// backward. The reader (config::parse_workload) has checked that the calibration covers the GPU
-// model and the precision.
-LayerTimes shaped_layer_times(const WorkloadSpec& w, const ShapedCalibration& c, const hw::GpuSpec& gpu,
-                              const std::vector<LayerCost>& layers, double samples, bool recompute) {
+// What the shaped model needs of the workload and the GPU: the GEMM parameters of the GPU's form
+// factor at the precision, the GPU's SMs, peak and bandwidth, the step's memory traffic. The
+// reader (config::parse_workload) has checked that the calibration covers the GPU model and the
+// precision.
+struct ShapedSetup {
+  const ShapedCalibration& c;
+  GemmParams gemm;
+  ShapedGpu gpu;
+  ShapedStep step;
+  std::vector<GemmTile> tiles = sm80_gemm_tiles();
+};
+
+ShapedSetup shaped_setup(const WorkloadSpec& w, const hw::GpuSpec& gpu, double samples) {
+  FFSIM_ASSERT(w.compute.shaped.has_value(), "the shaped model's times need a shaped compute model");
+  const ShapedCalibration& c = *w.compute.shaped;
   const GemmParams* gemm = c.gemm_of(gpu.form_factor, gemm_family(w.precision));
   FFSIM_ASSERT(gemm && gpu.sms > 0, "the reader checks the shaped model's scope");
   const GpuRates rates = rates_of(gpu, w.precision);
-  const ShapedGpu g{gpu.sms, rates.peak.si(), gpu.memory_bandwidth.si()};
   ShapedStep step;
   step.samples = samples;
   step.act_bytes = w.act_bytes();
   step.memory_traffic = w.compute.memory_passes * (1 + w.compute.backward_memory);
   step.forward_memory_share = 1 / (1 + w.compute.backward_memory);
-  GemmParams p = *gemm;
-  const std::vector<GemmTile> tiles = sm80_gemm_tiles();
+  return ShapedSetup{c, *gemm, ShapedGpu{gpu.sms, rates.peak.si(), gpu.memory_bandwidth.si()}, step};
+}
+
+ShapedPassTimes pass_times(const ShapedSetup& x, const LayerCost& l) {
+  const ShapedLayer s = shaped_layer(l, x.step, x.gpu, x.gemm, x.tiles);
+  const ShapedMultipliers& m = x.c.multipliers;
+  return ShapedPassTimes{shaped_total(s.fwd, m), shaped_total(s.bwd, m),
+                         s.fwd.attention_s * m.attention + s.fwd.score_memory_s * m.score_memory};
+}
+
+// The shaped model's layer times: each layer's products by shape, its memory-bound work by
+// roofline, each kind times its fitted multiplier; recomputation runs the forward again in the
+// backward.
+LayerTimes shaped_layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
+                              double samples, bool recompute) {
+  const ShapedSetup x = shaped_setup(w, gpu, samples);
   LayerTimes t;
   for (const auto& l : layers) {
-    const ShapedLayer s = shaped_layer(l, step, g, p, tiles);
-    const double f = shaped_total(s.fwd, c.multipliers);
-    t.fwd.push_back(f);
-    t.bwd.push_back(shaped_total(s.bwd, c.multipliers) + (recompute ? f : 0.0));
+    const ShapedPassTimes p = pass_times(x, l);
+    t.fwd.push_back(p.fwd);
+    t.bwd.push_back(p.bwd + (recompute ? p.fwd : 0.0));
   }
   return t;
 }
 
 }  // namespace
 
+ShapedPassTimes shaped_pass_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const LayerCost& l, double samples) {
+  return pass_times(shaped_setup(w, gpu, samples), l);
+}
+
 LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
                        double samples, bool recompute) {
-  if (w.compute.shaped) return shaped_layer_times(w, *w.compute.shaped, gpu, layers, samples, recompute);
+  if (w.compute.shaped) return shaped_layer_times(w, gpu, layers, samples, recompute);
   const GpuRates rates = rates_of(gpu, w.precision);
   LayerTimes t;
   for (const auto& l : layers) {

@@ -121,6 +121,14 @@ struct LayerTimes {
 };
 [[nodiscard]] LayerTimes layer_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const std::vector<LayerCost>& layers,
                                      double samples, bool recompute);
+/// The calibrated shaped model's seconds alone of one layer over `samples` samples on `gpu`:
+/// forward, backward (no recomputation), and the forward's attention core (its products and score
+/// traffic: what selective recomputation reruns). The workload's compute model must be shaped.
+struct ShapedPassTimes {
+  double fwd = 0, bwd = 0, fwd_attention = 0;
+};
+[[nodiscard]] ShapedPassTimes shaped_pass_times(const WorkloadSpec& w, const hw::GpuSpec& gpu, const LayerCost& l,
+                                                double samples);
 /// Seconds alone of an optimizer step over `params` parameters (memory-bound).
 [[nodiscard]] double optimizer_time(const WorkloadSpec& w, const hw::GpuSpec& gpu, double params);
 /// Forward + backward FLOPs of one sample through `layers` (no recomputation): the model FLOPs.

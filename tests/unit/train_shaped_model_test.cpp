@@ -129,7 +129,7 @@ TEST_CASE("train::layer_times: a workload on the calibrated shaped model (models
 
 TEST_CASE("config::parse_workload: a shaped model only where it was fitted") {
   // H800s are not among the file's GPU models; fp32 is not among its precisions (fp16/bf16, tf32);
-  // the transformer kind does not run on it; efficiency overrides would change nothing.
+  // efficiency overrides would change nothing.
   const std::string m = R"(, "compute_model": "a100_shaped")";
   std::string e = config_error("h800_8x400g", "ddp", "vgg16", "bf16", m);
   CHECK(e.find("/workload/compute_model") != std::string::npos);
@@ -143,7 +143,7 @@ TEST_CASE("config::parse_workload: a shaped model only where it was fitted") {
   CHECK(e.find("not used") != std::string::npos);
   // bf16 runs on the fp16 fit.
   CHECK(config_error("fire_flyer_pcie", "ddp", "vgg16", "bf16", m).empty());
-  e = config_error("dgx_a100", "transformer", "gpt2_medium", "bf16", m + R"(, "seq": 1024, "tp": 1, "pp": 1)");
-  CHECK(e.find("/workload/compute_model") != std::string::npos);
-  CHECK(e.find("which the \"transformer\" kind does not run on yet") != std::string::npos);
+  // The transformer kind runs on it (its tensor-parallel shares: tensor_parallel_share).
+  CHECK(
+      config_error("dgx_a100", "transformer", "gpt2_medium", "bf16", m + R"(, "seq": 1024, "tp": 2, "pp": 1)").empty());
 }

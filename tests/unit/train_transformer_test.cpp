@@ -6,8 +6,11 @@
 
 #include "approx.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "app/engines.hpp"
 #include "config/coll_reader.hpp"
@@ -278,6 +281,77 @@ TEST_CASE("transformer: the closed-form step is its parts") {
       const std::string m = x.what();
       CHECK(m.find("exceeds the 40.0 GB of a100_sxm4_40gb") != std::string::npos);
       CHECK(m.find("raise zero_stage") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("transformer: on the shaped compute model each tensor rank times its share of the shapes") {
+  const std::string shaped = R"("compute_model": "a100_shaped", )";
+  // The tiny GPT's block at sequence 16 without FlashAttention (nn_model.cpp): fused QKV (N 3h =
+  // 192, K h = 64), attention output (64, 64), MLP up (256, 64) and down (64, 256), per token; the
+  // scores q.k (N 16 keys, K 16 = h / heads) and the weighted values (16, 16), batched by the 4 heads.
+  // Megatron's split at TP = 2: QKV and up column-parallel (N / 2), output and down row-parallel
+  // (K / 2), the attention products 2 heads each.
+  const auto e = make(shaped + R"("batch": 4, "tp": 1, "pp": 1)", 1);
+  const WorkloadSpec& w = e->w();
+  const hw::GpuSpec& gpu = e->sc.cluster.node.gpus.front().gpu;
+  const auto layers = layer_costs(w.model, 16, false);
+  const LayerCost& block = layers[1];
+  REQUIRE(block.name.rfind("block", 0) == 0);
+  using Shape = std::tuple<int, double, double, double, double>;  // kind, rows, n, k, batch
+  auto shapes = [](const LayerCost& l) {
+    std::vector<Shape> v;
+    for (const GemmOp& g : l.gemms) v.emplace_back(static_cast<int>(g.kind), g.rows, g.n, g.k, g.batch);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const int lin = static_cast<int>(GemmOp::Kind::Linear), att = static_cast<int>(GemmOp::Kind::Attention);
+  std::vector<Shape> whole{{lin, 16, 192, 64, 1}, {lin, 16, 64, 64, 1}, {lin, 16, 256, 64, 1},
+                           {lin, 16, 64, 256, 1}, {att, 16, 16, 16, 4}, {att, 16, 16, 16, 4}};
+  std::vector<Shape> half{{lin, 16, 96, 64, 1},  {lin, 16, 64, 32, 1}, {lin, 16, 128, 64, 1},
+                          {lin, 16, 64, 128, 1}, {att, 16, 16, 16, 2}, {att, 16, 16, 16, 2}};
+  std::sort(whole.begin(), whole.end());
+  std::sort(half.begin(), half.end());
+  REQUIRE(shapes(block) == whole);
+  CHECK(shapes(tensor_parallel_share(params(1, 1), block, 64)) == whole);
+  CHECK(tensor_parallel_share(params(1, 1), block, 64).memory_elems == block.memory_elems);
+  const LayerCost b2 = tensor_parallel_share(params(2, 1), block, 64);
+  CHECK(shapes(b2) == half);
+  // Memory-bound elements: 10 of Korthikanti's 34 s h duplicated, 24 split (22 / 34 at TP = 2);
+  // the scores split by heads. With sequence parallelism all of it splits.
+  REQUIRE(block.score_elems > 0);
+  const double linear = block.memory_elems - block.score_elems;
+  CHECK(b2.score_elems == doctest::Approx(block.score_elems / 2));
+  CHECK(b2.memory_elems == doctest::Approx(linear * 22 / 34 + block.score_elems / 2));
+  CHECK(tensor_parallel_share(params(2, 1, 0, "none", true), block, 64).memory_elems ==
+        doctest::Approx(block.memory_elems / 2));
+
+  // TP = 1: the stage's compute is the layer times every other kind uses (train::layer_times).
+  const LayerTimes lt = layer_times(w, gpu, layers, 1, false);
+  double one = 0;
+  for (std::size_t k = 0; k < layers.size(); ++k) one += lt.fwd[k] + lt.bwd[k];
+  CHECK(estimate_transformer(params(1, 1), w, *e->p, *e->costs, 1).stage_compute_s ==
+        doctest::Approx(one).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // TP = 2 on 2 GPUs: each layer's share, recomputation as rank_work: full reruns the forward,
+  // selective the attention core (without FlashAttention).
+  const auto e2 = make(shaped + R"("batch": 4, "tp": 2, "pp": 1)", 2);
+  for (const char* recompute : {"none", "selective", "full"}) {
+    CAPTURE(recompute);
+    const TransformerParams p2 = params(2, 1, 0, recompute);
+    double two = 0;
+    for (const auto& l : layers) {
+      const ShapedPassTimes t = shaped_pass_times(e2->w(), gpu, tensor_parallel_share(p2, l, 64), 1);
+      two += t.fwd + t.bwd;
+      if (std::string(recompute) == "full") two += t.fwd;
+      if (std::string(recompute) == "selective") two += t.fwd_attention;
+    }
+    const double got = estimate_transformer(p2, e2->w(), *e2->p, *e2->costs, 2).stage_compute_s;
+    CHECK(got == doctest::Approx(two).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    if (std::string(recompute) == "none") {
+      // A share is never faster than an even split (waves round up, 10 of 34 memory elements
+      // stay whole), and slower products still beat one GPU doing it all.
+      CHECK(got >= one / 2);
+      CHECK(got < one);
     }
   }
 }
