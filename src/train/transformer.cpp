@@ -67,7 +67,7 @@ double memory_share(const TransformerParams& p) {
 
 // The forward and backward work of `l` for `mb` samples on one tensor rank: GEMMs and attention
 // split over tp; memory-bound work split with sequence parallelism, otherwise the share that
-// Korthikanti's activation counts split (10 of 34 duplicated) [I].
+// Korthikanti's activation counts split (10 of 34 duplicated) [I], the attention scores by heads.
 std::pair<Work, Work> rank_work(const TransformerParams& p, const WorkloadSpec& w, const LayerCost& l, int mb) {
   const bool full = p.recompute == "full";
   Work f = forward_work(l, mb, w.act_bytes(), w.compute);
@@ -76,7 +76,13 @@ std::pair<Work, Work> rank_work(const TransformerParams& p, const WorkloadSpec& 
   // backward already recomputes it (counted in its backward factor), so nothing is added then.
   if (p.recompute == "selective" && !w.flash_attention) b.attention_flops += f.attention_flops;
   const double tp = p.tp;
-  const double mem_share = memory_share(p);
+  double mem_share = memory_share(p);
+  if (l.score_elems > 0 && !p.sequence_parallel && p.tp > 1) {
+    // The materialised attention scores (softmax, dropout) split by heads, 1 / tp (Korthikanti
+    // Table 2's 5 a s / (h t)), the rest by the share; as tensor_parallel_share splits elements.
+    const double scores = l.score_elems / l.memory_elems;
+    mem_share = (1 - scores) * mem_share + scores / tp;
+  }
   for (Work* x : {&f, &b}) {
     x->gemm_flops /= tp;
     x->conv_flops /= tp;

@@ -55,9 +55,9 @@ struct WorkloadSpec {
 };
 
 /// Staggered pipelines sharing a NIC (`"stagger": "transfer"`): their transfers stay apart only while
-/// every middle stage's forward lasts `pipelines` transfers (docs/commands/train.md, "When staggered
+/// every middle stage's forward lasts `pipelines` bursts (docs/commands/train.md, "When staggered
 /// pipelines collide"). Empty (pipelines 0) where there is no stagger, no middle stage, or tensor
-/// parallelism (whose shares the stagger does not space by their burst).
+/// parallelism (no edge is stated there: see src/train/pipeline.cpp).
 struct StaggerEdge {
   int pipelines = 0;              ///< pipelines whose stages share a node's NIC
   double transfer_s = 0;          ///< a lone activation transfer across the first boundary: the stagger

@@ -262,6 +262,37 @@ TEST_CASE("transformer: the closed-form step is its parts") {
     // ZeRO-3 adds collectives to every micro-batch.
     CHECK(estimate_transformer(params(2, 2, 3), w, *e->p, *e->costs, 8).stage_zero_s > 0);
   }
+  SUBCASE("TP = 2 without FlashAttention: a rank's memory-bound work splits the scores by heads") {
+    // One stage on 2 GPUs, no sequence parallelism: each rank runs half of every product; of a
+    // block's memory-bound elements the materialised scores (2.5 a s^2 of s (9 h + 2 x 4h) + 2.5 a s^2,
+    // here 2,560 of 19,968) split by heads, 1 / 2 (Korthikanti et al. 2022 Table 2, 5 a s / (h t)),
+    // the rest as Korthikanti's activations split, (10 + 24 / 2) / 34 with 10 of 34 duplicated.
+    // Before 2026-12-05 the scores split as the rest (0.647 of them per rank instead of 0.5).
+    const auto e = make(R"("batch": 2, "tp": 2, "pp": 1)", 2);
+    const WorkloadSpec& w = e->w();
+    const GpuRates rates = rates_of(e->sc.cluster.node.gpus.front().gpu, "bf16");
+    double per_mb = 0;
+    int blocks = 0;
+    for (const auto& l : layer_costs(w.model, 16, false)) {
+      const double scores = l.memory_elems > 0 ? l.score_elems / l.memory_elems : 0;
+      if (scores > 0) {
+        ++blocks;
+        CHECK(l.score_elems == 2560);
+        CHECK(l.memory_elems == 19968);
+      }
+      const double share = (1 - scores) * (10.0 + 24.0 / 2) / 34 + scores / 2;
+      for (Work x : {forward_work(l, 1, 2, w.compute), backward_work(l, 1, 2, w.compute, false)}) {
+        x.gemm_flops /= 2;
+        x.conv_flops /= 2;
+        x.attention_flops /= 2;
+        x.memory_bytes *= share;
+        per_mb += kernel_time(w.compute, rates, x).si();
+      }
+    }
+    CHECK(blocks == 2);
+    const TransformerStep s = estimate_transformer(params(2, 1), w, *e->p, *e->costs, 2);
+    CHECK(s.stage_compute_s == doctest::Approx(per_mb).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  }
   SUBCASE("DP = 3 over 6 GPUs of one node") {
     const auto e = make(R"("batch": 6, "tp": 2, "pp": 1)", 6);
     const TransformerStep s = estimate_transformer(params(2, 1), e->w(), *e->p, *e->costs, 6);

@@ -453,6 +453,41 @@ TEST_CASE("train::pipeline: staggered transfers stay apart only while a middle s
   }
 }
 
+TEST_CASE("train::pipeline: with tensor parallelism the stagger spaces pipelines by their burst") {
+  // dp_inner on 32 GPUs of fire_flyer_pcie nodes (one NIC each, and one GPU<->NIC peer-to-peer cap
+  // per NIC): with PP=4 and TP=1, 8 pipelines' first stages sit on node 0, each sending a
+  // micro-batch's activation A (GPT-2 medium: s h = 1024 x 1024 values at 2 bytes) as one flow,
+  // alone A / r with r the slowest rate on its path (the peer-to-peer cap or the NIC, both per
+  // node); pipeline j starts j A / r after pipeline 0. With TP=2, 4 pipelines sit there, each
+  // sending two shares of A / 2 at once through the same per-node bottleneck: alone they take
+  // 2 (A / 2) / r = A / r, the same spacing. Spacing them by one share (A / 2r), as before
+  // 2026-12-05, let each pipeline's burst overlap the next one's.
+  auto stagger_delays = [&](int tp) {
+    auto e = make(R"({"kind": "pipeline", "model": "gpt2_medium", "scaling": "strong", "batch": 64, "seq": 1024,
+                      "precision": "bf16", "pp": 4, "tp": )" + std::to_string(tp) +
+                      R"(, "zero_stage": 1, "layout": "dp_inner", "stagger": "transfer", )" + kRing + R"(, "gpus": [32]})",
+                  4);
+    StepBuilder b(*e->p, e->costs.get(), false);
+    const StepPlan plan = e->w().impl->build(b, e->w(), 32, false);
+    std::vector<double> delays;
+    for (sched::OpId id = 0; id < b.schedule().size(); ++id)
+      if (b.name(id) == "stagger") delays.push_back(b.schedule().op(id).amount);
+    // The edge is stated without tensor parallelism only (src/train/pipeline.cpp says why).
+    CHECK(plan.stagger.pipelines == (tp == 1 ? 8 : 0));
+    return delays;
+  };
+  const std::vector<double> one = stagger_delays(1), two = stagger_delays(2);
+  // Pipeline 0 waits for nothing: 7 and 3 delays.
+  REQUIRE(one.size() == 7);
+  REQUIRE(two.size() == 3);
+  const double beta = one[0];
+  CHECK(beta > 0);
+  for (std::size_t j = 0; j < one.size(); ++j)
+    CHECK(one[j] == doctest::Approx(static_cast<double>(j + 1) * beta).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  for (std::size_t j = 0; j < two.size(); ++j)
+    CHECK(two[j] == doctest::Approx(static_cast<double>(j + 1) * beta).epsilon(1e-12).scale(ffsim::testing::kRelative));
+}
+
 TEST_CASE("train::moe: expert parallelism adds all-to-alls and splits the routed experts") {
   auto names = [](const std::string& w) {
     auto e = make(w, 2);
