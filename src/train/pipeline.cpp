@@ -275,9 +275,9 @@ StepPlan Pipeline::build(StepBuilder& b, const WorkloadSpec& w, int gpus, bool f
     // The edge past which their transfers collide (docs/commands/train.md): a middle stage's
     // forward against that many lone bursts. Stated without tensor parallelism only: the edge is
     // about each node's sending side, and with tp = 2 (GPT-2 medium, PP=4, fire_flyer_pcie nodes,
-    // GEMM efficiency 0.25: middle forwards of 1.90 ms against 4 bursts of 0.217 ms) an activation from the stage before and a
-    // gradient from the stage after still reached a middle stage's node together (its NIC's
-    // receive side), 1,316 of 3,072 transfers taking longer than a lone burst.
+    // GEMM efficiency 0.25: middle forwards of 1.90 ms against 4 bursts of 0.217 ms) an activation from the stage
+    // before and a gradient from the stage after still reached a middle stage's node together (its NIC's receive side),
+    // 1,316 of 3,072 transfers taking longer than a lone burst.
     if (pp > 2 && tp == 1 && plan.stagger.pipelines > 1) {
       plan.stagger.transfer_s = burst(sim[0]);
       plan.stagger.shortest_forward_s = std::numeric_limits<double>::infinity();

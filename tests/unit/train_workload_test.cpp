@@ -464,8 +464,9 @@ TEST_CASE("train::pipeline: with tensor parallelism the stagger spaces pipelines
   // 2026-12-05, let each pipeline's burst overlap the next one's.
   auto stagger_delays = [&](int tp) {
     auto e = make(R"({"kind": "pipeline", "model": "gpt2_medium", "scaling": "strong", "batch": 64, "seq": 1024,
-                      "precision": "bf16", "pp": 4, "tp": )" + std::to_string(tp) +
-                      R"(, "zero_stage": 1, "layout": "dp_inner", "stagger": "transfer", )" + kRing + R"(, "gpus": [32]})",
+                      "precision": "bf16", "pp": 4, "tp": )" +
+                      std::to_string(tp) + R"(, "zero_stage": 1, "layout": "dp_inner", "stagger": "transfer", )" +
+                      kRing + R"(, "gpus": [32]})",
                   4);
     StepBuilder b(*e->p, e->costs.get(), false);
     const StepPlan plan = e->w().impl->build(b, e->w(), 32, false);
