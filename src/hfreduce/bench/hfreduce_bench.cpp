@@ -616,6 +616,16 @@ class Arena {
     std::memset(buffer_.data(), 0x3C, bytes + copy_bytes);  // 0x3C3C... is a normal number in fp32, bf16 and fp16
   }
   std::byte* at(std::size_t offset) const { return buffer_.data() + offset; }
+  /// The reduce stage's buffer j (inputs 0..k-1, then the output) of `bytes`: one every bytes +
+  /// kSlotPad. At a stride of exactly `bytes` the k + 1 streams of a 256 MiB reduce agree in
+  /// every address bit below 2^28 and contend for the same DRAM banks and channels: on 2026-12-06
+  /// (AMD EPYC Zen 3 VM, 2 cores; a k = 8 fp32 sum with streaming stores, one thread, in a
+  /// throwaway harness laid out as this arena) 14.6-15.3 GB/s of traffic at a 256 MiB stride,
+  /// 19.3 at 128 MiB, and 26.3-30.9 with the stride padded by 1, 4, 64 KiB, 1 or 2 MiB, where a
+  /// memcpy of 256 MiB moved 32-33 GB/s. HFReduce's own slots are separate chunk-sized
+  /// allocations (no such stride), so the padded layout is the one that measures the kernel.
+  static constexpr std::size_t kSlotPad = std::size_t{64} << 10;
+  std::byte* slot(int j, std::size_t bytes) const { return at(static_cast<std::size_t>(j) * (bytes + kSlotPad)); }
   /// The copy bound's source (offset 0) and destination (offset = its size) for a copy of `copy`
   /// bytes: in the copy region when both fit there, else on the measured buffers.
   std::byte* copy_at(std::size_t offset, std::size_t copy) const {
@@ -756,8 +766,8 @@ void reduce_stage(const Options& o, Arena& arena) {
             for (StorePolicy stores : o.stores) {
               Reducer reducer(ReducerOptions{threads, isa, stores, 0, 64 * KiB});
               std::vector<const void*> in;
-              for (int j = 0; j < k; ++j) in.push_back(arena.at(static_cast<std::size_t>(j) * bytes));
-              void* out = arena.at(static_cast<std::size_t>(k) * bytes);
+              for (int j = 0; j < k; ++j) in.push_back(arena.slot(j, bytes));
+              void* out = arena.slot(k, bytes);
               const std::size_t count = bytes / dtype_size(dtype);
               Point p;
               p.stage = "reduce";
@@ -1549,7 +1559,9 @@ int run(int argc, char** argv) {
   // only the leader measures copies and reduces; the other ranks need no arena
   // the copy region: twice the largest copy footprint up to 128 MiB ((k + 1) x 16 MiB at k = 8:
   // every footprint a cache of today can hold), so the arena grows by at most 256 MiB
-  const std::size_t measured = std::max<std::size_t>((static_cast<std::size_t>(k_max) + 1) * o.max_bytes, 4096);
+  // (k + 1) reduce buffers at their padded stride (Arena::slot)
+  const std::size_t measured =
+      std::max<std::size_t>((static_cast<std::size_t>(k_max) + 1) * (o.max_bytes + Arena::kSlotPad), 4096);
   Arena arena(leader ? measured : 64, leader ? std::min<std::size_t>(2 * measured, std::size_t{256} << 20) : 0);
 
   // One sweep of every stage. With --rounds N it runs N times and each point is merged over them.
