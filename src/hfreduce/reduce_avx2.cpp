@@ -170,7 +170,7 @@ struct F16 {
 };
 
 // Units per step (64 bytes of every input each): bf16 and fp16 two (4 accumulators per unit; more
-// spilled to the stack); fp32 one, as the plain loop's one vector per input and step: against it
+// spilled to the stack); fp32 one (two vectors per input and step; the plain loop takes one): against it
 // on a Zen 3 VM (2026-12-06, k = 8, 1 thread, ordinary stores, 64 KiB-4 MiB, three runs of each
 // alternated) one unit ran 1.015-1.037x and two 0.986-1.019x.
 template <class V>

@@ -621,7 +621,7 @@ class Arena {
   /// every address bit below 2^28 and contend for the same DRAM banks and channels: on 2026-12-06
   /// (AMD EPYC Zen 3 VM, 2 cores; a k = 8 fp32 sum with streaming stores, one thread, in a
   /// throwaway harness laid out as this arena) 14.6-15.3 GB/s of traffic at a 256 MiB stride,
-  /// 19.3 at 128 MiB, and 26.3-30.9 with the stride padded by 1, 4, 64 KiB, 1 or 2 MiB, where a
+  /// 19.3 at 128 MiB, and 26.3-30.9 with the stride padded by any of 1 KiB to 6 MiB tried, where a
   /// memcpy of 256 MiB moved 32-33 GB/s. HFReduce's own slots are separate chunk-sized
   /// allocations (no such stride), so the padded layout is the one that measures the kernel.
   static constexpr std::size_t kSlotPad = std::size_t{64} << 10;
