@@ -5,9 +5,9 @@
 #include <cmath>
 #include <queue>
 #include <span>
-#include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "eval/engine.hpp"
 
 namespace ffsim::eval {
@@ -184,13 +184,8 @@ public:
 private:
   static constexpr std::uint32_t kEmpty = kLimitNone, kTomb = kLimitNone - 1;
   // The key's hash is built by multiplications, whose low bits see only the inputs' low bits: mixed
-  // (MurmurHash3's finalizer) before it picks a slot.
-  static std::size_t spot(std::uint64_t h) {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return static_cast<std::size_t>(h);
-  }
+  // before it picks a slot.
+  static std::size_t spot(std::uint64_t h) { return static_cast<std::size_t>(core::mix64(h)); }
   struct Slot {
     std::uint64_t hash = 0;
     std::uint32_t gid = kEmpty;

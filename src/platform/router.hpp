@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/hash.hpp"
 #include "platform/machine.hpp"
 
 namespace ffsim::platform {
@@ -84,13 +85,8 @@ private:
       Key key{};
       std::uint32_t id = kMissing;
     };
-    // KeyHash's low bits see only the keys' low bits: mixed (MurmurHash3's finalizer) first.
-    static std::size_t spot(std::uint64_t h) {
-      h ^= h >> 33;
-      h *= 0xff51afd7ed558ccdULL;
-      h ^= h >> 33;
-      return static_cast<std::size_t>(h);
-    }
+    // KeyHash's low bits see only the keys' low bits: mixed first.
+    static std::size_t spot(std::uint64_t h) { return static_cast<std::size_t>(core::mix64(h)); }
     void place(const Slot& s, std::uint64_t h) {
       std::size_t i = spot(h) & mask_;
       while (slots_[i].id != kMissing) i = (i + 1) & mask_;
