@@ -48,7 +48,7 @@ class RouteZone final : public NetZoneImpl {
 public:
   RouteZone() : NetZoneImpl("ffsim") {}
   void get_local_route(const NetPoint* src, const NetPoint* /*dst*/, Route* into, double* latency) override {
-    const auto& r = routes_[route_of_vertex_.at(src->id())];
+    const auto& r = routes_[route_of_vertex_[src->id()]];
     for (const sg4::Link* l : r.links) {
       into->link_list_.push_back(l->get_impl());
       if (latency) *latency += l->get_latency();
@@ -58,7 +58,11 @@ public:
     std::vector<const sg4::Link*> links;
   };
   std::vector<R> routes_;
-  std::map<unsigned long, std::size_t> route_of_vertex_;
+  std::vector<std::size_t> route_of_vertex_;  // by netpoint id (ids are dense, from 0)
+  void set_route(const NetPoint* v, std::size_t route) {
+    if (v->id() >= route_of_vertex_.size()) route_of_vertex_.resize(v->id() + 1, 0);
+    route_of_vertex_[v->id()] = route;
+  }
 };
 
 struct Shared {
@@ -68,28 +72,46 @@ struct Shared {
   std::vector<std::uint32_t> preds;
   std::vector<std::uint32_t> flows_left;
   std::vector<double> start, end;
-  // route (path, weight) -> hosts
-  std::map<std::tuple<std::uint32_t, double, double>, std::pair<sg4::Host*, sg4::Host*>> hosts;
+  // A route (path, weight, rate cap) and its host pair; by path id, a path's routes.
+  struct RouteHosts {
+    double weight, cap;
+    sg4::Host *a, *b;
+  };
+  std::vector<std::vector<RouteHosts>> hosts;
+  // By path id, once known: the both-ways caps on the path and the direction it crosses each in
+  // (0 up, 1 down).
+  std::vector<std::vector<std::pair<std::uint32_t, int>>> bidir_of_path;
+  std::vector<char> bidir_known;
   std::map<std::uint32_t, double> cap_of_path;
-  std::vector<sg4::ActivityPtr> alive;  // handles kept until the end of the run
+  // A started comm's slot: its handle, op and path. SimGrid must keep a handle until the comm has
+  // completed (dropped before, maestro crashes on it: simgrid-notes.md, pitfall 6); a handle is
+  // released, and its slot reused, once the clock has moved past its completion, when SimGrid is
+  // done with it. Until 2026-12-06 every handle lived to the end of the run: 872 MB for the flat
+  // 512-GPU ring's 523,264 comms.
+  std::vector<sg4::CommPtr> handle;  // activity slot -> handle (null once released)
+  std::vector<std::uint32_t> free_slots;
+  std::vector<std::pair<double, std::uint32_t>> finished;  // (completion time, slot), in time order
   std::vector<sched::OpId> ready;
   platform::Lowered lowered;
   std::vector<std::uint32_t> tag_op;    // activity slot -> op
   std::vector<std::uint32_t> tag_path;  // activity slot -> path of its flow
   // Conditional (bidirectional) caps: their links, and the flows crossing each direction. A link's
   // bandwidth is the cap while both directions carry flows, the sum of the two directions otherwise.
-  std::map<std::uint32_t, sg4::Link*> links;
-  std::map<std::uint32_t, std::array<int, 2>> bidir_busy;
+  std::vector<sg4::Link*> links;               // by resource id (null: on no route)
+  std::vector<std::array<int, 2>> bidir_busy;  // by resource id
   bool debug = false;  // FFSIM_SIMGRID_DEBUG=1: one line per completion on stderr
 };
 
 Shared* g_shared = nullptr;
 
-void start_flows(Shared& sh, sched::OpId op);
+void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered = nullptr);
 void op_done(Shared& sh, sched::OpId op);
 
-// A flow on `path` starts (+1) or ends (-1): updates the bidirectional caps it crosses.
-void bidir_update(Shared& sh, std::uint32_t path_id, int delta) {
+// The both-ways caps on a path, each with the direction the path crosses it in.
+const std::vector<std::pair<std::uint32_t, int>>& bidir_of(Shared& sh, std::uint32_t path_id) {
+  auto& known = sh.bidir_of_path[path_id];
+  if (sh.bidir_known[path_id]) return known;
+  sh.bidir_known[path_id] = 1;
   const platform::Path& path = sh.p->path(path_id);
   for (std::size_t i = 0; i < path.resources.size(); ++i) {
     const std::uint32_t res = path.resources[i];
@@ -101,11 +123,20 @@ void bidir_update(Shared& sh, std::uint32_t path_id, int delta) {
         up = path.resources[j] == r.up;
         break;
       }
+    known.emplace_back(res, up ? 0 : 1);
+  }
+  return known;
+}
+
+// A flow on `path` starts (+1) or ends (-1): updates the bidirectional caps it crosses.
+void bidir_update(Shared& sh, std::uint32_t path_id, int delta) {
+  for (const auto& [res, dir] : bidir_of(sh, path_id)) {
+    const platform::Resource& r = sh.p->resource(res);
     auto& busy = sh.bidir_busy[res];
     const double before = r.capacity_when(busy[0] > 0, busy[1] > 0);
-    busy[up ? 0 : 1] += delta;
+    busy[static_cast<std::size_t>(dir)] += delta;
     const double after = r.capacity_when(busy[0] > 0, busy[1] > 0);
-    if (after != before) sh.links.at(res)->set_bandwidth(after * kByteScale);
+    if (after != before) sh.links[res]->set_bandwidth(after * kByteScale);
   }
 }
 
@@ -155,7 +186,7 @@ void start_op(Shared& sh, sched::OpId op) {
     op_done(sh, op);
     return;
   }
-  start_flows(sh, op);
+  start_flows(sh, op, &low);
 }
 
 void op_done(Shared& sh, sched::OpId op) {
@@ -164,9 +195,10 @@ void op_done(Shared& sh, sched::OpId op) {
     if (--sh.preds[sh.g.succ[j]] == 0) sh.ready.push_back(sh.g.succ[j]);
 }
 
-void start_flows(Shared& sh, sched::OpId op) {
-  platform::Lowered low;  // local: callbacks during start() may lower other ops
-  sh.p->lower(*sh.s, op, low);
+void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered) {
+  platform::Lowered mine;  // local: callbacks during start() may lower other ops
+  if (lowered == nullptr) sh.p->lower(*sh.s, op, mine);
+  const platform::Lowered& low = lowered != nullptr ? *lowered : mine;
   const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
   const double scale = compute ? kComputeScale : kByteScale;
   std::vector<const platform::Flow*> todo;
@@ -187,17 +219,28 @@ void start_flows(Shared& sh, sched::OpId op) {
     return;
   }
   for (const platform::Flow* f : todo) {
-    const auto& hp = sh.hosts.at({f->path, f->weight, f->rate_cap});
+    const Shared::RouteHosts* hp = nullptr;
+    for (const auto& h : sh.hosts[f->path])
+      if (h.weight == f->weight && h.cap == f->rate_cap) hp = &h;
+    if (hp == nullptr) throw SimulationError("simgrid engine: a flow on a route the platform was not built with");
     sg4::CommPtr c = sg4::Comm::sendto_init();
     c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale)));
-    const auto slot = static_cast<std::uint32_t>(sh.tag_op.size());
-    sh.tag_op.push_back(op);
-    c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
-    sh.tag_path.resize(sh.tag_op.size(), 0);
+    std::uint32_t slot;
+    if (!sh.free_slots.empty()) {
+      slot = sh.free_slots.back();
+      sh.free_slots.pop_back();
+    } else {
+      slot = static_cast<std::uint32_t>(sh.tag_op.size());
+      sh.tag_op.push_back(0);
+      sh.tag_path.push_back(0);
+      sh.handle.emplace_back();
+    }
+    sh.tag_op[slot] = op;
     sh.tag_path[slot] = f->path;
+    c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
     if (!compute) bidir_update(sh, f->path, +1);
-    sh.alive.push_back(c);
-    c->set_source(hp.first)->set_destination(hp.second);
+    sh.handle[slot] = c;
+    c->set_source(hp->a)->set_destination(hp->b);
   }
 }
 
@@ -215,6 +258,16 @@ void on_complete(const sg4::Activity& a) {
   if (!d) return;
   const auto slot = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(d) - 1);
   const sched::OpId op = sh.tag_op[slot];
+  const double now = sg4::Engine::get_clock();
+  // Comms that completed at an earlier time are behind SimGrid: release them, reuse their slots.
+  std::size_t done = 0;
+  while (done < sh.finished.size() && sh.finished[done].first < now) {
+    const std::uint32_t old = sh.finished[done++].second;
+    sh.handle[old].reset();
+    sh.free_slots.push_back(old);
+  }
+  sh.finished.erase(sh.finished.begin(), sh.finished.begin() + static_cast<std::ptrdiff_t>(done));
+  sh.finished.emplace_back(now, slot);
   if (sh.debug)
     std::fprintf(stderr, "t=%.12g op %u flow done (%s)\n", sg4::Engine::get_clock(), op, a.get_state_str());
   if (sh.s->op(op).kind != sched::OpKind::Compute) bidir_update(sh, sh.tag_path[slot], -1);
@@ -286,7 +339,12 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   }
   auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
   sg4::NetZone* iz = zone->get_iface();
-  std::map<std::uint32_t, sg4::Link*>& links = sh.links;
+  std::vector<sg4::Link*>& links = sh.links;
+  links.assign(p.resource_count(), nullptr);
+  sh.bidir_busy.assign(p.resource_count(), {0, 0});
+  sh.hosts.assign(p.path_count(), {});
+  sh.bidir_of_path.assign(p.path_count(), {});
+  sh.bidir_known.assign(p.path_count(), 0);
   std::size_t k = 0;
   for (const auto& [key, compute] : used) {
     const auto& [path_index, weight, cap] = key;
@@ -294,16 +352,15 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
     const double scale = compute ? kComputeScale : kByteScale;
     RouteZone::R route;
     for (std::uint32_t res : path.resources) {
-      auto it = links.find(res);
-      if (it == links.end()) {
+      if (links[res] == nullptr) {
         // A bidirectional cap starts idle (one direction's traffic never reaches it).
         sg4::Link* l = iz->create_link("r" + std::to_string(res), p.resource(res).capacity_when(false, false) * scale)
                            ->set_latency(0)
                            ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
                            ->seal();
-        it = links.emplace(res, l).first;
+        links[res] = l;
       }
-      route.links.push_back(it->second);
+      route.links.push_back(links[res]);
     }
     if (std::isfinite(cap))
       route.links.push_back(iz->create_link("cap" + std::to_string(k), cap * scale)
@@ -320,10 +377,10 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
     }
     sg4::Host* a = iz->create_host("h" + std::to_string(k) + "a", 1.0)->seal();
     sg4::Host* b = iz->create_host("h" + std::to_string(k) + "b", 1.0)->seal();
-    zone->route_of_vertex_[a->get_netpoint()->id()] = zone->routes_.size();
-    zone->route_of_vertex_[b->get_netpoint()->id()] = zone->routes_.size();
+    zone->set_route(a->get_netpoint(), zone->routes_.size());
+    zone->set_route(b->get_netpoint(), zone->routes_.size());
     zone->routes_.push_back(std::move(route));
-    sh.hosts[key] = {a, b};
+    sh.hosts[path_index].push_back(Shared::RouteHosts{weight, cap, a, b});
     ++k;
   }
   iz->seal();
