@@ -82,7 +82,6 @@ struct Shared {
   // (0 up, 1 down).
   std::vector<std::vector<std::pair<std::uint32_t, int>>> bidir_of_path;
   std::vector<char> bidir_known;
-  std::map<std::uint32_t, double> cap_of_path;
   // A started comm's slot: its handle, op and path. SimGrid must keep a handle until the comm has
   // completed (dropped before, maestro crashes on it: simgrid-notes.md, pitfall 6); a handle is
   // released, and its slot reused, once the clock has moved past its completion, when SimGrid is
@@ -220,6 +219,8 @@ void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered) {
   }
   for (const platform::Flow* f : todo) {
     const Shared::RouteHosts* hp = nullptr;
+    if (f->path >= sh.hosts.size())
+      throw SimulationError("simgrid engine: a flow on a path the platform was not built with");
     for (const auto& h : sh.hosts[f->path])
       if (h.weight == f->weight && h.cap == f->rate_cap) hp = &h;
     if (hp == nullptr) throw SimulationError("simgrid engine: a flow on a route the platform was not built with");
