@@ -16,6 +16,7 @@ ratio() { echo "scale=1; $1 / $2" | bc -l; }
 {
   echo "# ffsim simulator speed, $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs))"
   echo "# command: scripts/bench-sim.sh $*"
+  echo "# commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src 2>/dev/null || echo ' with uncommitted changes under src/')"
   echo
   echo "## closed-form (analytic) engine, per evaluation"
   # In-process time of each closed-form evaluation (the JSON's wall_s), averaged over GPU counts.
@@ -140,8 +141,8 @@ for a in sorted({r["algo"] for r in rows}):
   # PCIe, root ports, NICs and the fabric where the plain ring's cross one switch: not the same
   # flows, so the ratio is an upper bound of the engine's overhead, not the goal's measure.
   read -r sgr sgr_kb < <(mem_wall $FF collective $SC --algo nccl_ring --gpus 512 --engine simgrid --full)
-  awk -v r="$ring" -v rk="$ring_kb" -v s="$sgr" -v sk="$sgr_kb" 'BEGIN {
-    printf "SimGrid engine, flat nccl_ring 512 GPUs (--full)  %7.2f s %6.0f MB: %.2fx the plain ring'"'"'s time, %.1fx its memory (other flows: see the script)\n", s, sk / 1024, s / r, sk / rk }'
+  sg_line=$(awk -v r="$ring" -v rk="$ring_kb" -v s="$sgr" -v sk="$sgr_kb" 'BEGIN {
+    printf "SimGrid engine, flat nccl_ring 512 GPUs (--full)  %7.2f s %6.0f MB: %.2fx the plain ring'"'"'s time, %.1fx its memory (other flows: see the script)\n", s, sk / 1024, s / r, sk / rk }')
   read -r f1 f1_kb < <(mem_wall $FF collective $SC --algo hfreduce --gpus 1440 --engine fluid --threads 1)
   if [ $quick = 1 ]; then
     awk -v r="$ring" -v f1="$f1" 'BEGIN { printf "plain SimGrid ring 512 ranks %.2f s; fluid HFReduce 1,440 GPUs %.2f s (--quick: 9,600 GPUs and the DDP step skipped)\n", r, f1 }'
@@ -161,6 +162,7 @@ for a in sorted({r["algo"] for r in rows}):
       printf "memory at 9,600 GPUs      %6.0f MB goal <= 1024 %s\n", k9 / 1024, (k9 <= 1048576 ? "ok" : "NOT MET")
       printf "DDP step / 9,600 GPUs     %6.2f  goal <= 2    %s (1 thread: %.2f)\n", d / f9, (d / f9 <= 2 ? "ok" : "NOT MET"), d1 / f9 }'
   fi
+  echo "$sg_line"
   echo
   # Several threads against one, alternating (A B A B) so that a drift of the VM hits both.
   th=$(nproc)
