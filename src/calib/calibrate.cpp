@@ -10,6 +10,7 @@
 
 #include "calib/lsq.hpp"
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 
 namespace ffsim::calib {
 
@@ -42,7 +43,8 @@ std::string plural(std::size_t n, const char* one, const char* many) {
 
 class Fitter {
 public:
-  Fitter(const BenchModel& m, Calibration& c, eval::Engine& engine) : m_(m), c_(c), engine_(engine) {}
+  Fitter(const BenchModel& m, Calibration& c, eval::Engine& engine, int threads)
+      : m_(m), c_(c), engine_(engine), threads_(threads) {}
 
   double sim(const Sample& s) { return simulate(m_, params_for(c_, s.point, s.regime), s.point, engine_); }
 
@@ -68,11 +70,14 @@ public:
     auto put = [&](const std::vector<double>& x) {
       for (std::size_t j = 0; j < free.size(); ++j) *free[j].slot = x[j] * scale[j];
     };
+    // The points of one evaluation are independent simulations of the same values: on threads_
+    // threads, each residual in its own slot (the same vector as one after the other).
     auto residuals = [&](const std::vector<double>& x) {
       put(x);
-      std::vector<double> res;
-      res.reserve(pts.size());
-      for (const Sample* s : pts) res.push_back((sim(*s) - s->point.time_median) / s->point.time_median);
+      std::vector<double> res(pts.size());
+      parallel_for(pts.size(), threads_, [&](std::size_t i) {
+        res[i] = (sim(*pts[i]) - pts[i]->point.time_median) / pts[i]->point.time_median;
+      });
       return res;
     };
     // Makespans are piecewise linear in the parameters, with flat stretches where another resource
@@ -195,6 +200,7 @@ private:
   const BenchModel& m_;
   Calibration& c_;
   eval::Engine& engine_;
+  int threads_;
 };
 
 // Weighted (relative) linear least squares for time = latency + bytes x y, or bytes x y alone when
@@ -512,7 +518,7 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
 
 }  // namespace
 
-Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine) {
+Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine, int threads) {
   Calibration c;
   c.node = m.node.name;
   c.llc = m.llc;
@@ -552,7 +558,7 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, 
       }
   }
   c.memory = unset_memory_model();
-  Fitter fitter(m, c, engine);
+  Fitter fitter(m, c, engine, threads);
   fit_memory(fitter, m, c, training);
   // An emulated device's copy is a copy thread's memcpy: the memory model gives its link.
   const bool link_from_memory = c.memory.kinds.count("copy memcpy") && !m.node.gpus.empty() && m.node.gpus.front().gpu.emulated();

@@ -93,14 +93,16 @@ struct Calibration {
 /// the call latency, fork cost, transition sharpness, the LLC's and DRAM's shared caps and each copy
 /// kind's rates per level and thread gain to the copies, then each reduce group's rates and gain
 /// to its reduces. Then, for each regime (cache, then DRAM), the composed stages: the device link
-/// (unless the memory model gives it: an emulated device's copy thread is a memcpy), copy latency and the port's duplex cap together (D2H, H2D and
-/// both at once; started from linear least squares), the per-core reduce rate per (ISA, dtype,
-/// stores) group, the pipeline's per-chunk overhead, and the transport's latency and bandwidth per
-/// rank count (by Levenberg-Marquardt through the simulator on `engine`: the fluid engine, which
-/// the application layer passes in). Latencies and the
-/// chunk overhead come from the cache regime (small sizes) when it has points; the DRAM regime
-/// keeps them, so that its pipelines and whole allreduces are predictions of the other fits.
-[[nodiscard]] Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine);
+/// (unless the memory model gives it: an emulated device's copy thread is a memcpy), copy latency and the port's duplex
+/// cap together (D2H, H2D and both at once; started from linear least squares), the per-core reduce rate per (ISA,
+/// dtype, stores) group, the pipeline's per-chunk overhead, and the transport's latency and bandwidth per rank count
+/// (by Levenberg-Marquardt through the simulator on `engine`: the fluid engine, which the application layer passes in).
+/// Latencies and the chunk overhead come from the cache regime (small sizes) when it has points; the DRAM regime keeps
+/// them, so that its pipelines and whole allreduces are predictions of the other fits. `threads`: each evaluation of a
+/// fit simulates its points on up to this many threads at once
+/// (`engine` must allow concurrent runs, as the fluid engine does); the result does not depend on it.
+[[nodiscard]] Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, eval::Engine& engine,
+                                    int threads = 1);
 
 /// "avx512 fp32 regular": the group a reduce point's rate is fitted in.
 [[nodiscard]] std::string reduce_group(const Point& pt);

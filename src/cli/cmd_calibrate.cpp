@@ -34,6 +34,7 @@
 #include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/parallel.hpp"
 #include "core/spell.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
@@ -55,6 +56,7 @@ struct CalibrateArgs {
   std::string gemm;    ///< --gemm: a CSV of measured GEMM rates
   std::string gpu;     ///< --gpu: the GPU model the GEMM model runs on
   std::string throughput;  ///< --throughput: a CSV of measured training throughputs
+  int threads = 0;         ///< --threads: the fits' simulations at once (0: the machine's hardware threads)
 };
 
 // 17 significant digits: the value read back is the fitted one to the last bit but the ns scaling
@@ -188,6 +190,11 @@ int run_calibrate_compute(Context& ctx, const CalibrateArgs& a) {
         "--gemm: expected --gpu MODEL too (the GPU model whose SMs and peaks the GEMM model uses, e.g. "
         "a100_sxm4_40gb)");
   if (a.gemm.empty() && !a.gpu.empty()) throw UsageError("--gpu: used only with --gemm CSV (the GEMM model's fit)");
+  if (a.threads != 0)
+    throw UsageError("--threads: used by the fits of hfreduce-bench measurements (simulated points), not by " +
+                     std::string(!a.kineto.empty() ? "--kineto"
+                                 : !a.gemm.empty() ? "--gemm"
+                                                   : "--throughput"));
   if (!a.throughput.empty() && a.gemm.empty())
     throw UsageError(
         "--throughput: expected --gemm CSV --gpu MODEL too (the shaped compute model times every product with the "
@@ -598,7 +605,8 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     outliers += s.outlier.empty() ? 0 : 1;
     if (calib::not_simulated(s.point).empty() && s.outlier.empty()) usable.push_back(s);
   }
-  const calib::Calibration c = calib::calibrate(m, usable, *app::make_engine("fluid"));
+  const calib::Calibration c =
+      calib::calibrate(m, usable, *app::make_engine("fluid"), a.threads > 0 ? a.threads : hardware_threads());
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);
@@ -697,6 +705,12 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
                       "fit the shaped compute model's multipliers (with --gemm and --gpu)")
           ->check(input_file()),
       "a CSV file");
+  ctx.expects(
+      sub->add_option("--threads", a->threads,
+                      "Simulate each evaluation's measured points on this many threads at once (the fits' fluid "
+                      "engine; default: the machine's hardware threads; the results do not depend on it)")
+          ->check(int_in(1, 4096)),
+      "an integer in [1, 4096]");
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

@@ -24,6 +24,7 @@
 #include "config/measurement_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/parallel.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
 
@@ -42,6 +43,7 @@ struct ValidateArgs {
   bool csv = false;
   bool all = false;
   std::string compute;  ///< --compute: a shaped compute model to validate instead of measured files
+  int threads = 0;      ///< --threads: the fits' simulations at once (0: the machine's hardware threads)
   CLI::Option* holdout_opt = nullptr;
   CLI::Option* engine_opt = nullptr;
 };
@@ -91,6 +93,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (a.engine_opt && a.engine_opt->count()) other.push_back("--engine");
     if (a.csv) other.push_back("--csv");
     if (a.all) other.push_back("--all");
+    if (a.threads != 0) other.push_back("--threads");
     if (!other.empty())
       throw UsageError(
           "--compute validates a compute model against the measurements its file names (leaving one "
@@ -148,7 +151,8 @@ int run_validate(Context& ctx, ValidateArgs a) {
     rows.push_back(r);
   }
   const auto reference = app::make_engine("fluid");  // the engine of the fits
-  const calib::Calibration c = calib::calibrate(m, training, *reference);
+  const calib::Calibration c =
+      calib::calibrate(m, training, *reference, a.threads > 0 ? a.threads : hardware_threads());
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
   const std::vector<std::string> order{"copy", "reduce", "d2h", "h2d", "bidir", "pipeline", "internode", "allreduce", "mpi_allreduce"};
   auto rank_of = [&](const std::string& st) { return std::find(order.begin(), order.end(), st) - order.begin(); };
@@ -406,6 +410,13 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
   sub->add_flag("--all", a->all, "List the training points too");
+  ctx.expects(
+      sub->add_option("--threads", a->threads,
+                      "Simulate each evaluation's measured points on this many threads at once (the refit's fluid "
+                      "engine; default: the machine's hardware threads; the results do not depend on it)")
+          ->check(int_in(1, 4096)),
+      "an integer in [1, 4096]");
+
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });
 }
 

@@ -289,6 +289,72 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
   CHECK(c.node_ranks == 2);
 }
 
+TEST_CASE("calib: the fits give the same values on 1 and 3 threads, bit for bit") {
+  // Each evaluation of a fit simulates its points on --threads threads, each residual in its own
+  // slot: the vectors Levenberg-Marquardt sees are the ones a run on one thread builds, so every
+  // value and every point's model time must be equal, not close. Planted measurements (off the
+  // planted values by a size-dependent factor, so that the fits have residuals and move) over
+  // every kind of fit: kernels on 1 and 2 threads, device copies, a pipeline, the tree of 2 ranks.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  ModelParams truth;
+  truth.memory = planted_memory();
+  truth.reduce_kind = "reduce avx512 fp32 regular";
+  at(truth.node, Param::DeviceLatency) = 9e-6;
+  at(truth.node, Param::Duplex) = 12e9;
+  at(truth.node, Param::ChunkOverhead) = 100e-6;
+  at(truth.node, Param::NicBandwidth) = 5e9;
+  at(truth.node, Param::NicLatency) = 40e-6;
+  std::vector<Point> pts = kernel_points(truth.memory, 2, 5);
+  for (double S : {16 * KiB, 4 * MiB, 64 * MiB})
+    for (const char* st : {"d2h", "h2d", "bidir"}) {
+      Point p = point(st, S);
+      p.devices = 1;
+      pts.push_back(p);
+    }
+  for (double S : {1 * MiB, 16 * MiB}) {
+    Point p = point("pipeline", S);
+    p.devices = 2;
+    p.threads = 2;
+    p.chunk_bytes = 256 * KiB;
+    pts.push_back(p);
+  }
+  for (double S : {256 * KiB, 8 * MiB}) {
+    Point p = point("internode", S);
+    p.ranks = 2;
+    p.chunk_bytes = 512 * KiB;
+    pts.push_back(p);
+  }
+  std::vector<Sample> samples = measure(m, truth, pts);
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    samples[i].point.time_median *= 1 + 0.05 * static_cast<double>(i % 3);
+  const Calibration one = calibrate(m, samples, *app::make_engine("fluid"), 1);
+  const Calibration three = calibrate(m, samples, *app::make_engine("fluid"), 3);
+  REQUIRE(one.fits.size() == three.fits.size());
+  REQUIRE(!one.fits.empty());
+  // A value no point pins is NaN ("not pinned") in both.
+  auto same = [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); };
+  for (std::size_t i = 0; i < one.fits.size(); ++i) {
+    const Fit &a = one.fits[i], &b = three.fits[i];
+    CAPTURE(a.name);
+    CAPTURE(a.group);
+    CHECK(a.name == b.name);
+    REQUIRE(a.values.size() == b.values.size());
+    for (std::size_t j = 0; j < a.values.size(); ++j) {
+      CAPTURE(a.values[j].name);
+      CHECK(same(a.values[j].value, b.values[j].value));
+      CHECK(a.values[j].status == b.values[j].status);
+    }
+    REQUIRE(a.points.size() == b.points.size());
+    for (std::size_t j = 0; j < a.points.size(); ++j) CHECK(a.points[j].model == b.points[j].model);
+  }
+  for (const Sample& smp : samples) {
+    CAPTURE(smp.point.pointer);
+    eval::FluidEngine fluid;
+    CHECK(simulate(m, params_for(one, smp.point, smp.regime), smp.point, fluid) ==
+          simulate(m, params_for(three, smp.point, smp.regime), smp.point, fluid));
+  }
+}
+
 TEST_CASE("calib: memory-model edges: one thread, one size per level, a level without points") {
   const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
   ModelParams truth;
