@@ -2,12 +2,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/calib_report.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 
 #include "calib/scope.hpp"
 #include "cli/context.hpp"
 #include "core/format.hpp"
+#include "core/parallel.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "report/json_writer.hpp"
@@ -130,5 +133,16 @@ void write_calibration(report::JsonWriter& w, Context& ctx) {
   }
   w.end_object();
 }
+
+void add_fit_threads_option(CLI::App* sub, Context& ctx, int& threads) {
+  ctx.expects(
+      sub->add_option("--threads", threads,
+                      "Simulate each evaluation's measured points on this many threads at once (the fits' fluid "
+                      "engine; default: the machine's hardware threads; the results do not depend on it)")
+          ->check(int_in(1, 4096)),
+      "an integer in [1, 4096]");
+}
+
+int fit_threads(int given) { return given > 0 ? given : hardware_threads(); }
 
 }  // namespace ffsim::cli

@@ -1,4 +1,4 @@
-// Text output shared by `ffsim calibrate` and `ffsim validate`.
+// Text output, and the --threads option, shared by `ffsim calibrate` and `ffsim validate`.
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 
@@ -9,6 +9,9 @@
 
 namespace ffsim::report {
 class JsonWriter;
+}
+namespace CLI {
+class App;
 }
 
 namespace ffsim::cli {
@@ -29,5 +32,10 @@ void print_calibration(std::ostream& os, Context& ctx);
 /// {"file", "name", "node", "scenario_nodes", "applied": [...], "skipped": [...]}; each value has
 /// parameter, kind, name, pointer, value, scope, scope_reason and reason. null without --calibration.
 void write_calibration(report::JsonWriter& w, Context& ctx);
+
+/// --threads of calibrate and validate: the points of each evaluation of a fit simulated at once
+/// (0, not given: the machine's hardware threads; fit_threads resolves it).
+void add_fit_threads_option(CLI::App* sub, Context& ctx, int& threads);
+[[nodiscard]] int fit_threads(int given);
 
 }  // namespace ffsim::cli

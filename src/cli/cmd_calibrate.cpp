@@ -34,7 +34,6 @@
 #include "config/train_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
-#include "core/parallel.hpp"
 #include "core/spell.hpp"
 #include "core/version.hpp"
 #include "report/json_writer.hpp"
@@ -605,8 +604,7 @@ int run_calibrate(Context& ctx, CalibrateArgs a) {
     outliers += s.outlier.empty() ? 0 : 1;
     if (calib::not_simulated(s.point).empty() && s.outlier.empty()) usable.push_back(s);
   }
-  const calib::Calibration c =
-      calib::calibrate(m, usable, *app::make_engine("fluid"), a.threads > 0 ? a.threads : hardware_threads());
+  const calib::Calibration c = calib::calibrate(m, usable, *app::make_engine("fluid"), fit_threads(a.threads));
   if (a.name.empty()) a.name = m.node.name;
   if (!config::is_snake_case(a.name)) throw UsageError("--name: expected a snake_case name ([a-z][a-z0-9_]*), got \"" + a.name + "\"");
   const auto overrides = calib::node_overrides(m, c, a.out);
@@ -705,12 +703,7 @@ void setup_calibrate(CLI::App& app, Context& ctx) {
                       "fit the shaped compute model's multipliers (with --gemm and --gpu)")
           ->check(input_file()),
       "a CSV file");
-  ctx.expects(
-      sub->add_option("--threads", a->threads,
-                      "Simulate each evaluation's measured points on this many threads at once (the fits' fluid "
-                      "engine; default: the machine's hardware threads; the results do not depend on it)")
-          ->check(int_in(1, 4096)),
-      "an integer in [1, 4096]");
+  add_fit_threads_option(sub, ctx, a->threads);
   sub->add_flag("--json", a->json, "Machine-readable report of the fit on stdout (the calibration file is written as without it)");
   sub->callback([&ctx, a] {
     a->command = "ffsim calibrate";

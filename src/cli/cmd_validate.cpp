@@ -24,7 +24,6 @@
 #include "config/measurement_reader.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
-#include "core/parallel.hpp"
 #include "report/json_writer.hpp"
 #include "report/table.hpp"
 
@@ -151,8 +150,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     rows.push_back(r);
   }
   const auto reference = app::make_engine("fluid");  // the engine of the fits
-  const calib::Calibration c =
-      calib::calibrate(m, training, *reference, a.threads > 0 ? a.threads : hardware_threads());
+  const calib::Calibration c = calib::calibrate(m, training, *reference, fit_threads(a.threads));
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
   const std::vector<std::string> order{"copy", "reduce", "d2h", "h2d", "bidir", "pipeline", "internode", "allreduce", "mpi_allreduce"};
   auto rank_of = [&](const std::string& st) { return std::find(order.begin(), order.end(), st) - order.begin(); };
@@ -410,12 +408,7 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
   sub->add_flag("--all", a->all, "List the training points too");
-  ctx.expects(
-      sub->add_option("--threads", a->threads,
-                      "Simulate each evaluation's measured points on this many threads at once (the refit's fluid "
-                      "engine; default: the machine's hardware threads; the results do not depend on it)")
-          ->check(int_in(1, 4096)),
-      "an integer in [1, 4096]");
+  add_fit_threads_option(sub, ctx, a->threads);
 
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });
 }

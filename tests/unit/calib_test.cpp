@@ -106,6 +106,22 @@ MemoryModel planted_memory() {
   return mm;
 }
 
+// The memory model above and node values chosen so that each binds where it is fitted on the
+// Xeon VM's node model: a D2H's link is the memory model's one-thread memcpy (half its traffic
+// rate), both directions at once are capped by the duplex (12 GB/s < 2 links: 2 x 9 GB/s from
+// DRAM), the pipeline's per-chunk overhead is on its critical path, and the tree's transport binds.
+ModelParams planted_params() {
+  ModelParams truth;
+  truth.memory = planted_memory();
+  truth.reduce_kind = "reduce avx512 fp32 regular";
+  at(truth.node, Param::DeviceLatency) = 9e-6;
+  at(truth.node, Param::Duplex) = 12e9;
+  at(truth.node, Param::ChunkOverhead) = 100e-6;
+  at(truth.node, Param::NicBandwidth) = 5e9;
+  at(truth.node, Param::NicLatency) = 40e-6;
+  return truth;
+}
+
 // Copies and k = 8 reduces of every planted kind at the bench's sizes (copies 18 KiB x 4^i, reduces
 // 4 KiB x 4^i: every level, and straddling each boundary), on 1 and 2 threads.
 std::vector<Point> kernel_points(const MemoryModel& mm, int max_threads, int sizes) {
@@ -192,19 +208,9 @@ TEST_CASE("calib: the memory model is the time of a kernel call, level by level"
 }
 
 TEST_CASE("calib: planted parameters come back from the simulator's own measurements (1e-6 relative)") {
-  // The Xeon VM's node model. Memory model as planted_memory(); node values chosen so that each
-  // binds where it is fitted: a D2H's link is the memory model's one-thread memcpy (half its traffic
-  // rate), both directions at once are capped by the duplex (12 GB/s < 2 links: 2 x 9 GB/s from DRAM), the pipeline's
-  // per-chunk overhead is on its critical path, and the tree's transport binds.
+  // The Xeon VM's node model and planted_params(), each value binding where it is fitted.
   const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
-  ModelParams truth;
-  truth.memory = planted_memory();
-  truth.reduce_kind = "reduce avx512 fp32 regular";
-  at(truth.node, Param::DeviceLatency) = 9e-6;
-  at(truth.node, Param::Duplex) = 12e9;
-  at(truth.node, Param::ChunkOverhead) = 100e-6;
-  at(truth.node, Param::NicBandwidth) = 5e9;
-  at(truth.node, Param::NicLatency) = 40e-6;
+  const ModelParams truth = planted_params();
 
   std::vector<Point> pts = kernel_points(truth.memory, 2, 9);
   for (double S : {16 * KiB, 256 * KiB, 4 * MiB, 64 * MiB, 256 * MiB})
@@ -296,14 +302,7 @@ TEST_CASE("calib: the fits give the same values on 1 and 3 threads, bit for bit"
   // planted values by a size-dependent factor, so that the fits have residuals and move) over
   // every kind of fit: kernels on 1 and 2 threads, device copies, a pipeline, the tree of 2 ranks.
   const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
-  ModelParams truth;
-  truth.memory = planted_memory();
-  truth.reduce_kind = "reduce avx512 fp32 regular";
-  at(truth.node, Param::DeviceLatency) = 9e-6;
-  at(truth.node, Param::Duplex) = 12e9;
-  at(truth.node, Param::ChunkOverhead) = 100e-6;
-  at(truth.node, Param::NicBandwidth) = 5e9;
-  at(truth.node, Param::NicLatency) = 40e-6;
+  const ModelParams truth = planted_params();
   std::vector<Point> pts = kernel_points(truth.memory, 2, 5);
   for (double S : {16 * KiB, 4 * MiB, 64 * MiB})
     for (const char* st : {"d2h", "h2d", "bidir"}) {
