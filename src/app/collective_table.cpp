@@ -249,9 +249,9 @@ CollectiveResult run_collective(const plan::ScenarioSpec& sc, const config::Cata
            est.note,
            sched::TrafficClass::Other,
            {}};
-      for (const sched::Op& o : s.ops())
-        if (o.kind == sched::OpKind::Transfer) {
-          r.cls = o.cls;
+      for (sched::OpId k = 0; k < s.size(); ++k)
+        if (s.op(k).kind == sched::OpKind::Transfer) {
+          r.cls = s.op(k).cls;
           break;
         }
       r.beside.resize(kArbitrations);

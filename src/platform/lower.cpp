@@ -35,7 +35,7 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       out.latency = r.path(pid).latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(Flow{pid, o.amount, w, o.cls, m.options().arbitration_latency / w,
-                               std::min(r.path(pid).rate_cap, o.rate_cap)});
+                               o.capped ? std::min(r.path(pid).rate_cap, s.rate_cap(id)) : r.path(pid).rate_cap});
       return;
     }
     case sched::OpKind::Reduce: {

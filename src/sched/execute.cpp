@@ -50,22 +50,23 @@ void execute(const Schedule& s, Memory& mem, int elem_size, bool lifo) {
       ready.pop_front();
     }
     const Op& o = s.op(id);
-    if (o.data_end > o.data_begin) {
+    const auto [data_begin, data_end] = s.data_refs(id);
+    if (data_end > data_begin) {
       const std::size_t n = elems(s.data_bytes(id), elem_size, "op " + std::to_string(id));
       const auto& refs = s.refs();
       if (o.kind == OpKind::Transfer) {
-        const double* src = span(refs[o.data_begin], n);
-        double* dst = span(refs[o.data_begin + 1], n);
+        const double* src = span(refs[data_begin], n);
+        double* dst = span(refs[data_begin + 1], n);
         std::vector<double> tmp(src, src + n);  // tolerate overlapping refs
         std::copy(tmp.begin(), tmp.end(), dst);
       } else {
-        const std::uint32_t k = o.data_end - o.data_begin - 1;
+        const std::uint32_t k = data_end - data_begin - 1;
         std::vector<double> acc(n, 0.0);
         for (std::uint32_t j = 0; j < k; ++j) {
-          const double* in = span(refs[o.data_begin + j], n);
+          const double* in = span(refs[data_begin + j], n);
           for (std::size_t e = 0; e < n; ++e) acc[e] += in[e];
         }
-        double* out = span(refs[o.data_end - 1], n);
+        double* out = span(refs[data_end - 1], n);
         std::copy(acc.begin(), acc.end(), out);
       }
     }

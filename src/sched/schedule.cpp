@@ -144,15 +144,15 @@ std::uint32_t Schedule::add_refs(const std::vector<DataRef>& r) {
 
 OpId Schedule::transfer(DataRef from, DataRef to, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
   const OpId id = transfer(buffers_.at(from.buffer).place, buffers_.at(to.buffer).place, bytes, cls, tag);
-  ops_[id].data_begin = add_refs({from, to});
-  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  const std::uint32_t b = add_refs({from, to});
+  data_refs_[id] = {b, static_cast<std::uint32_t>(refs_.size())};
   return id;
 }
 
 OpId Schedule::transfer(Place from, Place to, DataRef src, DataRef dst, Bytes bytes, TrafficClass cls, std::uint32_t tag) {
   const OpId id = transfer(from, to, bytes, cls, tag);
-  ops_[id].data_begin = add_refs({src, dst});
-  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  const std::uint32_t b = add_refs({src, dst});
+  data_refs_[id] = {b, static_cast<std::uint32_t>(refs_.size())};
   return id;
 }
 
@@ -174,13 +174,24 @@ OpId Schedule::reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Pl
 }
 
 void Schedule::set_class(OpId id, TrafficClass cls) {
-  FFSIM_ASSERT(ops_.at(id).kind == OpKind::Reduce, "set_class applies to reduces (transfers take their class when made)");
+  FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Reduce,
+               "set_class applies to reduces (transfers take their class when made)");
   ops_[id].cls = cls;
 }
 
 void Schedule::set_rate_cap(OpId id, double bps) {
-  FFSIM_ASSERT(ops_.at(id).kind == OpKind::Transfer && bps > 0, "rate caps apply to transfers");
-  ops_[id].rate_cap = bps;
+  FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Transfer && bps > 0, "rate caps apply to transfers");
+  ops_[id].capped = true;
+  rate_caps_[id] = bps;
+}
+
+double Schedule::rate_cap(OpId id) const {
+  return ops_[id].capped ? rate_caps_.at(id) : std::numeric_limits<double>::infinity();
+}
+
+std::pair<std::uint32_t, std::uint32_t> Schedule::data_refs(OpId id) const {
+  const auto it = data_refs_.find(id);
+  return it == data_refs_.end() ? std::pair<std::uint32_t, std::uint32_t>{0, 0} : it->second;
 }
 
 OpId Schedule::reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out, Bytes bytes, std::uint32_t tag) {
@@ -189,8 +200,8 @@ OpId Schedule::reduce(Place cpu, const std::vector<DataRef>& inputs, DataRef out
   const OpId id = reduce(cpu, places, buffers_.at(out.buffer).place, bytes, tag);
   std::vector<DataRef> all = inputs;
   all.push_back(out);
-  ops_[id].data_begin = add_refs(all);
-  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  const std::uint32_t b = add_refs(all);
+  data_refs_[id] = {b, static_cast<std::uint32_t>(refs_.size())};
   return id;
 }
 
@@ -202,8 +213,8 @@ OpId Schedule::gpu_reduce(Place gpu, const std::vector<DataRef>& inputs, DataRef
   FFSIM_ASSERT(buffers_.at(out.buffer).place == gpu, "GPU reduce output must be in the GPU's memory");
   std::vector<DataRef> all = inputs;
   all.push_back(out);
-  ops_[id].data_begin = add_refs(all);
-  ops_[id].data_end = static_cast<std::uint32_t>(refs_.size());
+  const std::uint32_t b = add_refs(all);
+  data_refs_[id] = {b, static_cast<std::uint32_t>(refs_.size())};
   ops_[id].to.index = gpu.index;
   data_amount_[id] = bytes.si();
   return id;
@@ -231,14 +242,14 @@ Schedule::Graph Schedule::graph() const {
   const std::size_t n = ops_.size();
   g.succ_begin.assign(n + 1, 0);
   g.preds.assign(n, 0);
-  for (const auto& [after, before] : edges_) {
-    ++g.succ_begin[before + 1];
-    ++g.preds[after];
-  }
+  edges_.for_each([&](const std::pair<OpId, OpId>& e) {
+    ++g.succ_begin[e.second + 1];
+    ++g.preds[e.first];
+  });
   for (std::size_t i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
   g.succ.resize(edges_.size());
   std::vector<std::uint32_t> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
-  for (const auto& [after, before] : edges_) g.succ[fill[before]++] = after;
+  edges_.for_each([&](const std::pair<OpId, OpId>& e) { g.succ[fill[e.second]++] = e.first; });
   return g;
 }
 

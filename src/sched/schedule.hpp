@@ -7,8 +7,9 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -72,23 +73,57 @@ struct DataRef {
 ///             A Compute op may carry reduce data semantics too (a GPU reduce kernel).
 /// - Delay:    `amount` = seconds (a fixed overhead: a launch, a handshake).
 struct Op {
+  // (The op is 48 bytes: a simulated schedule holds millions. What few ops have, a rate cap and data
+  // semantics, the schedule keeps beside them: Schedule::rate_cap, Schedule::data_refs.)
   OpKind kind = OpKind::Delay;
   TrafficClass cls = TrafficClass::Other;
-  Place at;
-  Place to;
-  double amount = 0;
-  std::uint32_t tag = 0;           ///< index into Schedule::tags() (what the op is, for reports)
-  std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs()
-  std::uint32_t inputs_end = 0;
-  /// Data semantics (optional): refs [data_begin, data_end) in Schedule::refs(). Transfer: source,
-  /// destination. Reduce and GPU reduce: inputs..., output. amount bytes each.
-  std::uint32_t data_begin = 0;
-  std::uint32_t data_end = 0;
-  /// Transfer: a cap on its own rate set by the software that moves it (bytes per second).
-  double rate_cap = std::numeric_limits<double>::infinity();
   /// Reduce: the output is an accumulator kept in the reducer's cache: out += inputs, and only
   /// the inputs are read from memory (HFReduce's inter-node add, counted as 1 read in Sec. IV).
   bool accumulate = false;
+  bool capped = false;  ///< Transfer: Schedule::rate_cap holds a cap for it
+  Place at;
+  Place to;
+  std::uint32_t tag = 0;  ///< index into Schedule::tags() (what the op is, for reports)
+  double amount = 0;
+  std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs()
+  std::uint32_t inputs_end = 0;
+};
+static_assert(sizeof(Op) <= 48, "an op in 48 bytes");
+
+/// A growing array kept in pages of 2^16 elements: growing never moves what it holds. (A
+/// std::vector that doubles holds the old and the new array at once: 251 MB of the 277 MB peak of a
+/// 1.3-million-op schedule, 2026-12-06.)
+template <class T>
+class Paged {
+public:
+  static constexpr std::size_t kShift = 16;
+  static constexpr std::size_t kPage = std::size_t{1} << kShift;
+  void push_back(const T& v) {
+    if (size_ == pages_.size() * kPage) {
+      pages_.emplace_back();
+      pages_.back().reserve(kPage);
+    }
+    pages_.back().push_back(v);
+    ++size_;
+  }
+  template <class... A>
+  void emplace_back(A&&... a) {
+    push_back(T{std::forward<A>(a)...});
+  }
+  [[nodiscard]] std::size_t size() const { return size_; }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) { return pages_[i >> kShift][i & (kPage - 1)]; }
+  const T& operator[](std::size_t i) const { return pages_[i >> kShift][i & (kPage - 1)]; }
+  /// Calls f on every element in order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& page : pages_)
+      for (const T& v : page) f(v);
+  }
+
+private:
+  std::vector<std::vector<T>> pages_;
+  std::size_t size_ = 0;
 };
 
 /// A DAG of operations. Add operations, then dependencies (`after` waits for `before`).
@@ -113,6 +148,12 @@ public:
   OpId reduce_accumulate(Place cpu, const std::vector<Place>& inputs, Place inout, Bytes bytes, std::uint32_t tag = 0);
   /// Caps a transfer's rate (bytes per second).
   void set_rate_cap(OpId id, double bytes_per_second);
+  /// A transfer's cap on its own rate set by the software that moves it (bytes per second;
+  /// infinity when none).
+  [[nodiscard]] double rate_cap(OpId id) const;
+  /// Data semantics (optional): the op's refs [first, second) in refs(). Transfer: source,
+  /// destination. Reduce and GPU reduce: inputs..., output, `data_bytes` each. {0, 0}: none.
+  [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> data_refs(OpId id) const;
   /// The traffic class of a reduce's memory traffic (reduces start as Other): a class's lane weight
   /// applies to all of its flows, so a collective's reduces share host memory as its copies do.
   void set_class(OpId id, TrafficClass cls);
@@ -132,11 +173,8 @@ public:
 
   [[nodiscard]] std::size_t size() const { return ops_.size(); }
   [[nodiscard]] const Op& op(OpId i) const { return ops_[i]; }
-  [[nodiscard]] const std::vector<Op>& ops() const { return ops_; }
   [[nodiscard]] const std::vector<Place>& reduce_inputs() const { return inputs_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
-  /// Dependency edges (after, before), in insertion order.
-  [[nodiscard]] const std::vector<std::pair<OpId, OpId>>& edges() const { return edges_; }
 
   /// Successor lists and predecessor counts in CSR form (rebuilt on demand).
   struct Graph {
@@ -152,12 +190,14 @@ private:
   OpId push(const Op& o);  // adds an op, at most kMaxOps
   std::uint32_t add_refs(const std::vector<DataRef>& r);
 
-  std::vector<Op> ops_;
+  Paged<Op> ops_;
   std::vector<Place> inputs_;
   std::vector<Buffer> buffers_;
   std::vector<DataRef> refs_;
   std::unordered_map<OpId, double> data_amount_;
-  std::vector<std::pair<OpId, OpId>> edges_;
+  std::unordered_map<OpId, double> rate_caps_;
+  std::unordered_map<OpId, std::pair<std::uint32_t, std::uint32_t>> data_refs_;
+  Paged<std::pair<OpId, OpId>> edges_;  // (after, before), in insertion order
   std::vector<std::string> tags_{""};
 };
 

@@ -76,6 +76,7 @@ struct Shared {
   struct RouteHosts {
     double weight, cap;
     sg4::Host *a, *b;
+    std::size_t route;  // index in the zone's routes (and in an export's)
   };
   std::vector<std::vector<RouteHosts>> hosts;
   // By path id, once known: the both-ways caps on the path and the direction it crosses each in
@@ -99,6 +100,15 @@ struct Shared {
   std::vector<sg4::Link*> links;               // by resource id (null: on no route)
   std::vector<std::array<int, 2>> bidir_busy;  // by resource id
   bool debug = false;  // FFSIM_SIMGRID_DEBUG=1: one line per completion on stderr
+  // FFSIM_SIMGRID_EXPORT=FILE: what the run gave SimGrid, for sg-replay (see export_replay).
+  struct LinkSpec {
+    double bandwidth, latency;
+    bool fatpipe;
+  };
+  std::vector<LinkSpec> link_specs;                   // every link created, in creation order
+  std::vector<std::vector<std::size_t>> route_links;  // by route: its links' indices in link_specs
+  std::vector<bool> route_compute;                    // by route: a compute route (no both-ways caps)
+  std::vector<std::size_t> link_index;                // by resource id: its link's index in link_specs
 };
 
 Shared* g_shared = nullptr;
@@ -300,6 +310,63 @@ bool read_all(int fd, void* buf, std::size_t n) {
   return true;
 }
 
+// FFSIM_SIMGRID_EXPORT=FILE: writes what this run gave SimGrid, as a plain SimGrid program takes it
+// (src/sim/replay_bench.cpp, sg-replay: issue 31's yardstick of the engine's overhead): the links
+// (bandwidth in SimGrid's units, latency, shared or fatpipe), the routes (their links; the
+// both-ways caps each crosses, with the direction and the bandwidth when both directions are busy
+// and when not), and every op (its timer, whether the timer replaces its flows, its flows as
+// (route, payload) and its successors), then the simulated end. Text, one record per line.
+void export_replay(Shared& sh, const char* file) {
+  std::FILE* f = std::fopen(file, "w");
+  if (f == nullptr) throw SimulationError(std::string("cannot write ") + file + ": " + std::strerror(errno));
+  std::fprintf(f, "sg-replay 1\nlinks %zu\n", sh.link_specs.size());
+  for (const auto& l : sh.link_specs) std::fprintf(f, "%.17g %.17g %d\n", l.bandwidth, l.latency, l.fatpipe ? 1 : 0);
+  std::fprintf(f, "routes %zu\n", sh.route_links.size());
+  std::vector<std::uint32_t> path_of_route(sh.route_links.size(), 0);
+  for (std::uint32_t path = 0; path < sh.hosts.size(); ++path)
+    for (const auto& h : sh.hosts[path]) path_of_route[h.route] = path;
+  for (std::size_t r = 0; r < sh.route_links.size(); ++r) {
+    std::fprintf(f, "%zu", sh.route_links[r].size());
+    for (std::size_t id : sh.route_links[r]) std::fprintf(f, " %zu", id);
+    // Both-ways caps (transfers only): link, direction (0 up, 1 down), one-way and both-ways bandwidth.
+    const auto* caps = sh.route_compute[r] ? nullptr : &bidir_of(sh, path_of_route[r]);
+    std::fprintf(f, " %zu", caps ? caps->size() : 0);
+    if (caps)
+      for (const auto& [res, dir] : *caps) {
+        const platform::Resource& rr = sh.p->resource(res);
+        std::fprintf(f, " %zu %d %.17g %.17g", sh.link_index[res], dir, rr.capacity_when(true, false) * kByteScale,
+                     rr.capacity_when(true, true) * kByteScale);
+      }
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "ops %zu\n", sh.s->size());
+  platform::Lowered low;
+  for (sched::OpId op = 0; op < sh.s->size(); ++op) {
+    sh.p->lower(*sh.s, op, low);
+    bool instead = false;
+    const double t = timer_of(sh, low, instead);
+    const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
+    const double scale = compute ? kComputeScale : kByteScale;
+    std::vector<std::pair<std::size_t, long long>> flows;
+    if (!instead)
+      for (const platform::Flow& fl : low.flows) {
+        const platform::Path& path = sh.p->path(fl.path);
+        if (fl.amount <= 0 || (path.resources.empty() && !std::isfinite(fl.rate_cap))) continue;
+        const long long units = std::llround(fl.amount * scale);
+        if (units == 0) continue;
+        for (const auto& h : sh.hosts[fl.path])
+          if (h.weight == fl.weight && h.cap == fl.rate_cap) flows.emplace_back(h.route, units);
+      }
+    std::fprintf(f, "%.17g %d %zu", t, instead ? 1 : 0, flows.size());
+    for (const auto& [route, units] : flows) std::fprintf(f, " %zu %lld", route, units);
+    std::fprintf(f, " %u", sh.g.succ_begin[op + 1] - sh.g.succ_begin[op]);
+    for (std::uint32_t j = sh.g.succ_begin[op]; j < sh.g.succ_begin[op + 1]; ++j) std::fprintf(f, " %u", sh.g.succ[j]);
+    std::fprintf(f, "\n");
+  }
+  std::fprintf(f, "end %.17g\n", sg4::Engine::get_clock());
+  if (std::fclose(f) != 0) throw SimulationError(std::string("cannot write ") + file + ": " + std::strerror(errno));
+}
+
 // Runs in the child process.
 void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd) {
   std::vector<std::string> args{"ffsim",
@@ -347,41 +414,50 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   sh.bidir_of_path.assign(p.path_count(), {});
   sh.bidir_known.assign(p.path_count(), 0);
   std::size_t k = 0;
+  sh.link_index.assign(p.resource_count(), 0);
+  // Every link is recorded as it is made (for an export: see export_replay).
+  auto make_link = [&](const std::string& name, double bandwidth, double latency, bool fatpipe) {
+    sh.link_specs.push_back(Shared::LinkSpec{bandwidth, latency, fatpipe});
+    return iz->create_link(name, bandwidth)
+        ->set_latency(latency)
+        ->set_sharing_policy(fatpipe ? sg4::Link::SharingPolicy::FATPIPE : sg4::Link::SharingPolicy::SHARED)
+        ->seal();
+  };
   for (const auto& [key, compute] : used) {
     const auto& [path_index, weight, cap] = key;
     const platform::Path& path = p.path(path_index);
     const double scale = compute ? kComputeScale : kByteScale;
     RouteZone::R route;
+    std::vector<std::size_t> ids;
     for (std::uint32_t res : path.resources) {
       if (links[res] == nullptr) {
         // A bidirectional cap starts idle (one direction's traffic never reaches it).
-        sg4::Link* l = iz->create_link("r" + std::to_string(res), p.resource(res).capacity_when(false, false) * scale)
-                           ->set_latency(0)
-                           ->set_sharing_policy(sg4::Link::SharingPolicy::SHARED)
-                           ->seal();
-        links[res] = l;
+        sh.link_index[res] = sh.link_specs.size();
+        links[res] =
+            make_link("r" + std::to_string(res), p.resource(res).capacity_when(false, false) * scale, 0, false);
       }
       route.links.push_back(links[res]);
+      ids.push_back(sh.link_index[res]);
     }
-    if (std::isfinite(cap))
-      route.links.push_back(iz->create_link("cap" + std::to_string(k), cap * scale)
-                                ->set_latency(0)
-                                ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                                ->seal());
+    if (std::isfinite(cap)) {
+      ids.push_back(sh.link_specs.size());
+      route.links.push_back(make_link("cap" + std::to_string(k), cap * scale, 0, true));
+    }
     if (!compute) {
       // One penalty link per route: a link shared by every route of a class would join all their
       // flows into one LMM system and make every solve global.
-      route.links.push_back(iz->create_link("penalty" + std::to_string(k), 1e30)
-                                ->set_latency(p.options().arbitration_latency / weight)
-                                ->set_sharing_policy(sg4::Link::SharingPolicy::FATPIPE)
-                                ->seal());
+      ids.push_back(sh.link_specs.size());
+      route.links.push_back(
+          make_link("penalty" + std::to_string(k), 1e30, p.options().arbitration_latency / weight, true));
     }
     sg4::Host* a = iz->create_host("h" + std::to_string(k) + "a", 1.0)->seal();
     sg4::Host* b = iz->create_host("h" + std::to_string(k) + "b", 1.0)->seal();
     zone->set_route(a->get_netpoint(), zone->routes_.size());
     zone->set_route(b->get_netpoint(), zone->routes_.size());
+    sh.hosts[path_index].push_back(Shared::RouteHosts{weight, cap, a, b, zone->routes_.size()});
     zone->routes_.push_back(std::move(route));
-    sh.hosts[path_index].push_back(Shared::RouteHosts{weight, cap, a, b});
+    sh.route_links.push_back(std::move(ids));
+    sh.route_compute.push_back(compute);
     ++k;
   }
   iz->seal();
@@ -394,6 +470,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   std::reverse(sh.ready.begin(), sh.ready.end());
   drain(sh);
   engine.run();
+  if (const char* out = std::getenv("FFSIM_SIMGRID_EXPORT"); out && *out) export_replay(sh, out);
 
   const std::uint64_t n = s.size();
   write_all(out_fd, &n, sizeof n);
@@ -434,22 +511,27 @@ eval::Result SimGridEngine::run(const sched::Schedule& s, const platform::Platfo
   r.engine = "simgrid";
   std::uint64_t n = 0;
   bool ok = read_all(fds[0], &n, sizeof n) && n == s.size();
-  std::vector<double> start(s.size()), end(s.size());
+  // The starts, then the ends, straight into the result in blocks (two arrays of them beside it
+  // were 21 MB of a 1.3-million-op run's peak).
+  if (ok) r.ops.resize(s.size());
+  std::vector<double> block(std::size_t{1} << 16);
+  for (int which = 0; which < 2 && ok; ++which)
+    for (std::size_t at = 0; at < n && ok; at += block.size()) {
+      const std::size_t m = std::min<std::size_t>(block.size(), n - at);
+      ok = read_all(fds[0], block.data(), m * sizeof(double));
+      for (std::size_t i = 0; i < m && ok; ++i) (which == 0 ? r.ops[at + i].start : r.ops[at + i].end) = block[i];
+    }
   double clock = 0;
-  if (ok) ok = read_all(fds[0], start.data(), n * sizeof(double)) && read_all(fds[0], end.data(), n * sizeof(double)) &&
-               read_all(fds[0], &clock, sizeof clock);
+  if (ok) ok = read_all(fds[0], &clock, sizeof clock);
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw SimulationError("the SimGrid replay failed (child exit status " + std::to_string(status) + ")");
-  r.ops.resize(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (end[i] < 0) throw SimulationError("operation " + std::to_string(i) + " never finished in SimGrid");
-    r.ops[i].start = start[i];
-    r.ops[i].end = end[i];
-    r.makespan = std::max(r.makespan, end[i]);
+    if (r.ops[i].end < 0) throw SimulationError("operation " + std::to_string(i) + " never finished in SimGrid");
+    r.makespan = std::max(r.makespan, r.ops[i].end);
   }
   (void)clock;
   return r;

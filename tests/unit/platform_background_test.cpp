@@ -205,7 +205,7 @@ TEST_CASE("background: several targets per node are several flows, each its own 
   CHECK(s.op(ops[0]).to == Place::storage_disk(0));
   CHECK(s.op(ops[1]).to == Place::storage_disk(1));
   // Each flow is capped at its share of the node's rate and carries cap x horizon.
-  CHECK(s.op(ops[0]).rate_cap == 0.5e12);
+  CHECK(s.rate_cap(ops[0]) == 0.5e12);
   CHECK(s.op(ops[0]).amount == 0.5e12 * kHorizon);
   CHECK(s.op(ops[0]).cls == TrafficClass::Storage);
   CHECK(run_pair("fluid", *ps, bg).collective_end ==

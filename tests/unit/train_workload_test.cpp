@@ -325,8 +325,9 @@ TEST_CASE("train::pipeline: layouts decide which transfers cross the NIC - stagg
       "seq": 2048, "precision": "bf16", "pp": 4, "zero_stage": 1, )" + kRing + R"(, "gpus": [32])";
   auto count_inter_node = [](const StepBuilder& b) {
     int n = 0;
-    for (const auto& op : b.schedule().ops())
-      if (op.kind == sched::OpKind::Transfer && op.at.node != op.to.node) ++n;
+    const sched::Schedule& s = b.schedule();
+    for (sched::OpId i = 0; i < s.size(); ++i)
+      if (s.op(i).kind == sched::OpKind::Transfer && s.op(i).at.node != s.op(i).to.node) ++n;
     return n;
   };
   {
