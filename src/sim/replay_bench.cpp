@@ -4,7 +4,10 @@
 // maestro, completions by callback, one kernel timer per op that waits, both-ways caps re-rated as
 // their directions go busy or idle). It is issue 31's yardstick for "the SimGrid engine within 2x a
 // plain SimGrid simulation of the same flows, in time and memory" (scripts/bench-sim.sh): what is
-// left between the two is ffsim's own cost (schedule, lowering, bookkeeping, the fork).
+// left between the two is ffsim's own cost (schedule, lowering, bookkeeping, the fork). Its driving
+// of SimGrid repeats the engine's (simgrid_engine.cpp: start_flows, on_complete, bidir_update) on
+// purpose, line for line where it can: a yardstick that shared the engine's code would measure it
+// against itself.
 // Usage: sg-replay FILE   Prints one line:
 //   ops N comms M simulated_s ... expected_s ... load_s ... wall_s ...
 // expected_s is the engine's simulated end, written in FILE; the program exits 1 if they differ by
