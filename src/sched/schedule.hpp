@@ -80,7 +80,7 @@ struct Op {
   /// Reduce: the output is an accumulator kept in the reducer's cache: out += inputs, and only
   /// the inputs are read from memory (HFReduce's inter-node add, counted as 1 read in Sec. IV).
   bool accumulate = false;
-  bool capped = false;  ///< Transfer: Schedule::rate_cap holds a cap for it
+  bool capped = false;  ///< Transfer: Schedule::rate_cap holds a cap for it (lowering looks it up only then)
   Place at;
   Place to;
   std::uint32_t tag = 0;  ///< index into Schedule::tags() (what the op is, for reports)
@@ -111,7 +111,6 @@ public:
     push_back(T{std::forward<A>(a)...});
   }
   [[nodiscard]] std::size_t size() const { return size_; }
-  [[nodiscard]] bool empty() const { return size_ == 0; }
   T& operator[](std::size_t i) { return pages_[i >> kShift][i & (kPage - 1)]; }
   const T& operator[](std::size_t i) const { return pages_[i >> kShift][i & (kPage - 1)]; }
   /// Calls f on every element in order.
