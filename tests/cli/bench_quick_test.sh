@@ -3,7 +3,7 @@
 # under mpirun with 2 ranks, prints no inf or nan anywhere (4-byte tensors printed inf before
 # 2026-12-01: their copy bound was 0 bytes), prints nccl-tests' table for the allreduce stages
 # and writes files ffsim check accepts (the new stage mpi_p2p and fields busbw_Bps, placement,
-# wrong_elements, time_s.spread). Usage: bench_quick_test.sh BENCH FFSIM [MPIEXEC]
+# wrong_elements, time_s.spread) with a read bound on every reduce point. Usage: bench_quick_test.sh BENCH FFSIM [MPIEXEC]
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 bench=$1
@@ -26,6 +26,12 @@ timed() {  # timed LIMIT command...: fails when the command takes longer than LI
 timed 60 "$bench" --quick --machine test --out "$tmp/q.json" > "$tmp/q.txt"
 no_inf "$tmp/q.txt" "$tmp/q.json"
 "$ffsim" --models models check "$tmp/q.json"
+# every reduce point carries the read bound beside the copy bound and the plain loop, and the
+# summary prints its ratio (reduce points: as many "read_bound" entries as "plain_loop" ones, > 0)
+reads=$(grep -c '"name": "read_bound"' "$tmp/q.json" || true)
+plains=$(grep -c '"name": "plain_loop"' "$tmp/q.json" || true)
+[ "$reads" -gt 0 ] && [ "$reads" = "$plains" ] || { echo "FAIL: $reads read bounds for $plains plain-loop bounds"; exit 1; }
+grep -q '/ read bound$' "$tmp/q.txt" || { echo "FAIL: no read-bound column in the reduce summary"; exit 1; }
 # 4-byte tensors (one fp32, k = 8): every ratio finite
 "$bench" --stages copy,reduce --min-bytes 4B --max-bytes 16B --k 8 --threads 1 --isa scalar --dtypes fp32 \
   --rounds 1 --budget 0.001 --reps 2 --machine test --out "$tmp/tiny.json" > "$tmp/tiny.txt"

@@ -231,6 +231,47 @@ TEST_CASE("reduce: hfreduce-bench's plain-loop reference equals the scalar refer
   }
 }
 
+TEST_CASE("reduce: hfreduce-bench's read bound reads every byte of every input once, on any threads") {
+  // PlainLoop::read is the bench's read bound: it must read exactly the inputs' bytes. Expected, by
+  // its definition (plain_loop.hpp): the exclusive or of each input's 64-bit words (native byte
+  // order) and of its tail bytes, zero-extended. A byte missed or read twice (a part boundary off by
+  // a word, the tail dropped) changes the result for random data. Edges: 0 bytes, a tail of 1..7,
+  // exactly one word, one block and one byte past it; k = 1..16; 1..3 threads with parts of 64 bytes.
+  std::vector<std::vector<unsigned char>> inputs;
+  std::mt19937_64 rng(4242);
+  for (int j = 0; j < kMaxReduceInputs; ++j) {
+    inputs.emplace_back(1003);
+    for (auto& b : inputs.back()) b = static_cast<unsigned char>(rng());
+  }
+  auto expected = [&](int k, std::size_t bytes) {
+    std::uint64_t r = 0;
+    for (int j = 0; j < k; ++j) {
+      const auto& in = inputs[static_cast<std::size_t>(j)];
+      std::size_t i = 0;
+      for (; i + 8 <= bytes; i += 8) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, in.data() + i, 8);
+        r ^= w;
+      }
+      for (; i < bytes; ++i) r ^= in[i];
+    }
+    return r;
+  };
+  for (int threads = 1; threads <= 3; ++threads) {
+    bench::PlainLoop plain(threads, 64);
+    for (int k = 1; k <= kMaxReduceInputs; ++k) {
+      std::vector<const void*> in;
+      for (int j = 0; j < k; ++j) in.push_back(inputs[static_cast<std::size_t>(j)].data());
+      for (std::size_t bytes : {0, 1, 7, 8, 9, 63, 64, 65, 200, 1000, 1003}) {
+        INFO("threads=", threads, " k=", k, " bytes=", bytes);
+        CHECK(plain.read(in, bytes) == expected(k, bytes));
+      }
+    }
+  }
+  bench::PlainLoop plain(1);
+  CHECK_THROWS_AS((void)plain.read(std::vector<const void*>{}, 8), KernelError);
+}
+
 TEST_CASE("reduce: large lengths equal the scalar reference on every path") {
   for (std::size_t length : {std::size_t{1000}, std::size_t{4097}, std::size_t{100003}, std::size_t{1} << 20}) {
     for (DType dtype : kAllDtypes) {

@@ -724,30 +724,34 @@ void record_with_copy(const Options& o, Point p, CopyBound& copy, const std::fun
 
 // ---------------------------------------------------------------- stages
 
-/// The reduce stage's three runs in turn, repetition by repetition: the copy bound, then the
-/// kernel and the plain loop in alternating order (so neither always finds the other's data
-/// warm); returns the kernel's, the plain loop's and the copy's timings.
-std::array<Timing, 3> measure_reduce_side_by_side(const Options& o, const std::function<void()>& kernel,
-                                                  const std::function<void()>& plain, const std::function<void()>& copy) {
-  const std::function<void()>* runs[] = {&kernel, &plain, &copy};
+// What the read bound's reads add up to, kept so that no compiler drops them.
+volatile std::uint64_t read_bound_sink = 0;
+
+/// The reduce stage's four runs in turn, repetition by repetition: the copy bound and the read
+/// bound, then the kernel and the plain loop in alternating order (so neither always finds the
+/// other's data warm); returns the kernel's, the plain loop's, the copy's and the read's timings.
+std::array<Timing, 4> measure_reduce_side_by_side(const Options& o, const std::function<void()>& kernel,
+                                                  const std::function<void()>& plain, const std::function<void()>& copy,
+                                                  const std::function<void()>& read) {
+  const std::function<void()>* runs[] = {&kernel, &plain, &copy, &read};
   for (const auto* run : runs) (*run)();
   double first = 0;
-  std::array<int, 3> calls{};
-  for (std::size_t i = 0; i < 3; ++i) {
+  std::array<int, 4> calls{};
+  for (std::size_t i = 0; i < 4; ++i) {
     const double t = time_calls(*runs[i], 1);
     first += t;
     calls[i] = calls_per_sample(t);
   }
-  const int reps = std::clamp(static_cast<int>(3 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
-  std::array<std::vector<double>, 3> samples;
+  const int reps = std::clamp(static_cast<int>(4 * o.budget_s / std::max(first, 1e-7)), o.reps, 500);
+  std::array<std::vector<double>, 4> samples;
   for (int r = 0; r < reps; ++r) {
-    samples[2].push_back(time_calls(copy, calls[2]));
+    for (std::size_t b : {std::size_t{2}, std::size_t{3}}) samples[b].push_back(time_calls(*runs[b], calls[b]));
     const int a = r % 2;  // kernel first on even repetitions, the plain loop first on odd ones
     samples[static_cast<std::size_t>(a)].push_back(time_calls(*runs[a], calls[static_cast<std::size_t>(a)]));
     samples[static_cast<std::size_t>(1 - a)].push_back(time_calls(*runs[1 - a], calls[static_cast<std::size_t>(1 - a)]));
   }
-  std::array<Timing, 3> t{summarize(samples[0]), summarize(samples[1]), summarize(samples[2])};
-  for (std::size_t i = 0; i < 3; ++i) t[i].calls = calls[i];
+  std::array<Timing, 4> t{summarize(samples[0]), summarize(samples[1]), summarize(samples[2]), summarize(samples[3])};
+  for (std::size_t i = 0; i < 4; ++i) t[i].calls = calls[i];
   return t;
 }
 
@@ -778,14 +782,18 @@ void reduce_stage(const Options& o, Arena& arena) {
               p.threads = threads;
               p.bytes = bytes;
               p.traffic_bytes = static_cast<double>((static_cast<std::size_t>(k) + 1) * bytes);
-              // bounds: the copy rate over the same footprint, then the plain loop's rate on the same
-              // buffers (ratio = kernel / plain loop), all three measured in turn
+              // bounds: the copy rate over the same footprint, the plain loop's rate on the same
+              // buffers (ratio = kernel / plain loop), and the read bound: the traffic over the time
+              // the same threads take to read the k inputs and nothing else; all four in turn
+              std::uint64_t read_sink = 0;
               const auto times = measure_reduce_side_by_side(
                   o, [&] { reducer.sum(dtype, out, in, count); }, [&] { plain.sum(dtype, out, in, count); },
-                  [&] { copy.run(); });
+                  [&] { copy.run(); }, [&] { read_sink ^= plain.read(in, bytes); });
+              read_bound_sink = read_sink;  // the reads have a use
               p.time = times[0];
               p.bounds.push_back({"memcpy_bw", "traffic_Bps", copy.traffic() / times[2].median});
               p.bounds.push_back({"plain_loop", "traffic_Bps", p.traffic_bytes / times[1].median});
+              p.bounds.push_back({"read_bound", "traffic_Bps", p.traffic_bytes / times[3].median});
               record(std::move(p));
             }
           }
@@ -1453,8 +1461,8 @@ void print_tree_summary() {
 
 // The reduce kernel as the library runs it by default (StorePolicy::Auto: streaming stores from
 // ReducerOptions::nontemporal_min_bytes of traffic up), against the plain loop and the copy bound
-// measured beside it: per (ISA, dtype, k, threads, size), the measured row of the store kind that
-// Auto picks. Sizes without that row (--stores left it out) are skipped.
+// and the read bound measured beside it: per (ISA, dtype, k, threads, size), the measured row of the
+// store kind that Auto picks. Sizes without that row (--stores left it out) are skipped.
 void print_reduce_summary() {
   const double nt_from = static_cast<double>(ReducerOptions{}.nontemporal_min_bytes);
   bool header = false;
@@ -1468,14 +1476,17 @@ void print_reduce_summary() {
       return 0.0;
     };
     if (!header) {
-      std::printf("\nreduce (default stores: nt from %s of traffic) vs the plain loop and the copy bound (traffic ratios)\n",
+      std::printf("\nreduce (default stores: nt from %s of traffic) vs the plain loop, the copy bound and the read bound "
+                  "(traffic ratios; the read bound: (k + 1) x bytes over the time the same threads take to read the k "
+                  "inputs alone)\n",
                   format_bytes(ReducerOptions{}.nontemporal_min_bytes).c_str());
-      std::printf("%-7s %-5s %3s %7s %9s %-7s %9s %12s %12s\n", "isa", "dtype", "k", "threads", "bytes", "stores", "GB/s",
-                  "/ plain loop", "/ copy bound");
+      std::printf("%-7s %-5s %3s %7s %9s %-7s %9s %12s %12s %12s\n", "isa", "dtype", "k", "threads", "bytes", "stores", "GB/s",
+                  "/ plain loop", "/ copy bound", "/ read bound");
       header = true;
     }
-    std::printf("%-7s %-5s %3d %7d %9s %-7s %9.2f %12.2f %12.2f\n", p.variant.c_str(), p.dtype.c_str(), p.k, p.threads,
-                format_bytes(p.bytes).c_str(), p.store.c_str(), p.traffic_rate() / 1e9, ratio("plain_loop"), ratio("memcpy_bw"));
+    std::printf("%-7s %-5s %3d %7d %9s %-7s %9.2f %12.2f %12.2f %12.2f\n", p.variant.c_str(), p.dtype.c_str(), p.k, p.threads,
+                format_bytes(p.bytes).c_str(), p.store.c_str(), p.traffic_rate() / 1e9, ratio("plain_loop"), ratio("memcpy_bw"),
+                ratio("read_bound"));
   }
 }
 

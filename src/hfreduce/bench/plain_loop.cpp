@@ -45,6 +45,30 @@ void plain_sum(void* out_bytes, const void* const* in_bytes, std::size_t count) 
   }
 }
 
+// The read bound's loop: k streams of 64-bit words, one accumulator each (no chain between the
+// inputs, so the loads are the only limit), then the tail bytes.
+template <int K>
+std::uint64_t plain_read(const void* const* in_bytes, std::size_t bytes) {
+  const std::size_t words = bytes / 8;
+  std::uint64_t x[K] = {};
+  const std::uint64_t* in[K];
+  for (int j = 0; j < K; ++j) in[j] = static_cast<const std::uint64_t*>(in_bytes[j]);
+  for (std::size_t i = 0; i < words; ++i)
+    for (int j = 0; j < K; ++j) x[j] ^= in[j][i];
+  std::uint64_t r = 0;
+  for (int j = 0; j < K; ++j) {
+    r ^= x[j];
+    const auto* tail = static_cast<const unsigned char*>(in_bytes[j]) + words * 8;
+    for (std::size_t b = 0; b < bytes - words * 8; ++b) r ^= tail[b];
+  }
+  return r;
+}
+using Read = std::uint64_t (*)(const void* const*, std::size_t);
+template <int... K>
+constexpr std::array<Read, sizeof...(K)> reads(std::integer_sequence<int, K...>) {
+  return {&plain_read<K + 1>...};
+}
+
 using Loop = void (*)(void*, const void* const*, std::size_t);
 
 template <class T, int... K>
@@ -98,6 +122,34 @@ void PlainLoop::sum(DType dtype, void* out, std::span<const void* const> in, std
     for (std::size_t j = 0; j < in.size(); ++j) shifted[j] = static_cast<const std::byte*>(in[j]) + first * element;
     loop(static_cast<std::byte*>(out) + first * element, shifted, last - first);
   });
+}
+
+std::uint64_t PlainLoop::read(std::span<const void* const> in, std::size_t bytes) {
+  static constexpr auto table = reads(std::make_integer_sequence<int, 16>{});
+  FFSIM_KERNEL_CHECK(!in.empty() && in.size() <= 16, "the read bound reads 1..16 inputs, got ", in.size());
+  const Read loop = table[in.size() - 1];
+  if (bytes == 0) return 0;
+  const std::size_t wanted = std::max<std::size_t>(1, bytes / min_bytes_per_thread_);
+  const int parts = static_cast<int>(std::min<std::size_t>(wanted, static_cast<std::size_t>(pool_.size())));
+  if (parts == 1) return loop(in.data(), bytes);
+  // part p: whole 64-byte blocks, as sum() splits (a part starts on a word: the words stay the same)
+  const std::size_t blocks = (bytes + 63) / 64;
+  auto begin = [&](int part) {
+    return std::min(bytes, blocks * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts) * 64);
+  };
+  std::array<std::uint64_t, 256> got{};
+  FFSIM_KERNEL_CHECK(parts <= static_cast<int>(got.size()), "the read bound splits over at most 256 threads, got ", parts);
+  pool_.run(parts, [&](int part) {
+    const std::size_t first = begin(part);
+    const std::size_t last = begin(part + 1);
+    if (first == last) return;
+    const void* shifted[16];
+    for (std::size_t j = 0; j < in.size(); ++j) shifted[j] = static_cast<const std::byte*>(in[j]) + first;
+    got[static_cast<std::size_t>(part)] = loop(shifted, last - first);
+  });
+  std::uint64_t r = 0;
+  for (int part = 0; part < parts; ++part) r ^= got[static_cast<std::size_t>(part)];
+  return r;
 }
 
 }  // namespace ffsim::hfreduce::bench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "ffsim/hfreduce/dtype.hpp"
@@ -27,6 +28,15 @@ class PlainLoop {
 
   /// count elements of dtype; 1 <= in.size() <= 16, no partial overlap (as reduce_sum; unchecked).
   void sum(DType dtype, void* out, std::span<const void* const> in, std::size_t count);
+
+  /// Reads `bytes` bytes of every input and nothing else: the exclusive or of their 64-bit words
+  /// (a tail shorter than a word: each byte on its own, zero-extended), one accumulator per input,
+  /// in the same translation unit and split over the threads as sum() (parts of whole 64-byte
+  /// blocks). hfreduce-bench times it beside the kernels as the read bound: a reduce of k inputs
+  /// cannot finish before its k inputs have been read, so (k + 1) x bytes over this time bounds its
+  /// traffic rate, whatever its stores cost. Returns the exclusive or of every input (the same on
+  /// any number of threads: reduce_test checks it against a byte-by-byte loop).
+  std::uint64_t read(std::span<const void* const> in, std::size_t bytes);
 
   int threads() const noexcept { return pool_.size(); }
 
