@@ -1476,17 +1476,18 @@ void print_reduce_summary() {
       return 0.0;
     };
     if (!header) {
-      std::printf("\nreduce (default stores: nt from %s of traffic) vs the plain loop, the copy bound and the read bound "
-                  "(traffic ratios; the read bound: (k + 1) x bytes over the time the same threads take to read the k "
-                  "inputs alone)\n",
-                  format_bytes(ReducerOptions{}.nontemporal_min_bytes).c_str());
-      std::printf("%-7s %-5s %3s %7s %9s %-7s %9s %12s %12s %12s\n", "isa", "dtype", "k", "threads", "bytes", "stores", "GB/s",
-                  "/ plain loop", "/ copy bound", "/ read bound");
+      std::printf(
+          "\nreduce (default stores: nt from %s of traffic) vs the plain loop, the copy bound and the read bound "
+          "(traffic ratios; the read bound: (k + 1) x bytes over the time the same threads take to read the k "
+          "inputs alone)\n",
+          format_bytes(ReducerOptions{}.nontemporal_min_bytes).c_str());
+      std::printf("%-7s %-5s %3s %7s %9s %-7s %9s %12s %12s %12s\n", "isa", "dtype", "k", "threads", "bytes", "stores",
+                  "GB/s", "/ plain loop", "/ copy bound", "/ read bound");
       header = true;
     }
-    std::printf("%-7s %-5s %3d %7d %9s %-7s %9.2f %12.2f %12.2f %12.2f\n", p.variant.c_str(), p.dtype.c_str(), p.k, p.threads,
-                format_bytes(p.bytes).c_str(), p.store.c_str(), p.traffic_rate() / 1e9, ratio("plain_loop"), ratio("memcpy_bw"),
-                ratio("read_bound"));
+    std::printf("%-7s %-5s %3d %7d %9s %-7s %9.2f %12.2f %12.2f %12.2f\n", p.variant.c_str(), p.dtype.c_str(), p.k,
+                p.threads, format_bytes(p.bytes).c_str(), p.store.c_str(), p.traffic_rate() / 1e9, ratio("plain_loop"),
+                ratio("memcpy_bw"), ratio("read_bound"));
   }
 }
 

@@ -138,7 +138,8 @@ std::uint64_t PlainLoop::read(std::span<const void* const> in, std::size_t bytes
     return std::min(bytes, blocks * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts) * 64);
   };
   std::array<std::uint64_t, 256> got{};
-  FFSIM_KERNEL_CHECK(parts <= static_cast<int>(got.size()), "the read bound splits over at most 256 threads, got ", parts);
+  FFSIM_KERNEL_CHECK(parts <= static_cast<int>(got.size()), "the read bound splits over at most 256 threads, got ",
+                     parts);
   pool_.run(parts, [&](int part) {
     const std::size_t first = begin(part);
     const std::size_t last = begin(part + 1);
