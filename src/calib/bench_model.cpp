@@ -71,6 +71,19 @@ std::string kernel_kind(const Point& pt) {
   return "";
 }
 
+std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes) {
+  if (m.memcpy_streaming > 0 && call_bytes >= m.memcpy_streaming && mm.kinds.count("copy kernel_nt"))
+    return "copy kernel_nt";
+  return "copy memcpy";
+}
+
+std::string model_kind(const BenchModel& m, const Point& pt) {
+  if (pt.stage == "copy" && pt.variant == "memcpy" && m.memcpy_streaming > 0 &&
+      pt.bytes / kernel_threads(pt) >= m.memcpy_streaming)
+    return "copy kernel_nt";
+  return kernel_kind(pt);
+}
+
 int kernel_threads(const Point& pt) {
   const int t = std::max(1, pt.threads);
   if (pt.stage == "copy" && pt.variant == "memcpy") return t;
@@ -127,18 +140,22 @@ double value_or(double v, double fallback) { return is_set(v) ? v : fallback; }
 double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n) {
   const auto it = mm.kinds.find(kind);
   if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
-  return 1 / per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n);
+  const double mixed = per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n);
+  // A streaming copy's written half goes to DRAM whatever the working set (as kernel_seconds).
+  if (kind == "copy kernel_nt") return 1 / (0.5 * mixed + 0.5 / level_rate(mm, it->second, Level::Dram, n));
+  return 1 / mixed;
 }
 
 double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt) {
-  const auto it = mm.kinds.find(kernel_kind(pt));
+  const std::string kind = model_kind(m, pt);
+  const auto it = mm.kinds.find(kind);
   if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
   const KindRates& k = it->second;
   const int n = kernel_threads(pt);
   const double S = pt.bytes;
   const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
   // Streaming stores write around the caches: the written bytes always go to DRAM.
-  const bool streaming = pt.stage == "copy" ? pt.variant == "kernel_nt" : pt.store == "nt";
+  const bool streaming = pt.stage == "copy" ? kind == "copy kernel_nt" : pt.store == "nt";
   const double written = streaming ? S : 0;
   const auto f = level_fractions(m, mm.sharpness, W, n);
   double t = (W - written) * per_byte(mm, k, f, n);
@@ -154,6 +171,7 @@ BenchModel make_bench_model(hw::NodeSpec node, coll::LibraryParams lib) {
   if (cpu.last_level_cache) m.llc = cpu.last_level_cache->si();
   if (cpu.l1d_cache_per_core) m.l1 = cpu.l1d_cache_per_core->si();
   if (cpu.l2_cache_per_core) m.l2 = cpu.l2_cache_per_core->si();
+  if (cpu.memcpy_streaming_threshold) m.memcpy_streaming = cpu.memcpy_streaming_threshold->si();
   return m;
 }
 
@@ -389,6 +407,15 @@ void check_machine(const BenchModel& m, const MeasurementFile& f) {
     fail("/machine/cpu_model", "expected \"" + n.measured_cpu_model + "\" (the CPU node model " + n.name +
                                    " was measured on), got \"" + f.machine.cpu_model +
                                    "\"; a run of another machine under this name needs a node model of its own");
+  // The memcpy streaming threshold the run recorded against the one the node model's CPU states.
+  if (const auto& t = n.sockets.front().cpu.memcpy_streaming_threshold;
+      t && f.machine.memcpy_streaming_threshold > 0 && std::fabs(f.machine.memcpy_streaming_threshold - t->si()) > 0.5)
+    fail("/machine/memcpy_streaming_threshold_bytes",
+         "expected " + fmt_g(t->si(), 12) + " (node model " + n.name + "'s CPU " + n.sockets.front().cpu.name +
+             ": memcpy streams from " + fmt_bytes(*t) + " per call), got " +
+             fmt_g(f.machine.memcpy_streaming_threshold, 12) +
+             "; the run's C library or caches differ from the ones the model states: calibrate it with a node model "
+             "whose CPU states what the run recorded");
   if (emulated && !f.machine.gpus.empty())
     fail("/machine/gpus", "expected no GPUs: node model " + n.name + "'s devices are emulated in host memory, got " +
                               std::to_string(f.machine.gpus.size()) + " (\"" + f.machine.gpus.front() + "\")");
@@ -455,14 +482,19 @@ namespace {
 // over the stage's working set, an emulated device's link what one copy thread's memcpy reaches
 // (payload: half its traffic), and the per-core reduce rate the node's reduce group's over the same
 // working set (input bytes: k / (k + 1) of its traffic for k inputs). Values the model lacks keep p's.
+// The memcpy is the one each call makes: a whole D2H or H2D, or a pipeline's chunk (memcpy_kind:
+// from the machine's streaming threshold on, glibc streams).
 void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string& reduce_kind, const Point& pt,
                   hw::NodeSpec& n) {
   const double W = working_set(pt);
   const int cores = total_cores(m.node);
-  if (const double dram = mixed_rate(m, mm, "copy memcpy", W, cores); is_set(dram) && dram > 0)
+  const bool whole = pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir";
+  const double call = whole || pt.chunk_bytes <= 0 ? pt.bytes : std::min(pt.bytes, pt.chunk_bytes);
+  const std::string copy = memcpy_kind(m, mm, call);
+  if (const double dram = mixed_rate(m, mm, copy, W, cores); is_set(dram) && dram > 0)
     for (auto& s : n.sockets) s.dram_bandwidth = BytesPerSecond(dram);
   if (!n.gpus.empty() && n.gpus.front().gpu.emulated())
-    if (const double link = mixed_rate(m, mm, "copy memcpy", W, 1); is_set(link) && link > 0)
+    if (const double link = mixed_rate(m, mm, copy, W, 1); is_set(link) && link > 0)
       for (auto& g : n.gpus) g.gpu.pcie_bandwidth = BytesPerSecond(link / 2);
   if (const double red = mixed_rate(m, mm, reduce_kind, W, 1); is_set(red) && red > 0) {
     const double k = std::max(2, pt.devices);

@@ -91,6 +91,9 @@ struct BenchModel {
   double llc = 0;
   /// Per-core L1 data cache and L2 of the node's CPU (bytes); 0 when the model does not say.
   double l1 = 0, l2 = 0;
+  /// The per-call size from which the CPU's memcpy streams (hw::CpuSpec::memcpy_streaming_threshold,
+  /// bytes); 0 when the model does not say (every memcpy then takes the memcpy kind's rates).
+  double memcpy_streaming = 0;
 };
 
 /// What `simulate` runs a point with: the node-level parameters and the memory model.
@@ -119,6 +122,13 @@ struct ModelParams {
 /// The memory-model kind of a copy or reduce point: "copy memcpy", "reduce avx512 fp32 regular";
 /// "" for other stages.
 [[nodiscard]] std::string kernel_kind(const Point& pt);
+/// The kind whose rates time the point: its kernel_kind, but a memcpy of at least the machine's
+/// streaming threshold per thread (BenchModel::memcpy_streaming) is glibc's streaming loop, timed
+/// as the streaming copy kernel ("copy kernel_nt"): the same stores, no parameter of its own.
+[[nodiscard]] std::string model_kind(const BenchModel& m, const Point& pt);
+/// The copy kind a memcpy of `call_bytes` per call takes on this machine: "copy kernel_nt" from the
+/// streaming threshold on (where the model has that kind), else "copy memcpy".
+[[nodiscard]] std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes);
 /// The threads a copy or reduce call runs on: hfreduce's Reducer (the vector kernels and the
 /// reduces) hands a thread at least 64 KiB of output (ReducerOptions::min_bytes_per_thread), so
 /// min(threads, max(1, floor(S / 64 KiB))); the bench's memcpy splits over every thread.
@@ -134,7 +144,8 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// Time of one copy or reduce call by the memory model (seconds; NaN if its kind has no rates).
 [[nodiscard]] double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt);
 /// The traffic rate all `n` threads of `kind` reach over a working set of W bytes (the levels'
-/// rates mixed by level_fractions); NaN if the model has no rate for the kind.
+/// rates mixed by level_fractions; the streaming copy's written half at DRAM's); NaN if the model
+/// has no rate for the kind.
 [[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n);
 
 /// "" if the simulator rebuilds this configuration, else why it does not.

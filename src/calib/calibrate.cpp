@@ -389,7 +389,7 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
   std::map<std::string, std::vector<const Sample*>> by_kind;
   std::vector<std::string> copy_kinds, reduce_kinds;
   for (const auto& s : training) {
-    const std::string k = kernel_kind(s.point);
+    const std::string k = model_kind(m, s.point);  // a streaming memcpy is a sample of the streaming kernel
     if (k.empty()) continue;
     auto& v = by_kind[k];
     if (v.empty()) (s.point.stage == "copy" ? copy_kinds : reduce_kinds).push_back(k);

@@ -22,6 +22,9 @@ struct MeasuredMachine {
   /// turn) or "unpinned" (left to the scheduler, the default; files written before hfreduce-bench
   /// recorded it, 2026-12-01, ran so).
   std::string host_streams = "unpinned";
+  /// The size per call from which the machine's memcpy streams (glibc's x86_non_temporal_threshold,
+  /// as hfreduce-bench read it from the loader since 2026-12-06); 0: not recorded.
+  double memcpy_streaming_threshold = 0;
 };
 
 struct Bound {

@@ -97,6 +97,8 @@ CpuSpec parse_cpu(const CatalogEntry& e) {
   c.last_level_cache = r.optional_fact_quantity<Bytes>("last_level_cache", false, &plausible::kCache);
   c.l1d_cache_per_core = r.optional_fact_quantity<Bytes>("l1d_cache_per_core", false, &plausible::kCache);
   c.l2_cache_per_core = r.optional_fact_quantity<Bytes>("l2_cache_per_core", false, &plausible::kCache);
+  c.memcpy_streaming_threshold =
+      r.optional_fact_quantity<Bytes>("memcpy_streaming_threshold", false, &plausible::kCache);
   r.finish();
   return c;
 }

@@ -176,6 +176,8 @@ MeasurementFile parse_measurement(const Document& doc) {
       hs.fail("expected \"pinned\" or \"unpinned\" (how hfreduce-bench ran the host backend's copy threads), got \"" +
               m.machine.host_streams + "\"");
   }
+  if (mach.has("memcpy_streaming_threshold_bytes"))
+    m.machine.memcpy_streaming_threshold = positive(mach, "memcpy_streaming_threshold_bytes");
   mach.allow({"hostname", "kernel", "cpu_features", "mpi", "compiler"});
   mach.finish();
   const auto pts = r.child("points", "an array of measured points").elements("points");

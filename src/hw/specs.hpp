@@ -66,6 +66,11 @@ struct CpuSpec {
   /// tells the levels a CPU kernel's working set is served from.
   std::optional<Bytes> l1d_cache_per_core;
   std::optional<Bytes> l2_cache_per_core;
+  /// The size from which the C library's memcpy writes with streaming (non-temporal) stores, per
+  /// call (glibc: the tunable glibc.cpu.x86_non_temporal_threshold, 3/4 of the shared cache it
+  /// detects; `ld.so --list-tunables` prints it): calibration's memory model times a memcpy of at
+  /// least this many bytes per thread with the streaming copy kernel's rates.
+  std::optional<Bytes> memcpy_streaming_threshold;
 };
 
 struct NicSpec {

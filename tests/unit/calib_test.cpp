@@ -163,13 +163,21 @@ std::vector<Sample> measure(const BenchModel& m, const ModelParams& truth, std::
 
 void check_rel(double got, double want) { CHECK(got == doctest::Approx(want).epsilon(1e-6).scale(ffsim::testing::kRelative)); }
 
+// The Xeon VM's node model without glibc's streaming switch (memcpy_streaming = 0: every memcpy takes
+// the memcpy kind's rates), which the tests of the memory model itself use; the switch has its own.
+BenchModel xeon_without_switch() {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  m.memcpy_streaming = 0;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("calib: the memory model is the time of a kernel call, level by level") {
   // One memcpy on 2 threads of 1 GiB: per-thread working set 1 GiB, far above L1 and L2 (fractions
   // 1/(1 + (W/C)^3.5) ~ 1e-14 and 1e-10) and W = 2 GiB above the LLC (105 MiB: h = 3e-5): DRAM serves
   // the rest. R = min((1 + 0.9) x 18 GB/s, 30 GB/s) = 30 GB/s; t = 0.4 us + 12 us + 2 GiB / 30 GB/s.
-  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const BenchModel m = xeon_without_switch();
   CHECK(m.l1 == 48 * KiB);
   CHECK(m.l2 == 2 * MiB);
   CHECK(m.llc == 105 * MiB);
@@ -209,7 +217,7 @@ TEST_CASE("calib: the memory model is the time of a kernel call, level by level"
 
 TEST_CASE("calib: planted parameters come back from the simulator's own measurements (1e-6 relative)") {
   // The Xeon VM's node model and planted_params(), each value binding where it is fitted.
-  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const BenchModel m = xeon_without_switch();
   const ModelParams truth = planted_params();
 
   std::vector<Point> pts = kernel_points(truth.memory, 2, 9);
@@ -301,7 +309,7 @@ TEST_CASE("calib: the fits give the same values on 1 and 3 threads, bit for bit"
   // value and every point's model time must be equal, not close. Planted measurements (off the
   // planted values by a size-dependent factor, so that the fits have residuals and move) over
   // every kind of fit: kernels on 1 and 2 threads, device copies, a pipeline, the tree of 2 ranks.
-  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const BenchModel m = xeon_without_switch();
   const ModelParams truth = planted_params();
   std::vector<Point> pts = kernel_points(truth.memory, 2, 5);
   for (double S : {16 * KiB, 4 * MiB, 64 * MiB})
@@ -355,7 +363,7 @@ TEST_CASE("calib: the fits give the same values on 1 and 3 threads, bit for bit"
 }
 
 TEST_CASE("calib: memory-model edges: one thread, one size per level, a level without points") {
-  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const BenchModel m = xeon_without_switch();
   ModelParams truth;
   truth.memory = planted_memory();
   auto status = [](const Calibration& c, const std::string& name) {
@@ -413,6 +421,65 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
         CAPTURE(l);
         check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
       }
+  }
+}
+
+TEST_CASE("calib: a memcpy from the machine's streaming threshold on is timed as the streaming kernel") {
+  // glibc's memcpy writes with non-temporal stores from glibc.cpu.x86_non_temporal_threshold per call
+  // on (the Xeon VM's CPU model: 40.875 MiB). The model times such a call with the streaming copy
+  // kernel's rates and its written half at DRAM, so: a memcpy of 2 x T per 2 threads (T per thread,
+  // the edge) takes exactly what a kernel_nt copy of the same size and threads takes; one byte per
+  // thread less, exactly what the memcpy kind gives without the switch.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const double T = 40.875 * MiB;
+  CHECK(m.memcpy_streaming == T);
+  const BenchModel off = xeon_without_switch();
+  const MemoryModel mm = planted_memory();
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Point at = point("copy", threads * T);
+    at.variant = "memcpy";
+    at.threads = threads;
+    Point nt = at;
+    nt.variant = "kernel_nt";
+    CHECK(model_kind(m, at) == "copy kernel_nt");
+    CHECK(kernel_seconds(m, mm, at) == kernel_seconds(m, mm, nt));
+    CHECK(kernel_seconds(m, mm, at) != kernel_seconds(off, mm, at));
+    Point below = at;
+    below.bytes = threads * (T - 1);
+    CHECK(model_kind(m, below) == "copy memcpy");
+    CHECK(kernel_seconds(m, mm, below) == kernel_seconds(off, mm, below));
+    // The other kinds are what they are at any size.
+    Point regular = at;
+    regular.variant = "kernel_regular";
+    CHECK(model_kind(m, regular) == "copy kernel_regular");
+  }
+  // A device copy is one memcpy of its size, a pipeline's one of its chunk.
+  CHECK(memcpy_kind(m, mm, T) == "copy kernel_nt");
+  CHECK(memcpy_kind(m, mm, T - 1) == "copy memcpy");
+  CHECK(memcpy_kind(off, mm, 1e12) == "copy memcpy");
+  MemoryModel no_nt = mm;
+  no_nt.kinds.erase("copy kernel_nt");
+  CHECK(memcpy_kind(m, no_nt, 1e12) == "copy memcpy");  // no streaming kind measured: the memcpy's own rates
+  // Planted values come back with the switch on (a threshold of 200 MiB leaves every memcpy level
+  // with points below it: 1 thread up to 72 MiB, 2 threads up to 288 MiB; above it the memcpy points
+  // are samples of the streaming kernel).
+  BenchModel sw = m;
+  sw.memcpy_streaming = 200 * MiB;
+  ModelParams truth;
+  truth.memory = mm;
+  const auto samples = measure(sw, truth, kernel_points(mm, 2, 9));
+  int streamed = 0;
+  for (const Sample& x : samples) streamed += model_kind(sw, x.point) != kernel_kind(x.point);
+  // Memcpy sizes 18 KiB x 4^i: at or above 200 MiB per thread are 1 thread of 288 MiB and of 1.125
+  // GiB, and 2 threads of 1.125 GiB (576 MiB each); 2 threads of 288 MiB (144 each) are not.
+  CHECK(streamed == 3);
+  const Calibration c = calibrate(sw, samples, *app::make_engine("fluid"));
+  for (const auto& [kind, rates] : mm.kinds) {
+    CAPTURE(kind);
+    for (int l = 0; l < kLevels; ++l)
+      check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
+    check_rel(c.memory.kinds.at(kind).gain, rates.gain);
   }
 }
 

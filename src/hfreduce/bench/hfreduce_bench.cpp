@@ -1285,7 +1285,28 @@ std::string utc_now() {
   return buffer;
 }
 
-void write_json(const Options& o, const std::string& date, const std::string& mpi_version) {
+// glibc's memcpy writes with non-temporal stores from glibc.cpu.x86_non_temporal_threshold bytes
+// per call on, a value it derives from the caches it detects; its loader prints it (`ld.so
+// --list-tunables`, glibc 2.33 and later). A fact of the measured machine that ffsim's memory model
+// takes (models/cpus: memcpy_streaming_threshold). 0 where it cannot be read (another C library or
+// loader path). Read before MPI starts (it runs the loader as a child process).
+long long memcpy_streaming_threshold() {
+  static const char key[] = "glibc.cpu.x86_non_temporal_threshold: ";
+  for (const char* loader : {"/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}) {
+    if (access(loader, X_OK) != 0) continue;
+    FILE* pipe = popen((std::string(loader) + " --list-tunables 2>/dev/null").c_str(), "r");
+    if (pipe == nullptr) continue;
+    long long value = 0;
+    char line[512];
+    while (std::fgets(line, sizeof(line), pipe) != nullptr)
+      if (std::strncmp(line, key, sizeof(key) - 1) == 0) value = std::strtoll(line + sizeof(key) - 1, nullptr, 0);
+    pclose(pipe);
+    if (value > 0) return value;
+  }
+  return 0;
+}
+
+void write_json(const Options& o, const std::string& date, const std::string& mpi_version, long long streaming) {
   // written to a temporary file beside --out and renamed: whole or not at all
   const std::string temporary = temporary_of(o.out);
   std::ofstream file(temporary);
@@ -1321,6 +1342,7 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
   json.field("mpi", mpi_version);
   if (o.backend == "host") json.field("host_streams", host_streams_pinned() ? "pinned" : "unpinned");
   json.field("compiler", std::string("g++ ") + __VERSION__);
+  if (streaming > 0) json.field("memcpy_streaming_threshold_bytes", streaming);
   json.end_object();
   json.key("points");
   json.begin_array();
@@ -1532,6 +1554,7 @@ std::string plan_of(const Options& o) {
 int run(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   const std::string date = utc_now();
+  const long long streaming = memcpy_streaming_threshold();
   std::unique_ptr<Ranks> ranks = std::make_unique<SingleRank>();
   std::string mpi_version = "none";
 #ifdef FFSIM_HFREDUCE_HAS_MPI
@@ -1645,7 +1668,7 @@ int run(int argc, char** argv) {
     print_reduce_summary();
     print_tree_summary();
     warn_spread(o);
-    write_json(o, date, mpi_version);
+    write_json(o, date, mpi_version, streaming);
     std::printf("wrote %s (%zu points)\n", o.out.c_str(), points.size());
     std::fflush(stdout);
   }
