@@ -141,9 +141,14 @@ public:
       std::vector<Piece> v;
       const int own = gpu_socket[static_cast<std::size_t>(l)];
       if (!nvlink_) {
-        for (int t = 0; t < 2; ++t)
-          v.push_back(Piece{lay.part[static_cast<std::size_t>(c)][static_cast<std::size_t>(t)],
-                            h.interleave_d2h ? t % sockets : own, t});
+        // Interleaved over 2+ sockets, tree part t goes to socket t % Q, one copy each; else the
+        // chunk is one copy to the GPU's socket, as the library copies it (src/hfreduce/pipeline.cpp:
+        // one D2H per chunk and device; until 2026-12-06 the model copied the two parts one after
+        // the other there, a device-copy latency per chunk too many).
+        const auto& pr = lay.part[static_cast<std::size_t>(c)];
+        if (!h.interleave_d2h || sockets == 1)
+          return std::vector<Piece>{Piece{Range{pr[0].off, pr[0].len + pr[1].len}, own, 0}};
+        for (int t = 0; t < 2; ++t) v.push_back(Piece{pr[static_cast<std::size_t>(t)], t % sockets, t});
         return v;
       }
       const int t = half_of(l);
@@ -560,18 +565,18 @@ public:
   // or its half), N nodes of L GPUs and Q sockets; ovh = 1 where chunk_overhead adds a software
   // delay. Per chunk and node:
   //   NVLink: per GPU the partner's transfer and the GPU's add (2 L);
-  //   D2H: per GPU its P pieces (P = 2 tree parts; NVLink: its half, split over the sockets
-  //   when interleaved: P = 2, else 1);
-  //   reduce: ovh + one reduce per distinct (part, offset, socket) + a barrier (2 with interleaving,
-  //   2 x P with NVLink, else 2 x min(Q, L): each GPU's socket); one GPU whose pieces land in the
-  //   result directly: only the barrier;
+  //   D2H: per GPU its P pieces (interleaved over 2+ sockets: P = 2, the 2 tree parts, or with
+  //   NVLink its half split over the sockets; else P = 1, the chunk or the half);
+  //   reduce: ovh + one reduce per distinct (part, offset, socket) + a barrier (interleaved over 2+
+  //   sockets 2, with NVLink 2 x P; else min(Q, L): each GPU's socket); one GPU whose pieces land in
+  //   the result directly: only the barrier;
   //   H2D (GDRCopy): per socket with GPUs, ovh + a read per distinct range (1; NVLink 2) + a
   //   barrier, and L writes (memcpy: L writes); NVLink: L swaps over the pair.
   // Per tree (2) and chunk on 2+ nodes, m = ceil(part / tree_slice_bytes) slices; per slice at
   // most N - 1 adds, N - 1 sends up, N - 1 sends down and N - 1 barriers over a parent's sends;
   // ovh per send up and down on the chunk's first slice (2 (N - 1)). A done per rank at the end.
-  // E.g. 2 GPUs on 1 node, 1 socket, no interleave, 1 chunk, no overhead, GDRCopy: D2H 2 x 2 = 4,
-  // reduce 2 + 1 = 3, H2D 1 read + 1 barrier + 2 writes = 4, dones 2: 13 ops (built: 13, tests/unit/
+  // E.g. 2 GPUs on 1 node, 1 socket, no interleave, 1 chunk, no overhead, GDRCopy: D2H 2 x 1 = 2,
+  // reduce 1 + 1 = 2, H2D 1 read + 1 barrier + 2 writes = 4, dones 2: 10 ops (built: 10, tests/unit/
   // coll_size_test.cpp).
   double schedule_ops(const LibraryParams& lib, const GroupShape& q, double S, bool) const override {
     const auto& h = lib.hfreduce;
@@ -581,8 +586,9 @@ public:
     const double K = piece_count_real(span, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
     const double ovh = h.chunk_overhead > 0 ? 1 : 0;
     const bool inter = h.interleave_d2h;
-    const double P = !nvlink_ ? 2 : inter && Q > 1 ? 2 : 1;
-    const double keys = inter ? (nvlink_ ? 2 * P : 2) : 2 * std::min(Q, L);
+    const bool spread = inter && Q > 1;
+    const double P = spread ? 2 : 1;
+    const double keys = nvlink_ ? (spread ? 2 * P : 2 * std::min(Q, L)) : spread ? 2 : std::min(Q, L);
     const bool direct = q.ranks_per_node == 1 && !nvlink_ && Q == 1;  // else maybe not: count the reducer
     const double reduce = direct ? 1 : ovh + keys + 1;
     const double Qg = std::min(Q, L);
