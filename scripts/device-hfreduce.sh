@@ -97,6 +97,9 @@ for np in 2 4 8; do
     --machine "$machine" --out "$stem-np$np.json" >>"$log" 2>&1
   echo "exit $?" | tee -a "$log"
 done
+# the reduce kernel against the plain loop, the copy bound and the read bound (single node), then the
+# tree against its baselines (each MPI run)
+sed -n '/^reduce (default stores/,/^$/p' "$log" | tee -a "$out/summary.txt" >/dev/null
 grep -A8 "^tree vs baselines" "$log" | tee -a "$out/summary.txt" >/dev/null
 
 if [ -x build/ffsim ] && [ -n "${NODE:-}" ]; then
