@@ -163,6 +163,10 @@ double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& p
   return value_or(mm.call_latency, 0) + (n - 1) * value_or(mm.fork_cost, 0) + t;
 }
 
+bool port_cap_is_bidirectional(const hw::PciePortSpec& port) {
+  return port.bidirectional_bandwidth.has_value() && !port.duplex_bandwidth.has_value();
+}
+
 BenchModel make_bench_model(hw::NodeSpec node, coll::LibraryParams lib) {
   BenchModel m;
   m.node = std::move(node);
@@ -214,7 +218,11 @@ void apply(hw::NodeSpec& n, coll::LibraryParams& lib, const ParamSet& p) {
     for (auto& g : n.gpus) g.gpu.pcie_bandwidth = BytesPerSecond(at(p, Param::DeviceLink));
   if (set(at(p, Param::DeviceLatency))) n.pcie_latency = Seconds(at(p, Param::DeviceLatency));
   if (set(at(p, Param::Duplex)))
-    for (std::size_t i : device_ports(n)) n.ports[i].duplex_bandwidth = BytesPerSecond(at(p, Param::Duplex));
+    for (std::size_t i : device_ports(n)) {
+      auto& port = n.ports[i];
+      (port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth : port.duplex_bandwidth) =
+          BytesPerSecond(at(p, Param::Duplex));
+    }
   if (set(at(p, Param::ReducePerCore)))
     for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(at(p, Param::ReducePerCore));
   if (set(at(p, Param::ChunkOverhead))) lib.hfreduce.chunk_overhead = at(p, Param::ChunkOverhead);
@@ -343,7 +351,9 @@ ParamSet published(const BenchModel& m) {
   at(p, Param::DeviceLatency) = n.pcie_latency.si();
   for (std::size_t i : device_ports(n)) {
     const auto& port = n.ports[i];
-    at(p, Param::Duplex) = port.duplex_bandwidth ? port.duplex_bandwidth->si() : 2 * port.bandwidth.si();
+    at(p, Param::Duplex) = port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth->si()
+                           : port.duplex_bandwidth         ? port.duplex_bandwidth->si()
+                                                           : 2 * port.bandwidth.si();
     break;
   }
   if (n.sockets.front().cpu.reduce_bandwidth_per_core)

@@ -108,6 +108,12 @@ struct ModelParams {
 /// from the catalog), with its CPU's caches.
 [[nodiscard]] BenchModel make_bench_model(hw::NodeSpec node, coll::LibraryParams lib);
 
+/// Which both-ways cap of a device port `device_port_duplex_bandwidth` is: the always-on duplex cap
+/// (`duplex_bandwidth`), or, on a port that states only `bidirectional_bandwidth` (the VMs' emulated
+/// devices: a copy thread alone runs at its link's rate, two directions at once contend), that cap,
+/// which holds only while both directions carry copies.
+[[nodiscard]] bool port_cap_is_bidirectional(const hw::PciePortSpec& port);
+
 /// The node model's own (published) value of every parameter.
 [[nodiscard]] ParamSet published(const BenchModel& m);
 

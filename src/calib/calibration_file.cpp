@@ -115,7 +115,9 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
   for (std::size_t i = 0; i < n.ports.size(); ++i)
     for (const auto& g : n.gpus)
       if (g.port == n.ports[i].name && once("port " + n.ports[i].name))
-        add(Param::Duplex, kOverrideNode, n.name, "/ports/" + std::to_string(i) + "/duplex_bandwidth");
+        add(Param::Duplex, kOverrideNode, n.name,
+            "/ports/" + std::to_string(i) +
+                (port_cap_is_bidirectional(n.ports[i]) ? "/bidirectional_bandwidth" : "/duplex_bandwidth"));
   for (const auto& s : n.sockets)
     if (once("cpu " + s.cpu.name)) add(Param::ReducePerCore, kOverrideCpu, s.cpu.name, "/reduce_bandwidth_per_core");
   add(Param::ChunkOverhead, kOverrideLibrary, "hfreduce", "/chunk_overhead");

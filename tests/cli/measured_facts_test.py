@@ -40,6 +40,7 @@ RULES = {
     "memory_bandwidth": ("copy", lambda p: 2 * p["bytes"] / t(p)),
     "pcie_bandwidth": ("d2h", lambda p: p["bytes"] / t(p)),               # one copy thread
     "duplex_bandwidth": ("bidir", lambda p: 2 * p["bytes"] / t(p)),       # both directions at once
+    "bidirectional_bandwidth": ("bidir", lambda p: 2 * p["bytes"] / t(p)),  # the same, a cap only then
     "reduce_bandwidth_per_core": ("reduce", lambda p: p["k"] * p["bytes"] / t(p) / p["threads"]),
     "pcie_latency": ("d2h", t),                                          # a small copy: its time
     "effective_bandwidth": ("internode", lambda p: p["bytes"] / t(p)),    # 2 x S/2 per rank
