@@ -71,17 +71,21 @@ std::string kernel_kind(const Point& pt) {
   return "";
 }
 
+namespace {
+// Whether the machine's memcpy streams a call of `call_bytes` (the one rule memcpy_kind and
+// model_kind share).
+bool memcpy_streams(const BenchModel& m, double call_bytes) {
+  return m.memcpy_streaming > 0 && call_bytes >= m.memcpy_streaming;
+}
+}  // namespace
+
 std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes) {
-  if (m.memcpy_streaming > 0 && call_bytes >= m.memcpy_streaming && mm.kinds.count("copy kernel_nt"))
-    return "copy kernel_nt";
-  return "copy memcpy";
+  return memcpy_streams(m, call_bytes) && mm.kinds.count("copy kernel_nt") ? "copy kernel_nt" : "copy memcpy";
 }
 
 std::string model_kind(const BenchModel& m, const Point& pt) {
-  if (pt.stage == "copy" && pt.variant == "memcpy" && m.memcpy_streaming > 0 &&
-      pt.bytes / kernel_threads(pt) >= m.memcpy_streaming)
-    return "copy kernel_nt";
-  return kernel_kind(pt);
+  const bool memcpy = pt.stage == "copy" && pt.variant == "memcpy";
+  return memcpy && memcpy_streams(m, pt.bytes / kernel_threads(pt)) ? "copy kernel_nt" : kernel_kind(pt);
 }
 
 int kernel_threads(const Point& pt) {
@@ -220,8 +224,8 @@ void apply(hw::NodeSpec& n, coll::LibraryParams& lib, const ParamSet& p) {
   if (set(at(p, Param::Duplex)))
     for (std::size_t i : device_ports(n)) {
       auto& port = n.ports[i];
-      (port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth : port.duplex_bandwidth) =
-          BytesPerSecond(at(p, Param::Duplex));
+      auto& cap = port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth : port.duplex_bandwidth;
+      cap = BytesPerSecond(at(p, Param::Duplex));
     }
   if (set(at(p, Param::ReducePerCore)))
     for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(at(p, Param::ReducePerCore));
