@@ -113,8 +113,12 @@ std::array<double, kLevels> level_fractions(const BenchModel& m, double sharpnes
 
 double kind_rate(const KindRates& k, Level l) {
   const int i = static_cast<int>(l);
+  // The fastest of this level's rate and the slower levels' (a level never serves slower than the
+  // levels behind it), else the nearest faster level's.
+  double r = std::numeric_limits<double>::quiet_NaN();
   for (int j = i; j < kLevels; ++j)
-    if (is_set(k.rate[static_cast<std::size_t>(j)])) return k.rate[static_cast<std::size_t>(j)];
+    if (const double v = k.rate[static_cast<std::size_t>(j)]; is_set(v)) r = is_set(r) ? std::max(r, v) : v;
+  if (is_set(r)) return r;
   for (int j = i - 1; j >= 0; --j)
     if (is_set(k.rate[static_cast<std::size_t>(j)])) return k.rate[static_cast<std::size_t>(j)];
   return std::numeric_limits<double>::quiet_NaN();

@@ -55,7 +55,8 @@ inline constexpr int kLevels = 4;
 struct KindRates {
   /// Traffic bytes (read plus written) per second one thread moves from each level; NaN: not set
   /// (no point of the kind is served from that level; the model takes the nearest slower level's,
-  /// else the nearest faster one's).
+  /// else the nearest faster one's). The model reads them through kind_rate, which keeps them
+  /// monotone (a level's rate is at least the slower levels'); calibration stores them so.
   std::array<double, kLevels> rate{};
   /// What each thread beyond the first adds, as a fraction of the first's rate (1: perfect
   /// scaling; less where the vCPUs share a core's execution ports or a memory path). The model
@@ -142,8 +143,9 @@ struct ModelParams {
 inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// Fractions of a working set of W bytes on n threads that each level serves (they sum to 1).
 [[nodiscard]] std::array<double, kLevels> level_fractions(const BenchModel& m, double sharpness, double W, int n);
-/// A kind's per-thread rate at a level, the nearest slower level's where it is not set, else the
-/// nearest faster one's; NaN if the kind has none.
+/// A kind's per-thread rate at a level: the fastest of its own and the slower levels' set rates (a
+/// level nearer the core serves its bytes at least as fast as the levels behind it: the rates are
+/// monotone, L1 >= L2 >= LLC >= DRAM), else the nearest faster level's; NaN if the kind has none.
 [[nodiscard]] double kind_rate(const KindRates& k, Level l);
 /// R_l of the memory model for `n` threads of a kind (above); NaN if the kind has no rate.
 [[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n);

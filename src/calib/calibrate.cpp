@@ -52,7 +52,7 @@ public:
   // (a linear least-squares solution when `linear`), and records the fit.
   void fit(const std::string& name, const std::string& stages, const std::string& group, Regime r,
            const std::vector<const Sample*>& pts, std::vector<Free> free, bool linear, bool levels = false,
-           std::vector<FittedValue> unpinned = {}) {
+           std::vector<FittedValue> unpinned = {}, const std::function<void()>& after_put = {}) {
     if (pts.empty()) return;
     for (auto it = free.begin(); it != free.end();)  // nothing to start from: the model lacks the part
       it = set(it->start) && it->start >= 0 ? it + 1 : free.erase(it);
@@ -69,6 +69,7 @@ public:
     start = x0;
     auto put = [&](const std::vector<double>& x) {
       for (std::size_t j = 0; j < free.size(); ++j) *free[j].slot = x[j] * scale[j];
+      if (after_put) after_put();  // values derived from the slots (the memory model's rates)
     };
     // The points of one evaluation are independent simulations of the same values: on threads_
     // threads, each residual in its own slot (the same vector as one after the other).
@@ -406,6 +407,39 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
     const auto f = fractions(p);
     return static_cast<int>(std::max_element(f.begin(), f.end()) - f.begin());
   };
+  // Each kind's rate increments (kind_free) and the rates they give.
+  std::map<std::string, std::array<double, kLevels>> increments;
+  auto apply_increments = [&]() {
+    for (const auto& [kind, inc] : increments) {
+      KindRates& kr = mm.kinds[kind];
+      double rate = 0;
+      for (int l = kLevels - 1; l >= 0; --l) {
+        const auto ul = static_cast<std::size_t>(l);
+        kr.rate[ul] = set(inc[ul]) ? (rate += inc[ul]) : kNaN;
+      }
+    }
+  };
+  // A fit's record names the rates, not the increments; an increment at its floor (0) is a rate at
+  // the next slower level's, which the record says.
+  auto record_rates = [&](Fit& fit, const std::string& kind, const std::string& prefix) {
+    const auto& inc = increments.at(kind);
+    const KindRates& kr = mm.kinds.at(kind);
+    for (int l = 0; l < kLevels; ++l) {
+      const auto ul = static_cast<std::size_t>(l);
+      if (!set(inc[ul])) continue;
+      const std::string name = prefix + level_name(static_cast<Level>(l)) + "_rate";
+      int next = l + 1;
+      while (next < kLevels && !set(inc[static_cast<std::size_t>(next)])) ++next;
+      for (FittedValue& v : fit.values)
+        if (v.name == name) {
+          v.value = kr.rate[ul];
+          if (next < kLevels && inc[ul] <= 1e-5 * kr.rate[ul])
+            v.status = std::string("at the ") + level_name(static_cast<Level>(next)) +
+                       "'s rate: these points would take a lower one, but a level nearer the core serves its bytes "
+                       "at least as fast as the levels behind it";
+        }
+    }
+  };
   // Free values of one kind: its rates at the levels its points reach, its gain if a point runs
   // on several threads. The unpinned ones are listed as such.
   auto kind_free = [&](const std::string& kind, const std::string& prefix, std::vector<Free>& free,
@@ -426,6 +460,24 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
     std::vector<double> all;
     for (const Sample* s : pts) all.push_back(measured_rate(s->point));
     const double fallback = median_of(all);
+    // The model reads a kind's rates as monotone (kind_rate: a level's is at least the slower
+    // levels'), so the fit's unknowns are increments: the slowest pinned level's rate, and what each
+    // faster pinned level adds to the next slower one's (>= 0; apply_increments). Fitting the rates
+    // themselves left a faster level started below a slower one where nothing depends on it (a
+    // level's points measure below its rate: the slower levels serve part of them) and let an
+    // iteration strand it there. Each rate starts 10% above the next slower level's start.
+    std::array<double, kLevels> start;
+    start.fill(kNaN);
+    double slower = kNaN;
+    for (int l = kLevels - 1; l >= 0; --l) {
+      const auto ul = static_cast<std::size_t>(l);
+      if (!covered[ul]) continue;
+      start[ul] = rates[ul].empty() ? fallback : median_of(rates[ul]);
+      if (set(slower)) start[ul] = std::max(start[ul], 1.1 * slower);
+      slower = start[ul];
+    }
+    auto& inc = increments[kind];
+    inc.fill(kNaN);
     for (int l = 0; l < kLevels; ++l) {
       const auto ul = static_cast<std::size_t>(l);
       const std::string name = prefix + level_name(static_cast<Level>(l)) + "_rate";
@@ -436,7 +488,10 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
                                        true});
         continue;
       }
-      free.push_back(Free{name, &kr.rate[ul], rates[ul].empty() ? fallback : median_of(rates[ul]), true});
+      double below = 0;  // the next slower pinned level's start
+      for (int j = l + 1; j < kLevels && below == 0; ++j)
+        if (covered[static_cast<std::size_t>(j)]) below = start[static_cast<std::size_t>(j)];
+      free.push_back(Free{name, &inc[ul], start[ul] - below, true});
     }
     if (multi) free.push_back(Free{prefix + "thread_gain", &kr.gain, 1.0, false, 0.0, true});
     else
@@ -499,7 +554,7 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
         if (x.name.find("thread_gain") == std::string::npos) f.push_back(x);
     }
     const std::size_t before = c.fits.size();
-    fitter.fit("warm start", "", "", Regime::Dram, one, f, false, true);
+    fitter.fit("warm start", "", "", Regime::Dram, one, f, false, true, {}, apply_increments);
     while (c.fits.size() > before) c.fits.pop_back();
     for (Free& x : all)  // start the full fit where the warm start ended
       if (set(*x.slot) && *x.slot > 0) x.start = *x.slot;
@@ -507,16 +562,26 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
   if (have_copies) {
     for (const auto& k : copy_kinds) kind_free(k, k.substr(5) + "_", free, unpinned);
     warm_start(copy_kinds, 5, free);
-    fitter.fit("memory model: copies", "copy", "", Regime::Dram, first, free, false, true, unpinned);
+    const std::size_t fits = c.fits.size();
+    fitter.fit("memory model: copies", "copy", "", Regime::Dram, first, free, false, true, unpinned, apply_increments);
+    if (c.fits.size() > fits)
+      for (const auto& k : copy_kinds) record_rates(c.fits.back(), k, k.substr(5) + "_");
     for (const auto& k : reduce_kinds) {
       std::vector<Free> f;
       std::vector<FittedValue> u;
       kind_free(k, "", f, u);
-      fitter.fit("memory model: reduce", "reduce", k.substr(7), Regime::Dram, by_kind[k], f, false, true, u);
+      const std::size_t before = c.fits.size();
+      fitter.fit("memory model: reduce", "reduce", k.substr(7), Regime::Dram, by_kind[k], f, false, true, u,
+                 apply_increments);
+      if (c.fits.size() > before) record_rates(c.fits.back(), k, "");
     }
   } else {
     for (const auto& k : reduce_kinds) kind_free(k, k.substr(7) + " ", free, unpinned);
-    fitter.fit("memory model: reduces", "reduce", "", Regime::Dram, first, free, false, true, unpinned);
+    const std::size_t fits = c.fits.size();
+    fitter.fit("memory model: reduces", "reduce", "", Regime::Dram, first, free, false, true, unpinned,
+               apply_increments);
+    if (c.fits.size() > fits)
+      for (const auto& k : reduce_kinds) record_rates(c.fits.back(), k, k.substr(7) + " ");
   }
   (void)method;
 }

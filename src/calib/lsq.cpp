@@ -80,22 +80,29 @@ LmResult levenberg_marquardt(const std::function<std::vector<double>(const std::
     const double dmax = A.diagonal().maxCoeff();
     if (!(dmax > 0)) break;  // nothing depends on any parameter
     if (lambda < 0) lambda = 1e-3;
+    // Held where they are: a parameter no residual depends on, and one at its bound that the
+    // gradient pushes further down (the step of the others is then the step of the problem
+    // without it, not one that assumes it moves and is then cut back at the bound).
+    std::vector<bool> held(n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto e = static_cast<Eigen::Index>(j);
+      held[j] = A(e, e) <= 1e-14 * dmax || (x[j] <= lower[j] && g(e) > 0);
+    }
     bool accepted = false, done = false;
     while (!accepted && lambda < 1e16) {
       Eigen::MatrixXd M = A;
       for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(n); ++j) {
-        const double d = A(j, j);
-        if (d <= 1e-14 * dmax) {  // a parameter no residual depends on: keep it where it is
+        if (held[static_cast<std::size_t>(j)]) {
           M.row(j).setZero();
           M.col(j).setZero();
           M(j, j) = 1;
         } else {
-          M(j, j) += lambda * d;
+          M(j, j) += lambda * A(j, j);
         }
       }
       Eigen::VectorXd rhs = -g;
       for (Eigen::Index j = 0; j < static_cast<Eigen::Index>(n); ++j)
-        if (A(j, j) <= 1e-14 * dmax) rhs(j) = 0;
+        if (held[static_cast<std::size_t>(j)]) rhs(j) = 0;
       const Eigen::VectorXd step = M.ldlt().solve(rhs);
       std::vector<double> xn = x;
       double moved = 0;

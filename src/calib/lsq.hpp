@@ -33,8 +33,10 @@ struct LmResult {
   std::vector<double> sensitivity_up, sensitivity_down;
 };
 
-/// Levenberg-Marquardt on r(x) with a central-difference Jacobian, each x_j kept >= lower[j].
-/// `r` must return the same number of residuals for every x.
+/// Levenberg-Marquardt on r(x) with a central-difference Jacobian, each x_j kept >= lower[j]: an
+/// x_j at its bound that the gradient pushes further down is held there for the step (an active
+/// set), the others take the step of the problem without it. `r` must return the same number of
+/// residuals for every x.
 [[nodiscard]] LmResult levenberg_marquardt(const std::function<std::vector<double>(const std::vector<double>&)>& r,
                                            std::vector<double> x0, const std::vector<double>& lower,
                                            const LmOptions& o = {});

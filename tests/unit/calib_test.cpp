@@ -84,6 +84,20 @@ TEST_CASE("calib::levenberg_marquardt: a nonlinear fit, bounds, and a parameter 
                                            {5}, {0});
     CHECK(b.x[0] == 0);
   }
+  SUBCASE("a bound that holds one parameter: the others reach the bounded optimum") {
+    // r = (a + b - 1, a + 2b + 1): unbounded optimum b = -2, a = 3; with b >= 0 the optimum is
+    // b = 0 and a minimizing (a - 1)^2 + (a + 1)^2: a = 0, cost 2. From (2, 1) the unbounded step
+    // leaves b below its bound; held there (the gradient pushes it down), a's step is the
+    // one-parameter problem's and the fit ends in a few iterations. Cut back at the bound with b
+    // still in the system, the step moved a toward 3 (what b could not do), was refused, and the
+    // damping crawled along the bound.
+    auto rb = [](const std::vector<double>& x) { return std::vector<double>{x[0] + x[1] - 1, x[0] + 2 * x[1] + 1}; };
+    const LmResult b = levenberg_marquardt(rb, {2, 1}, {-10, 0});
+    CHECK(b.x[1] == 0);
+    CHECK(std::fabs(b.x[0]) < 1e-6);  // (finite-difference Jacobians: 3e-8 here)
+    CHECK(b.cost == doctest::Approx(2.0).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(b.iterations <= 10);
+  }
 }
 
 namespace {
@@ -100,7 +114,7 @@ MemoryModel planted_memory() {
   mm.shared[static_cast<std::size_t>(Level::Dram)] = 30e9;
   mm.kinds["copy memcpy"] = KindRates{{300e9, 80e9, 25e9, 18e9}, 0.9};
   mm.kinds["copy kernel_regular"] = KindRates{{250e9, 60e9, 20e9, 12e9}, 0.95};
-  mm.kinds["copy kernel_nt"] = KindRates{{40e9, 120e9, 35e9, 16e9}, 0.85};
+  mm.kinds["copy kernel_nt"] = KindRates{{140e9, 120e9, 35e9, 16e9}, 0.85};
   mm.kinds["reduce avx512 fp32 regular"] = KindRates{{110e9, 70e9, 22e9, 17e9}, 0.6};
   mm.kinds["reduce scalar bf16 nt"] = KindRates{{2.6e9, 2.4e9, 2.2e9, 2.1e9}, 0.4};
   return mm;
@@ -403,6 +417,41 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
     CHECK(std::isnan(c.memory.shared[static_cast<std::size_t>(Level::Dram)]));
     CHECK(status(c, "memcpy_dram_rate").rfind("not pinned", 0) == 0);
     CHECK(std::isnan(at(node_params(c), Param::DramBandwidth)));
+  }
+  SUBCASE("rates are monotone: a level's rate is at least the slower levels', and calibration stores them so") {
+    // kind_rate reads a level as the fastest of its own and the slower levels' set rates; an unset
+    // level takes the nearest slower one's, else (nothing slower is set) the nearest faster one's.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const KindRates k{{10e9, 50e9, 30e9, 20e9}, 1};
+    CHECK(kind_rate(k, Level::L1) == 50e9);
+    CHECK(kind_rate(k, Level::L2) == 50e9);
+    CHECK(kind_rate(k, Level::Llc) == 30e9);
+    CHECK(kind_rate(k, Level::Dram) == 20e9);
+    const KindRates gaps{{nan, 50e9, nan, 60e9}, 1};
+    CHECK(kind_rate(gaps, Level::L1) == 60e9);
+    CHECK(kind_rate(gaps, Level::Llc) == 60e9);
+    const KindRates top{{10e9, nan, nan, nan}, 1};
+    CHECK(kind_rate(top, Level::Dram) == 10e9);
+    CHECK(std::isnan(kind_rate(KindRates{{nan, nan, nan, nan}, 1}, Level::L2)));
+    // A planted streaming copy whose L1 rate (40 GB/s) is below its L2's (120): the model reads
+    // L1 at 120 GB/s, and that is what the measurements pin. The fit's unknowns are increments (the
+    // DRAM rate, then what each faster level adds, >= 0): L1's ends at its floor (a relative 1e-6
+    // of its scale), the stored L1 rate is L2's, and the fit's record says so. Fitting the rates
+    // themselves, an L1 rate below L2's (where its points' traffic rates start it: their written
+    // half goes to DRAM at 16 GB/s) would change nothing and stay there.
+    ModelParams nt;
+    nt.memory = unset_memory_model();
+    nt.memory.call_latency = 0.4e-6;
+    nt.memory.sharpness = 3.5;
+    nt.memory.kinds["copy kernel_nt"] = KindRates{{40e9, 120e9, 35e9, 16e9}, 1};
+    const auto samples = measure(m, nt, kernel_points(nt.memory, 1, 9));
+    const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
+    const auto& r = c.memory.kinds.at("copy kernel_nt").rate;
+    check_rel(r[static_cast<std::size_t>(Level::L2)], 120e9);
+    check_rel(r[static_cast<std::size_t>(Level::L1)], r[static_cast<std::size_t>(Level::L2)]);
+    CHECK(r[static_cast<std::size_t>(Level::L1)] >= r[static_cast<std::size_t>(Level::L2)]);
+    CHECK(status(c, "kernel_nt_l1_rate").rfind("at the l2's rate", 0) == 0);
+    for (const Sample& s : samples) check_rel(kernel_seconds(m, c.memory, s.point), s.point.time_median);
   }
   SUBCASE("one size per level: each kind's rates still come back where the shared values are pinned") {
     // Copies of 18 KiB (L1), 288 KiB (L2), 18 MiB (LLC), 1.1 GiB (DRAM) on 1 and 2 threads, plus the
