@@ -466,15 +466,14 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
     // themselves left a faster level started below a slower one where nothing depends on it (a
     // level's points measure below its rate: the slower levels serve part of them) and let an
     // iteration strand it there. Each rate starts 10% above the next slower level's start.
-    std::array<double, kLevels> start;
-    start.fill(kNaN);
-    double slower = kNaN;
+    std::array<double, kLevels> step{};  // each pinned level's increment's start
+    double slower = 0;                   // the next slower pinned level's rate's start
     for (int l = kLevels - 1; l >= 0; --l) {
       const auto ul = static_cast<std::size_t>(l);
       if (!covered[ul]) continue;
-      start[ul] = rates[ul].empty() ? fallback : median_of(rates[ul]);
-      if (set(slower)) start[ul] = std::max(start[ul], 1.1 * slower);
-      slower = start[ul];
+      const double start = std::max(rates[ul].empty() ? fallback : median_of(rates[ul]), 1.1 * slower);
+      step[ul] = start - slower;
+      slower = start;
     }
     auto& inc = increments[kind];
     inc.fill(kNaN);
@@ -488,10 +487,7 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
                                        true});
         continue;
       }
-      double below = 0;  // the next slower pinned level's start
-      for (int j = l + 1; j < kLevels && below == 0; ++j)
-        if (covered[static_cast<std::size_t>(j)]) below = start[static_cast<std::size_t>(j)];
-      free.push_back(Free{name, &inc[ul], start[ul] - below, true});
+      free.push_back(Free{name, &inc[ul], step[ul], true});
     }
     if (multi) free.push_back(Free{prefix + "thread_gain", &kr.gain, 1.0, false, 0.0, true});
     else
