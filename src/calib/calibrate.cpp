@@ -667,7 +667,9 @@ Calibration calibrate(const BenchModel& m, const std::vector<Sample>& training, 
                               kLatencyFloor});
       }
       if (!bidir.empty()) {
-        const auto [l2, y2] = line(bidir, 2.0, false, std::max(lat, 0.0));
+        // The host backend's bidir holds two latencies (bench_model.cpp's simulate: its second synchronize).
+        const bool host = bidir.front()->point.backend == "host";
+        const auto [l2, y2] = line(bidir, 2.0, false, (host ? 2 : 1) * std::max(lat, 0.0));
         (void)l2;
         free.push_back(Free{param_name(Param::Duplex), &at(base, Param::Duplex), y2 > 0 ? 1 / y2 : cur(Param::Duplex), true});
       }

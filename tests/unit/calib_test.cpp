@@ -229,6 +229,25 @@ TEST_CASE("calib: the memory model is the time of a kernel call, level by level"
   for (const Point& q : {p, r, nt}) check_rel(simulate(m, mp, q, fluid), kernel_seconds(m, mm, q));
 }
 
+TEST_CASE("calib: the host backend's bidir waits for a second round trip, a lone copy and CUDA's bidir for one") {
+  // hfreduce-bench's bidir synchronizes the D2H stream, then the H2D one; a host stream's copy
+  // thread sleeps once its queue is empty, so the second synchronize wakes it again: two latencies
+  // (9 us planted) where a lone D2H has one. At 4 bytes the copies themselves take 4 B / 9 GB/s
+  // (well under 1 ns), so d2h = 9 us and host bidir = 18 us to 1e-4; CUDA's bidir (its
+  // synchronize on a finished stream returns at once) stays at one latency.
+  const BenchModel m = xeon_without_switch();
+  const ModelParams mp = planted_params();
+  eval::FluidEngine fluid;
+  for (const char* backend : {"host", "cuda"}) {
+    CAPTURE(backend);
+    Point d = point("d2h", 4), b = point("bidir", 4);
+    d.devices = b.devices = 1;
+    d.backend = b.backend = backend;
+    CHECK(simulate(m, mp, d, fluid) == doctest::Approx(9e-6).epsilon(1e-4));
+    CHECK(simulate(m, mp, b, fluid) == doctest::Approx(std::string(backend) == "host" ? 18e-6 : 9e-6).epsilon(1e-4));
+  }
+}
+
 TEST_CASE("calib: planted parameters come back from the simulator's own measurements (1e-6 relative)") {
   // The Xeon VM's node model and planted_params(), each value binding where it is fitted.
   const BenchModel m = xeon_without_switch();
