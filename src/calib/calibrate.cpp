@@ -234,9 +234,8 @@ std::string series_key(const Sample& s) {
   const Point& p = s.point;
   char chunk[32];
   std::snprintf(chunk, sizeof chunk, "%.17g", p.chunk_bytes);
-  return s.file + "|" + p.stage + "|" + p.backend + "|" + p.variant + "|" + p.dtype + "|" + p.store + "|" +
-         std::to_string(p.k) + "|" + std::to_string(p.devices) + "|" + std::to_string(p.ranks) + "|" +
-         std::to_string(p.threads) + "|" + chunk;
+  return p.stage + "|" + p.backend + "|" + p.variant + "|" + p.dtype + "|" + p.store + "|" + std::to_string(p.k) + "|" +
+         std::to_string(p.devices) + "|" + std::to_string(p.ranks) + "|" + std::to_string(p.threads) + "|" + chunk;
 }
 
 std::vector<Sample> samples_of(const BenchModel& m, const std::vector<MeasurementFile>& files) {
@@ -268,7 +267,7 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
       Sample s{f.file, p, regime_of(m, p), ""};
       char size[32];
       std::snprintf(size, sizeof size, "%.17g", p.bytes);
-      const std::string key = series_key(Sample{"", p, s.regime, ""}) + "|" + size;
+      const std::string key = series_key(s) + "|" + size;
       const auto [it, fresh] = of_config.try_emplace(key, r.size());
       // A point's runs: its rounds (hfreduce-bench --rounds), else its one median.
       const std::vector<double> own = p.rounds.empty() ? std::vector<double>{p.time_median} : p.rounds;

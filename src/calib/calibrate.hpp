@@ -27,7 +27,7 @@ struct Sample {
 };
 
 /// The points of `files`, each checked against the node model (check_machine) and given its
-/// regime. Outlier rule (deterministic): within a series (same file and configuration), a point
+/// regime. Outlier rule (deterministic): within a series (same configuration), a point
 /// whose median time exceeds that of a larger size is non-monotone (moving more bytes cannot take
 /// less time on an undisturbed machine) and is marked as an outlier. hfreduce-bench sweeps sizes
 /// upwards, so the smaller point is the one measured first (thread start-up, first-touch faults).
@@ -116,10 +116,14 @@ struct Calibration {
 /// input rate of one core of node_reduce_group; the transport of node_ranks.
 [[nodiscard]] ParamSet node_params(const Calibration& c);
 
-/// Series key of a point: its file and configuration (everything but the size).
+/// Series key of a point: its configuration (everything but the size), whichever files measured
+/// it. samples_of makes one sample per configuration and size, so a series is one configuration's
+/// sizes: a size repeated in a second file (its sample's `file` then names both) stays in the
+/// series of the sizes measured once, and adding a repeat run does not split the series that the
+/// outlier rule and the holdout split work on.
 [[nodiscard]] std::string series_key(const Sample& s);
 
-/// The holdout split of `validate`: within each series (same file and configuration, sorted by
+/// The holdout split of `validate`: within each series (same configuration, sorted by
 /// size) of n points, m = round(fraction x n) points (at most n - 1) at positions
 /// floor((j + 1/2) n / m), j = 0..m-1, are held out. Deterministic; fraction 0 holds out none.
 [[nodiscard]] std::vector<bool> holdout_mask(const std::vector<Sample>& samples, double fraction);

@@ -553,10 +553,16 @@ TEST_CASE("calib: a memcpy from the machine's streaming threshold on is timed as
 
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   std::vector<Sample> s;
-  // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2.
+  // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2 whose second size
+  // was measured in two files: a series is a configuration, whatever files measured its sizes.
   for (int i = 8; i >= 0; --i) s.push_back(Sample{"a.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
-  for (int i = 0; i < 6; ++i) s.push_back(Sample{"b.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
-  for (int i = 0; i < 2; ++i) s.push_back(Sample{"c.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  for (int i = 0; i < 6; ++i) {
+    Point p = point("copy", std::pow(4.0, i) * KiB);
+    p.threads = 2;
+    s.push_back(Sample{"b.json", p, Regime::Dram, ""});
+  }
+  for (int i = 0; i < 2; ++i)
+    s.push_back(Sample{i == 0 ? "c.json" : "c.json + d.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
   const auto h = holdout_mask(s, 0.3);
   // n = 9: m = round(2.7) = 3 at floor((2j + 1) 9 / 6) = 1, 4, 7 (sizes 4^1, 4^4, 4^7 KiB; stored in reverse)
   std::vector<int> held_a;
@@ -680,6 +686,17 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
   CHECK(four[0].file == "r.json + s.json");
   CHECK(four[0].point.time_median == doctest::Approx(11.5e-6).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(four[0].run_spread == doctest::Approx(28.5 / 4 / 15.75).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // A size repeated in a second file stays in its configuration's series: u.json measured 16 KiB in
+  // 30 us and 64 KiB in 20 us, v.json 16 KiB again in 40 us. The 16 KiB sample (median 35 us, of
+  // "u.json + v.json") is slower than the 64 KiB one (20 us, of "u.json" alone): non-monotone,
+  // which a series per file (the two samples apart) could not see.
+  const auto partial = samples_of(m, {file("u.json", {30e-6, 20e-6}, 0), file("v.json", {40e-6}, 0)});
+  REQUIRE(partial.size() == 2);
+  CHECK(partial[0].file == "u.json + v.json");
+  CHECK(partial[1].file == "u.json");
+  CHECK(series_key(partial[0]) == series_key(partial[1]));
+  CHECK(partial[0].outlier.rfind("non-monotone", 0) == 0);
+  CHECK(partial[1].outlier.empty());
 }
 
 TEST_CASE("calib: working sets and regimes") {
