@@ -592,6 +592,7 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
       FFSIM_ASSERT(pt.stage == "pipeline", "simulate: unknown stage " + pt.stage);
       lib.hfreduce.chunk_bytes = pt.chunk_bytes;
       lib.hfreduce.staging_buffers = kPipelineDepth;
+      lib.hfreduce.result_slots = kPipelineDepth;
       lib.hfreduce.h2d = "memcpy";
       coll::Group g;  // virtual devices of a CUDA run share GPU l mod G (its link and port)
       for (int l = 0; l < pt.devices; ++l) g.ranks.push_back(Place::gpu(0, l % static_cast<int>(node.gpus.size())));
@@ -605,6 +606,7 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
   } else {
     lib.hfreduce.chunk_bytes = pt.chunk_bytes;
     lib.hfreduce.staging_buffers = kPipelineDepth;
+    lib.hfreduce.result_slots = kPipelineDepth;
     lib.hfreduce.h2d = "memcpy";
     coll::Group g;
     for (int v = 0; v < ranks; ++v)

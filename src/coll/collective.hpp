@@ -72,6 +72,12 @@ struct HfreduceParams {
   double chunk_bytes = 0;          ///< pipeline chunk: bytes of the vector (NVLink: half of it per GPU of a pair)
   double tree_slice_bytes = 0;     ///< the trees pipeline each chunk's part in slices of this size (0: whole parts)
   int staging_buffers = 4;         ///< chunks in flight per GPU (pinned staging buffers reused)
+  /// 0: the reduce writes into a result buffer as large as the vector (the model of Fire-Flyer's
+  /// HFReduce); k > 0: the result has k chunk-sized slots, reused: a chunk's reduce waits until chunk
+  /// c - k went back to every GPU (our library: src/hfreduce/pipeline.cpp, PipelineOptions::depth;
+  /// with one GPU the D2H lands in the slot, which staging_buffers already orders). Set by
+  /// calibration's simulation of hfreduce-bench (src/calib/bench_model.cpp), not read from JSON.
+  int result_slots = 0;
   double chunk_overhead = 0;       ///< seconds of software work per chunk and stage
   std::string h2d = "gdrcopy";     ///< "gdrcopy" (CPU reads once per socket, writes 4 GPUs) or "memcpy"
   double gdrcopy_write_bandwidth = 0;  ///< bytes/s a CPU thread writes through a GPU BAR

@@ -224,6 +224,10 @@ public:
     std::vector<std::vector<OpId>> h2d_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(sockets), kNoOp));
     std::vector<std::vector<OpId>> gpu_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
     std::vector<std::vector<OpId>> nv_last(static_cast<std::size_t>(N), std::vector<OpId>(static_cast<std::size_t>(L), kNoOp));
+    // The reduces of each chunk (result_slots: they wait for the H2D of chunk c - result_slots).
+    const int R = nvlink_ ? 0 : std::max(0, h.result_slots);
+    std::vector<std::vector<std::vector<OpId>>> reduces_of(
+        static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(R > 0 ? K : 0)));
     // Direct (one GPU): the D2H ops of each chunk, which wait for the H2D of chunk c - B (slot reuse).
     std::vector<std::vector<std::vector<OpId>>> direct_d2h(
         static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(direct ? K : 0)));
@@ -322,6 +326,7 @@ public:
           for (const auto& [l, d] : list) s.depend(red, d);
           reds.push_back(red);
         }
+        if (R > 0) reduces_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = reds;
         const OpId rd = barrier(s, reds);
         reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = rd;
         reducer_last[static_cast<std::size_t>(v)] = rd;
@@ -536,6 +541,10 @@ public:
             landed[static_cast<std::size_t>(l)] = w;
           }
         }
+        // Slots: the result slot of chunk c takes chunk c + R's reduce once chunk c went back to every GPU.
+        if (R > 0 && !direct && c + R < K)
+          for (OpId red : reduces_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + R)])
+            for (int l = 0; l < L; ++l) s.depend(red, landed[static_cast<std::size_t>(l)]);
         // Direct: the result slot of chunk c takes chunk c + B once chunk c went back to the GPU.
         if (direct && c + B < K)
           for (OpId d : direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + B)]) s.depend(d, landed[0]);

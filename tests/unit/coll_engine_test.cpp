@@ -628,3 +628,59 @@ TEST_CASE("coll::broadcast: one ring per compute NIC, each carrying its part - t
   closed_form_tracks("broadcast", "fire-flyer-2", 0.05);
   closed_form_tracks("broadcast", "fire-flyer-2-nvlink", 0.05);
 }
+
+TEST_CASE("coll::hfreduce: with k result slots a chunk's reduce waits until chunk c - k went back to every GPU") {
+  // Our library reuses depth chunk-sized result slots (src/hfreduce/pipeline.cpp waits for chunk
+  // c - depth's H2D on every device before reducing chunk c into its slot); the Fire-Flyer model
+  // (result_slots 0) reduces into a buffer of the whole vector. 4 GPUs of one Fire-Flyer node, 7 MiB
+  // in 1 MiB chunks (7 chunks: an odd count), no software overhead. Ops are emitted chunk by chunk,
+  // so the i-th reduce and H2D ops belong to chunk i / (ops per chunk).
+  coll::LibraryParams lib = config::load_library_params(testing::catalog());
+  lib.hfreduce.chunk_bytes = 1048576;
+  lib.hfreduce.chunk_overhead = 0;
+  const auto p = plan::make_platform(cluster(1));
+  const auto g = coll::Group::first_gpus(*p, 4);
+  const auto a = coll::algorithms().get("hfreduce").factory();
+  const int K = 7;
+  // For each chunk, the first reduce's start and the last H2D's end.
+  auto run = [&](int slots) {
+    lib.hfreduce.result_slots = slots;
+    sched::Schedule s;
+    (void)a->emit(s, *p, lib, g, 7.0 * 1048576, coll::Options{});
+    eval::FluidEngine fluid;
+    const eval::Result r = fluid.run(s, *p);
+    std::vector<sched::OpId> red, h2d;
+    for (sched::OpId i = 0; i < s.size(); ++i) {
+      const std::string& t = s.tags()[s.op(i).tag];
+      if (t == "hfreduce reduce") red.push_back(i);
+      if (t == "hfreduce H2D") h2d.push_back(i);
+    }
+    REQUIRE(red.size() % K == 0);
+    REQUIRE(h2d.size() % K == 0);
+    std::vector<double> red_start(K, 1e300), h2d_end(K, 0);
+    for (std::size_t i = 0; i < red.size(); ++i) {
+      auto& x = red_start[i / (red.size() / K)];
+      x = std::min(x, r.ops[red[i]].start);
+    }
+    for (std::size_t i = 0; i < h2d.size(); ++i) {
+      auto& x = h2d_end[i / (h2d.size() / K)];
+      x = std::max(x, r.ops[h2d[i]].end);
+    }
+    return std::make_pair(red_start, h2d_end);
+  };
+  for (int k : {1, 2, 3}) {
+    CAPTURE(k);
+    const auto [red_start, h2d_end] = run(k);
+    for (int c = k; c < K; ++c) {
+      CAPTURE(c);
+      CHECK(red_start[static_cast<std::size_t>(c)] >= h2d_end[static_cast<std::size_t>(c - k)]);
+    }
+  }
+  // Without slots the reducer runs ahead: some chunk's reduce starts before the previous chunk went
+  // back (so the checks above can fail).
+  const auto [red_start, h2d_end] = run(0);
+  bool ahead = false;
+  for (int c = 1; c < K; ++c)
+    ahead = ahead || red_start[static_cast<std::size_t>(c)] < h2d_end[static_cast<std::size_t>(c - 1)];
+  CHECK(ahead);
+}
