@@ -582,8 +582,8 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
       // The bench's "bidir" synchronizes the D2H stream, then the H2D one. On the host backend a
       // stream is a copy thread that sleeps once its queue is empty (src/hfreduce/host_backend.cpp),
       // so the second synchronize wakes that thread again and waits to be woken in turn: one more
-      // round trip of the two wake-ups a lone copy's latency holds. The 16 KiB points show it: bidir
-      // 2.06-2.17x a lone D2H on the three committed VMs, where both copies run at once.
+      // round trip of the two wake-ups a lone copy's latency holds. The committed VMs show it where
+      // latency dominates: at 4-64 KiB bidir takes about twice the slower lone copy (docs/calibration.md).
       if (pt.stage == "bidir" && pt.backend == "host") {
         const sched::OpId sync = s.delay(node.pcie_latency);
         for (const sched::OpId c : copies) s.depend(sync, c);
