@@ -1042,6 +1042,12 @@ private:
     }  // rounds
     // Members of groups whose level, limiter or membership changed take their new rates; the
     // loads of the dropped resources on their paths follow, and they get new end events.
+    // The members to re-rate are listed first, in their groups' order, so that the loop over them
+    // can prefetch: each member is a chain of dependent cache misses (its state, its path's entries,
+    // their resources), which at 9,600 GPUs (69,100 resources) mostly miss every level. Prefetched a
+    // few members ahead, the whole run takes 0.90x the time at 9,600 GPUs, 0.99-1.00x at 1,440-2,880
+    // (side by side on 2 cores, 8-10 pairs each; the same results bit for bit).
+    rerate_.clear();
     for (std::uint32_t gid : comp_groups_) {
       Group& g = groups_[gid];
       g.settled = true;
@@ -1050,7 +1056,17 @@ private:
       g.last_level = g.level;
       g.last_by_cap = g.by_cap;
       g.last_lim = g.lim;
-      for (std::uint32_t fid : g.members) {
+      for (std::uint32_t fid : g.members) rerate_.push_back(Rerate{fid, gid});
+    }
+    {
+      const std::size_t n = rerate_.size();
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i + 4 < n) __builtin_prefetch(&flows_[rerate_[i + 4].fid]);
+        if (i + 2 < n) __builtin_prefetch(entries_.data() + flows_[rerate_[i + 2].fid].at);
+        if (i + 1 < n)
+          for (const Entry& e : entries(flows_[rerate_[i + 1].fid])) __builtin_prefetch(&res_[e.res]);
+        const std::uint32_t fid = rerate_[i].fid;
+        const Group& g = groups_[rerate_[i].gid];
         FlowState& f = flows_[fid];
         const double rate = g.by_cap ? f.cap : f.weight * g.level;
         if (g.lim != f.limiter) {
@@ -1123,6 +1139,10 @@ private:
   std::vector<std::uint32_t> free_flows_, retired_, begun_;  // see retire; begin_flows: the op's new flows
   std::vector<std::vector<std::uint32_t>> free_blocks_;  // by length: blocks of ended flows
   std::vector<std::uint32_t> seed_res_, forced_, queue_;  // see solve_once and settled_solution
+  struct Rerate {
+    std::uint32_t fid, gid;
+  };
+  std::vector<Rerate> rerate_;  // solve_once: the members of the groups whose rates changed
   std::uint32_t compact_gen_ = 1;
   std::vector<Group> groups_;
   std::vector<std::uint32_t> free_groups_, sig_;
