@@ -249,6 +249,13 @@ public:
           finish_flow(fid, now);
         }
       }
+      // The successors of the ops that complete at this instant are read after the solve below:
+      // their records (indexed by operation: 2.4 million at 9,600 GPUs) are fetched meanwhile.
+      for (const sched::OpId op : done_ops_)
+        for (std::uint32_t j = g.succ_begin[op]; j < g.succ_begin[op + 1]; ++j) {
+          __builtin_prefetch(&ops_[g.succ[j]]);
+          __builtin_prefetch(&s_.op(g.succ[j]));
+        }
       resolve(now);
       // Ops whose flows all ended at this instant complete, releasing successors.
       for (std::size_t k = 0; k < done_ops_.size(); ++k) {
