@@ -62,10 +62,15 @@ std::string configuration(const calib::Point& p) {
   if (p.stage == "d2h" || p.stage == "h2d" || p.stage == "bidir") return p.backend + ", " + std::to_string(p.devices) + " device";
   if (p.stage == "pipeline")
     return p.backend + ", " + std::to_string(p.devices) + " dev, " + fmt_bytes(Bytes(p.chunk_bytes)) + " chunks";
-  if (p.stage == "internode") return std::to_string(p.ranks) + " ranks, " + fmt_bytes(Bytes(p.chunk_bytes)) + " slices";
+  const std::string place = p.placement == "in_place"       ? ", in place"
+                            : p.placement == "out_of_place" ? ", out of place"
+                                                            : "";
+  if (p.stage == "internode")
+    return std::to_string(p.ranks) + " ranks, " + fmt_bytes(Bytes(p.chunk_bytes)) + " slices" + place;
   if (p.stage == "allreduce")
-    return std::to_string(p.ranks) + " ranks x " + std::to_string(p.devices) + " dev, " + fmt_bytes(Bytes(p.chunk_bytes)) + " chunks";
-  return std::to_string(p.ranks) + " ranks";
+    return std::to_string(p.ranks) + " ranks x " + std::to_string(p.devices) + " dev, " +
+           fmt_bytes(Bytes(p.chunk_bytes)) + " chunks" + place;
+  return std::to_string(p.ranks) + " ranks" + place;
 }
 
 // Mean of |error| over rows that pass `want` and have a value for `engine` (NaN if none).

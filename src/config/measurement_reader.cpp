@@ -124,8 +124,10 @@ Point parse_point(const Reader& p) {
   }
   t.allow({"spread"});  // hfreduce-bench's (max - min) / median of the rounds; informative
   t.finish();
-  // allreduce points of hfreduce-bench since 2026-12-01 (nccl-tests' columns); informative
-  p.allow({"placement", "busbw_Bps", "wrong_elements"});
+  // allreduce points of hfreduce-bench since 2026-12-01 (nccl-tests' columns): the placement is
+  // part of the configuration; the other two are informative
+  if (p.has("placement")) x.placement = p.choice("placement", {"in_place", "out_of_place"});
+  p.allow({"busbw_Bps", "wrong_elements"});
   x.algbw_Bps = non_negative(p, "algbw_Bps");
   x.traffic_Bps = non_negative(p, "traffic_Bps");
   check_rate(p, "algbw_Bps", x.algbw_Bps, x.bytes, x.time_median);

@@ -699,6 +699,51 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
   CHECK(partial[1].outlier.empty());
 }
 
+TEST_CASE("calib: an allreduce out of place and in place are two configurations, not two runs") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  // hfreduce-bench writes each allreduce size twice, nccl-tests' two rows: out of place (68.6 ms,
+  // rounds 60, 68.6, 70) and in place (51.3 ms, rounds 50, 51.3, 52), the Zen 3 VM's 256 MiB tree
+  // on 2 ranks. Merged as runs of one configuration they would be one sample of median
+  // (51.3 + 60) / 2 = 55.65 ms whose "run spread" is the placements' difference; apart, two samples
+  // in two series, each with its own rounds: out of place mean 66.2, deviations 6.2, 2.4, 3.8 ->
+  // 12.4 / 3 / 66.2; in place mean 51.1, deviations 1.1, 0.2, 0.9 -> 2.2 / 3 / 51.1.
+  MeasurementFile f;
+  f.file = "t.json";
+  f.machine.name = "epyc-zen5-2c-vm";
+  f.machine.cpu_model = "AMD EPYC";
+  f.machine.memory_bytes = 25276026880;
+  f.machine.usable_cpus = 2;
+  f.machine.numa_nodes = 1;
+  const double S = 256 * MiB;
+  for (const auto& [placement, rounds] : std::vector<std::pair<std::string, std::vector<double>>>{
+           {"out_of_place", {60e-3, 68.6e-3, 70e-3}}, {"in_place", {50e-3, 51.3e-3, 52e-3}}}) {
+    Point p = point("internode", S);
+    p.backend = "mpi";
+    p.variant = "double_tree";
+    p.ranks = 2;
+    p.chunk_bytes = 512 * KiB;
+    p.placement = placement;
+    p.rounds = rounds;
+    p.time_min = rounds.front();
+    p.time_median = rounds[1];
+    p.time_max = rounds.back();
+    f.points.push_back(p);
+  }
+  const auto s = samples_of(m, {f});
+  REQUIRE(s.size() == 2);
+  CHECK(series_key(s[0]) != series_key(s[1]));
+  CHECK(s[0].point.placement == "out_of_place");
+  CHECK(s[0].runs == 3);
+  CHECK(s[0].point.time_median == doctest::Approx(68.6e-3).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[0].run_spread == doctest::Approx(12.4 / 3 / 66.2).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  CHECK(s[1].point.placement == "in_place");
+  CHECK(s[1].point.time_median == doctest::Approx(51.3e-3).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[1].run_spread == doctest::Approx(2.2 / 3 / 51.1).epsilon(1e-9).scale(ffsim::testing::kRelative));
+  // A point without a placement (every stage but the allreduce ones) keeps the key it had.
+  Point q = point("d2h", 16 * KiB);
+  CHECK(series_key(Sample{"x.json", q, Regime::Cache, ""}).back() == '|');
+}
+
 TEST_CASE("calib: working sets and regimes") {
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   // The CI machine's CPU model gives a 32 MiB last-level cache.
