@@ -45,7 +45,7 @@ struct Point {
   double chunk_bytes = 0;
   /// "in_place" or "out_of_place" (hfreduce-bench's allreduce stages since 2026-12-01: nccl-tests'
   /// two rows), else empty. Two configurations, not two runs of one: the Zen 3 VM's tree ran out of
-  /// place 12-37% slower than in place at 8-256 MiB in every round.
+  /// place slower than in place in every round at 64 and 256 MiB (medians 12-37% apart).
   std::string placement;
   double bytes = 0;          ///< tensor size S
   double traffic_bytes = 0;  ///< bytes read + written (copies: bytes over the link)
