@@ -236,7 +236,7 @@ std::string series_key(const Sample& s) {
   std::snprintf(chunk, sizeof chunk, "%.17g", p.chunk_bytes);
   return p.stage + "|" + p.backend + "|" + p.variant + "|" + p.dtype + "|" + p.store + "|" + std::to_string(p.k) + "|" +
          std::to_string(p.devices) + "|" + std::to_string(p.ranks) + "|" + std::to_string(p.threads) + "|" + chunk +
-         "|" + p.placement;
+         (p.placement.empty() ? "" : "|" + p.placement);
 }
 
 std::vector<Sample> samples_of(const BenchModel& m, const std::vector<MeasurementFile>& files) {

@@ -703,8 +703,8 @@ TEST_CASE("calib: an allreduce out of place and in place are two configurations,
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   // hfreduce-bench writes each allreduce size twice, nccl-tests' two rows: out of place (68.6 ms,
   // rounds 60, 68.6, 70) and in place (51.3 ms, rounds 50, 51.3, 52), the Zen 3 VM's 256 MiB tree
-  // on 2 ranks. Merged as runs of one configuration they would be one sample of median
-  // (51.3 + 60) / 2 = 55.65 ms whose "run spread" is the placements' difference; apart, two samples
+  // on 2 ranks. Merged as runs of one configuration they would be one sample of six runs, median
+  // (52 + 60) / 2 = 56 ms, whose "run spread" is the placements' difference; apart, two samples
   // in two series, each with its own rounds: out of place mean 66.2, deviations 6.2, 2.4, 3.8 ->
   // 12.4 / 3 / 66.2; in place mean 51.1, deviations 1.1, 0.2, 0.9 -> 2.2 / 3 / 51.1.
   MeasurementFile f;
@@ -739,9 +739,11 @@ TEST_CASE("calib: an allreduce out of place and in place are two configurations,
   CHECK(s[1].point.placement == "in_place");
   CHECK(s[1].point.time_median == doctest::Approx(51.3e-3).epsilon(1e-12).scale(ffsim::testing::kRelative));
   CHECK(s[1].run_spread == doctest::Approx(2.2 / 3 / 51.1).epsilon(1e-9).scale(ffsim::testing::kRelative));
-  // A point without a placement (every stage but the allreduce ones) keeps the key it had.
-  Point q = point("d2h", 16 * KiB);
-  CHECK(series_key(Sample{"x.json", q, Regime::Cache, ""}).back() == '|');
+  // The placement is one more field of the key; a point without one (every stage but the allreduce
+  // ones) keeps the key it had.
+  Point q = s[1].point;
+  q.placement.clear();
+  CHECK(series_key(s[1]) == series_key(Sample{"x.json", q, Regime::Dram, ""}) + "|in_place");
 }
 
 TEST_CASE("calib: working sets and regimes") {
