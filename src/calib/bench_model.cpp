@@ -73,19 +73,24 @@ std::string kernel_kind(const Point& pt) {
 
 namespace {
 // Whether the machine's memcpy streams a call of `call_bytes` (the one rule memcpy_kind and
-// model_kind share).
-bool memcpy_streams(const BenchModel& m, double call_bytes) {
-  return m.memcpy_streaming > 0 && call_bytes >= m.memcpy_streaming;
+// model_kind share): from the threshold the run recorded, else the node model's, on. From, not
+// above: glibc 2.36's memmove for ERMS machines (the AVX and EVEX variants these VMs run) goes to its
+// streaming loop when a copy of at least rep_movsb_stop_threshold is not below the threshold
+// (`cmp non_temporal_threshold, size; jb regular`, read off Debian 12's libc.so.6).
+bool memcpy_streams(const BenchModel& m, double recorded, double call_bytes) {
+  const double t = recorded > 0 ? recorded : m.memcpy_streaming;
+  return t > 0 && call_bytes >= t;
 }
 }  // namespace
 
-std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes) {
-  return memcpy_streams(m, call_bytes) && mm.kinds.count("copy kernel_nt") ? "copy kernel_nt" : "copy memcpy";
+std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes, double recorded) {
+  return memcpy_streams(m, recorded, call_bytes) && mm.kinds.count("copy kernel_nt") ? "copy kernel_nt" : "copy memcpy";
 }
 
 std::string model_kind(const BenchModel& m, const Point& pt) {
   const bool memcpy = pt.stage == "copy" && pt.variant == "memcpy";
-  return memcpy && memcpy_streams(m, pt.bytes / kernel_threads(pt)) ? "copy kernel_nt" : kernel_kind(pt);
+  return memcpy && memcpy_streams(m, pt.memcpy_streaming, pt.bytes / kernel_threads(pt)) ? "copy kernel_nt"
+                                                                                         : kernel_kind(pt);
 }
 
 int kernel_threads(const Point& pt) {
@@ -508,7 +513,7 @@ void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string&
   const int cores = total_cores(m.node);
   const bool whole = pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir";
   const double call = whole || pt.chunk_bytes <= 0 ? pt.bytes : std::min(pt.bytes, pt.chunk_bytes);
-  const std::string copy = memcpy_kind(m, mm, call);
+  const std::string copy = memcpy_kind(m, mm, call, pt.memcpy_streaming);
   if (const double dram = mixed_rate(m, mm, copy, W, cores); is_set(dram) && dram > 0)
     for (auto& s : n.sockets) s.dram_bandwidth = BytesPerSecond(dram);
   if (!n.gpus.empty() && n.gpus.front().gpu.emulated())

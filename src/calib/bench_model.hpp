@@ -130,12 +130,15 @@ struct ModelParams {
 /// "" for other stages.
 [[nodiscard]] std::string kernel_kind(const Point& pt);
 /// The kind whose rates time the point: its kernel_kind, but a memcpy of at least the machine's
-/// streaming threshold per thread (BenchModel::memcpy_streaming) is glibc's streaming loop, timed
-/// as the streaming copy kernel ("copy kernel_nt"): the same stores, no parameter of its own.
+/// streaming threshold per thread (the one the point's run recorded, Point::memcpy_streaming, else
+/// BenchModel::memcpy_streaming) is glibc's streaming loop, timed as the streaming copy kernel
+/// ("copy kernel_nt"): the same stores, no parameter of its own.
 [[nodiscard]] std::string model_kind(const BenchModel& m, const Point& pt);
 /// The copy kind a memcpy of `call_bytes` per call takes on this machine: "copy kernel_nt" from the
-/// streaming threshold on (where the model has that kind), else "copy memcpy".
-[[nodiscard]] std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes);
+/// streaming threshold on (`recorded`, the run's own, where > 0, else the node model's; where the
+/// model has that kind), else "copy memcpy".
+[[nodiscard]] std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes,
+                                      double recorded = 0);
 /// The threads a copy or reduce call runs on: hfreduce's Reducer (the vector kernels and the
 /// reduces) hands a thread at least 64 KiB of output (ReducerOptions::min_bytes_per_thread), so
 /// min(threads, max(1, floor(S / 64 KiB))); the bench's memcpy splits over every thread.

@@ -47,6 +47,11 @@ struct Point {
   /// two rows), else empty. Two configurations, not two runs of one: the Zen 3 VM's tree ran out of
   /// place slower than in place in every round at 64 and 256 MiB (medians 12-37% apart).
   std::string placement;
+  /// The size per call from which the run's memcpy streamed, as its file recorded it
+  /// (MeasuredMachine::memcpy_streaming_threshold); 0: not recorded, the node model's CPU says. A
+  /// property of the boot, not of the CPU model: glibc derives it from the cache size the VM reports,
+  /// which moved between boots of one VM (the Zen 5 VM: 288 MiB on 2026-12-06).
+  double memcpy_streaming = 0;
   double bytes = 0;          ///< tensor size S
   double traffic_bytes = 0;  ///< bytes read + written (copies: bytes over the link)
   double time_min = 0, time_median = 0, time_max = 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -42,6 +43,9 @@ struct ValidateArgs {
   bool csv = false;
   bool all = false;
   std::string compute;  ///< --compute: a shaped compute model to validate instead of measured files
+  /// --train: fit on every point of these files (another run of the machine) and predict every point
+  /// of `files`, instead of holding out a share of `files`.
+  std::vector<std::string> train;
   int threads = 0;      ///< --threads: the fits' simulations at once (0: the machine's hardware threads)
   CLI::Option* holdout_opt = nullptr;
   CLI::Option* engine_opt = nullptr;
@@ -98,6 +102,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (a.csv) other.push_back("--csv");
     if (a.all) other.push_back("--all");
     if (a.threads != 0) other.push_back("--threads");
+    if (!a.train.empty()) other.push_back("--train");
     if (!other.empty())
       throw UsageError(
           "--compute validates a compute model against the measurements its file names (leaving one "
@@ -133,27 +138,47 @@ int run_validate(Context& ctx, ValidateArgs a) {
     const std::string quoted = "\"" + x + "\"";
     if (std::find(machines.begin(), machines.end(), quoted) == machines.end()) machines.push_back(quoted);
   }
-  std::vector<calib::MeasurementFile> files;
-  for (const auto& f : a.files) {
-    files.push_back(config::load_measurement(f));
-    const auto& mf = files.back();
-    if (std::find(cf.machines.begin(), cf.machines.end(), mf.machine.name) == cf.machines.end())
-      throw ConfigError(mf.file, "/machine/name",
-                        "expected a run of " + join(machines, " or ") + " (the machine calibration " + cf.name +
-                            " was fitted to), got \"" + mf.machine.name + "\"");
-  }
+  const bool cross = !a.train.empty();
+  if (cross && a.holdout_opt && a.holdout_opt->count())
+    throw UsageError(
+        "--holdout and --train: with --train every point of the measured files is predicted from a fit to "
+        "the --train files; give one of them");
+  auto load = [&](const std::vector<std::string>& names) {
+    std::vector<calib::MeasurementFile> out;
+    for (const auto& f : names) {
+      out.push_back(config::load_measurement(f));
+      const auto& mf = out.back();
+      if (std::find(cf.machines.begin(), cf.machines.end(), mf.machine.name) == cf.machines.end())
+        throw ConfigError(mf.file, "/machine/name",
+                          "expected a run of " + join(machines, " or ") + " (the machine calibration " + cf.name +
+                              " was fitted to), got \"" + mf.machine.name + "\"");
+    }
+    return out;
+  };
+  for (const auto& t : a.train)
+    for (const auto& f : a.files)
+      if (std::filesystem::weakly_canonical(t) == std::filesystem::weakly_canonical(f))
+        throw UsageError("--train " + t +
+                         " is also a measured file to predict: a file is either fitted or predicted, "
+                         "not both (a point fitted on itself says nothing of another run)");
+  const std::vector<calib::MeasurementFile> files = load(a.files);
+  // The points to predict, and, with --train, the other run's points to fit on: each set its own
+  // series (samples_of merges the runs of one configuration across the files it is given).
   const auto samples = calib::samples_of(m, files);
-  const auto held = calib::holdout_mask(samples, a.holdout);
+  const auto train_samples = cross ? calib::samples_of(m, load(a.train)) : std::vector<calib::Sample>{};
+  const auto held = cross ? std::vector<bool>(samples.size(), true) : calib::holdout_mask(samples, a.holdout);
   std::vector<calib::Sample> training;
   std::vector<Row> rows;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     Row r;
     r.s = &samples[i];
-    r.held = a.holdout > 0 ? held[i] : true;  // no holdout: every point is evaluated (in-sample)
+    r.held = cross || a.holdout > 0 ? held[i] : true;  // no holdout: every point is evaluated (in-sample)
     r.skipped = calib::not_simulated(samples[i].point);
-    if (r.skipped.empty() && !held[i] && samples[i].outlier.empty()) training.push_back(samples[i]);
+    if (!cross && r.skipped.empty() && !held[i] && samples[i].outlier.empty()) training.push_back(samples[i]);
     rows.push_back(r);
   }
+  for (const auto& t : train_samples)
+    if (calib::not_simulated(t.point).empty() && t.outlier.empty()) training.push_back(t);
   const auto reference = app::make_engine("fluid");  // the engine of the fits
   const calib::Calibration c = calib::calibrate(m, training, *reference, fit_threads(a.threads));
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
@@ -209,7 +234,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
     add(all);
     if (pt.backend == "host" || pt.backend == "mpi") add(host_mpi);
   }
-  const std::string evaluated = a.holdout > 0 ? "held-out" : "in-sample (no holdout)";
+  const std::string evaluated = cross           ? "predicted (fitted on the --train files only)"
+                                : a.holdout > 0 ? "held-out"
+                                                : "in-sample (no holdout)";
 
   if (a.json) {
     report::JsonWriter w(std::cout);
@@ -217,7 +244,16 @@ int run_validate(Context& ctx, ValidateArgs a) {
     w.key("calibration");
     write_calibration(w, ctx);
     w.field("node", m.node.name);
-    w.field("holdout", a.holdout);
+    if (cross) {
+      w.key("holdout");
+      w.null();
+    } else {
+      w.field("holdout", a.holdout);
+    }
+    w.key("train_files");
+    w.begin_array();
+    for (const auto& t : a.train) w.value(t);
+    w.end_array();
     w.field("evaluated", evaluated);
     w.field("training_points", training.size());
     w.field("regime_rule", calib_regime_rule(m));
@@ -315,13 +351,22 @@ int run_validate(Context& ctx, ValidateArgs a) {
 
   std::size_t n_eval = 0;
   for (const Row& r : rows) n_eval += r.held ? 1 : 0;
-  std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
-            << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
+  if (cross)
+    std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), fitted on "
+              << training.size() << " points of " << a.train.size() << " --train file"
+              << (a.train.size() == 1 ? "" : "s") << ", " << n_eval << " points of the measured files predicted\n";
+  else
+    std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
+              << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
   std::cout << "  regimes: " << calib_regime_rule(m) << "\n";
   print_calibration(std::cout, ctx);
-  std::cout << "\nRefit on the training points:\n";
+  std::cout << (cross ? "\nFitted on the --train files:\n" : "\nRefit on the training points:\n");
   print_fits(std::cout, c);
-  std::cout << "\n" << (a.holdout > 0 ? "Held-out points" : "Every point") << " (error = (predicted - measured) / measured):\n";
+  std::cout << "\n"
+            << (cross           ? "Every point of the measured files"
+                : a.holdout > 0 ? "Held-out points"
+                                : "Every point")
+            << " (error = (predicted - measured) / measured):\n";
   report::Table t({"stage", "configuration", "size", "regime", "measured", "analytic", "error", "simgrid", "error"});
   std::string last;
   for (const Row& r : rows) {
@@ -413,6 +458,12 @@ void setup_validate(CLI::App& app, Context& ctx) {
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
   sub->add_flag("--all", a->all, "List the training points too");
+  ctx.expects(sub->add_option("--train", a->train,
+                              "Fit on every point of these measurement files (another run of the machine, another "
+                              "day) and predict every point of the measured files: does one run's calibration "
+                              "predict another's? (instead of --holdout)")
+                  ->check(input_file()),
+              "a measurement file");
   add_fit_threads_option(sub, ctx, a->threads);
 
   sub->callback([&ctx, a] { ctx.action = [&ctx, a] { return run_validate(ctx, *a); }; });

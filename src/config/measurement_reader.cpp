@@ -186,6 +186,7 @@ MeasurementFile parse_measurement(const Document& doc) {
   if (pts.empty()) r.fail_at("points", "expected at least one measured point");
   for (const Reader& p : pts) {
     m.points.push_back(parse_point(p));
+    m.points.back().memcpy_streaming = m.machine.memcpy_streaming_threshold;
     // One hfreduce-bench run has one MPI world: its points all ran on the same number of ranks.
     if (m.points.back().ranks != m.points.front().ranks)
       p.fail_at("ranks", "inconsistent: " + std::to_string(m.points.back().ranks) +

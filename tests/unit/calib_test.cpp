@@ -551,6 +551,40 @@ TEST_CASE("calib: a memcpy from the machine's streaming threshold on is timed as
   }
 }
 
+TEST_CASE("calib: the streaming threshold a run recorded is the one its points take") {
+  // glibc derives the threshold from the cache size the VM reports at boot, which moved between
+  // boots of one VM, so a file's own record (Point::memcpy_streaming, from
+  // /machine/memcpy_streaming_threshold_bytes) wins over the node model's CPU, and a file without one
+  // takes the CPU's. Node without a threshold (`off`), run recorded T: a memcpy of T per thread
+  // streams and T - 1 does not; node with T, run recorded 2T: T per thread does not stream.
+  const BenchModel off = xeon_without_switch();
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const MemoryModel mm = planted_memory();
+  const double T = 40.875 * MiB;
+  for (int threads : {1, 2}) {
+    CAPTURE(threads);
+    Point at = point("copy", threads * T);
+    at.variant = "memcpy";
+    at.threads = threads;
+    CHECK(model_kind(off, at) == "copy memcpy");  // nothing recorded, nothing stated
+    at.memcpy_streaming = T;
+    CHECK(model_kind(off, at) == "copy kernel_nt");
+    Point below = at;
+    below.bytes = threads * (T - 1);
+    CHECK(model_kind(off, below) == "copy memcpy");
+    Point later = at;
+    later.memcpy_streaming = 2 * T;
+    CHECK(model_kind(m, later) == "copy memcpy");
+    later.bytes = threads * 2 * T;
+    CHECK(model_kind(m, later) == "copy kernel_nt");
+  }
+  // A device copy or a pipeline's chunk: the same rule per call.
+  CHECK(memcpy_kind(off, mm, T, T) == "copy kernel_nt");
+  CHECK(memcpy_kind(off, mm, T - 1, T) == "copy memcpy");
+  CHECK(memcpy_kind(m, mm, T, 2 * T) == "copy memcpy");
+  CHECK(memcpy_kind(m, mm, T, 0) == "copy kernel_nt");
+}
+
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   std::vector<Sample> s;
   // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2 whose second size
