@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include <CLI/CLI.hpp>
 
@@ -155,9 +156,14 @@ int run_validate(Context& ctx, ValidateArgs a) {
     }
     return out;
   };
+  auto same_file = [](const std::string& x, const std::string& y) {
+    std::error_code ex, ey;  // both exist (input_file()); an unreadable path compares as given
+    const auto cx = std::filesystem::weakly_canonical(x, ex), cy = std::filesystem::weakly_canonical(y, ey);
+    return ex || ey ? x == y : cx == cy;
+  };
   for (const auto& t : a.train)
     for (const auto& f : a.files)
-      if (std::filesystem::weakly_canonical(t) == std::filesystem::weakly_canonical(f))
+      if (same_file(t, f))
         throw UsageError("--train " + t +
                          " is also a measured file to predict: a file is either fitted or predicted, "
                          "not both (a point fitted on itself says nothing of another run)");
@@ -456,7 +462,8 @@ void setup_validate(CLI::App& app, Context& ctx) {
                   "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),
               "fluid, simgrid, both or analytic");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output: points and mape per stage");
-  json->excludes(sub->add_flag("--csv", a->csv, "CSV of every point (training and held-out), SI units"));
+  json->excludes(sub->add_flag(
+      "--csv", a->csv, "CSV of every point (training and held-out; with --train, every predicted one), SI units"));
   sub->add_flag("--all", a->all, "List the training points too");
   ctx.expects(sub->add_option("--train", a->train,
                               "Fit on every point of these measurement files (another run of the machine, another "
