@@ -585,6 +585,47 @@ TEST_CASE("calib: the streaming threshold a run recorded is the one its points t
   CHECK(memcpy_kind(m, mm, T, 0) == "copy kernel_nt");
 }
 
+TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where the slots fit") {
+  // The Xeon VM's node model (LLC 105 MiB) and the planted memory model with a step for the caches
+  // (sharpness unset: a set of x bytes is served by a cache of C bytes wholly if x <= C, else not).
+  // Its one-thread memcpy: LLC 25 GB/s, DRAM 18 GB/s.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  MemoryModel mm = planted_memory();
+  mm.sharpness = std::numeric_limits<double>::quiet_NaN();
+  Point p = point("pipeline", 256 * MiB);
+  p.backend = "host";
+  p.devices = 1;
+  p.chunk_bytes = 1 * MiB;
+  // One device, 1 MiB chunks: 3 slots (3 MiB) and 2 x 3 MiB of device bytes between two uses of a
+  // slot, 9 MiB <= 105: the slot side at the LLC. The whole working set, 256 MiB of device memory and
+  // the slots, is beyond the LLC: DRAM. Gain = (2 / (1/18 + 1/25)) / 18 = 50 / 43.
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  // 16 MiB chunks: 48 MiB of slots + 96 MiB of device bytes = 144 MiB > 105: DRAM both sides, 1.
+  p.chunk_bytes = 16 * MiB;
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);
+  // Two devices, 4 MiB chunks: slots 3 x 4 MiB per device and as many result slots (36 MiB) + 2 x 2
+  // x 12 MiB = 84 MiB <= 105 on one node; an allreduce on 2 ranks shares the cache: 168 MiB, 1.
+  p.devices = 2;
+  p.chunk_bytes = 4 * MiB;
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  Point a = p;
+  a.stage = "allreduce";
+  a.ranks = 2;
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == 1);
+  a.ranks = 1;  // one rank: the pipeline's footprint again
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  // Where the whole working set is in the cache already the copies are no faster than it says: 1.
+  p.bytes = 16 * MiB;  // 2 x 16 MiB + 36 MiB of slots = 68 MiB <= 105: the LLC's 25 GB/s
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);
+  // Other stages, a kind the model lacks, a node without an LLC size: 1.
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", point("copy", 256 * MiB)) == 1);
+  p.bytes = 256 * MiB;
+  CHECK(slot_copy_gain(m, mm, "copy no_such_kind", p) == 1);
+  BenchModel no_llc = m;
+  no_llc.llc = 0;
+  CHECK(slot_copy_gain(no_llc, mm, "copy memcpy", p) == 1);
+}
+
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   std::vector<Sample> s;
   // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2 whose second size
