@@ -144,7 +144,8 @@ struct ModelParams {
 /// the last-level cache for the share `served` gives the bytes the pipeline touches between two uses
 /// of a slot (its slots and 2 x devices x depth chunks of device bytes; all ranks of an allreduce),
 /// else at DRAM; at least 1, and 1 for other stages or without an LLC or that kind.
-[[nodiscard]] double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::string& copy, const Point& pt);
+[[nodiscard]] double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::string& copy,
+                                    const Point& pt);
 /// The threads a copy or reduce call runs on: hfreduce's Reducer (the vector kernels and the
 /// reduces) hands a thread at least 64 KiB of output (ReducerOptions::min_bytes_per_thread), so
 /// min(threads, max(1, floor(S / 64 KiB))); the bench's memcpy splits over every thread.
