@@ -185,6 +185,16 @@ int run_validate(Context& ctx, ValidateArgs a) {
   }
   for (const auto& t : train_samples)
     if (calib::not_simulated(t.point).empty() && t.outlier.empty()) training.push_back(t);
+  // With --train, the stages the measured files have and the --train files do not: their values
+  // stay the catalog's published ones (and what the fitted stages give them), which the output says.
+  std::vector<std::string> untrained;
+  if (cross)
+    for (const Row& r : rows) {
+      const std::string& st = r.s->point.stage;
+      if (!r.skipped.empty() || std::find(untrained.begin(), untrained.end(), st) != untrained.end()) continue;
+      if (std::none_of(training.begin(), training.end(), [&](const calib::Sample& t) { return t.point.stage == st; }))
+        untrained.push_back(st);
+    }
   const auto reference = app::make_engine("fluid");  // the engine of the fits
   const calib::Calibration c = calib::calibrate(m, training, *reference, fit_threads(a.threads));
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
@@ -262,6 +272,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
     w.end_array();
     w.field("evaluated", evaluated);
     w.field("training_points", training.size());
+    w.key("untrained_stages");
+    w.begin_array();
+    for (const auto& st : untrained) w.value(st);
+    w.end_array();
     w.field("regime_rule", calib_regime_rule(m));
     auto num = [&](double v) {
       if (std::isnan(v)) w.null();
@@ -366,6 +380,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
               << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
   std::cout << "  regimes: " << calib_regime_rule(m) << "\n";
   print_calibration(std::cout, ctx);
+  if (!untrained.empty())
+    std::cout << "  no point of " << join(untrained)
+              << " in the --train files: " << (untrained.size() == 1 ? "that stage is" : "those stages are")
+              << " predicted with the catalog's published values where no fitted stage gives them\n";
   std::cout << (cross ? "\nFitted on the --train files:\n" : "\nRefit on the training points:\n");
   print_fits(std::cout, c);
   std::cout << "\n"
