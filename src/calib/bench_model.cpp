@@ -93,6 +93,18 @@ std::string model_kind(const BenchModel& m, const Point& pt) {
                                                                                          : kernel_kind(pt);
 }
 
+bool streams_by_its_record(const Point& pt) {
+  if (pt.memcpy_streaming <= 0) return false;
+  double call = 0;
+  if (pt.stage == "copy" && pt.variant == "memcpy")
+    call = pt.bytes / kernel_threads(pt);
+  else if (pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir")
+    call = pt.bytes;
+  else if ((pt.stage == "pipeline" || pt.stage == "allreduce") && pt.chunk_bytes > 0)
+    call = std::min(pt.bytes, pt.chunk_bytes);
+  return call >= pt.memcpy_streaming;
+}
+
 int kernel_threads(const Point& pt) {
   const int t = std::max(1, pt.threads);
   if (pt.stage == "copy" && pt.variant == "memcpy") return t;

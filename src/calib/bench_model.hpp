@@ -146,6 +146,10 @@ struct ModelParams {
 /// else at DRAM; at least 1, and 1 for other stages or without an LLC or that kind.
 [[nodiscard]] double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::string& copy,
                                     const Point& pt);
+/// Whether the point's memcpys (a memcpy copy's per thread, a device copy's, a pipeline's chunk) stream
+/// by the threshold its own run recorded (false where it recorded none): samples_of keeps such a
+/// point apart from the same configuration's runs that did not stream (another kernel).
+[[nodiscard]] bool streams_by_its_record(const Point& pt);
 /// The threads a copy or reduce call runs on: hfreduce's Reducer (the vector kernels and the
 /// reduces) hands a thread at least 64 KiB of output (ReducerOptions::min_bytes_per_thread), so
 /// min(threads, max(1, floor(S / 64 KiB))); the bench's memcpy splits over every thread.

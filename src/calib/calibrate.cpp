@@ -268,7 +268,9 @@ std::vector<Sample> samples_of(const BenchModel& m, const std::vector<Measuremen
       Sample s{f.file, p, regime_of(m, p), ""};
       char size[32];
       std::snprintf(size, sizeof size, "%.17g", p.bytes);
-      const std::string key = series_key(s) + "|" + size;
+      // A run whose recorded threshold made this size's memcpy stream ran another kernel than runs
+      // that did not (or recorded none): not a run of the same point.
+      const std::string key = series_key(s) + "|" + size + (streams_by_its_record(p) ? "|streams" : "");
       const auto [it, fresh] = of_config.try_emplace(key, r.size());
       // A point's runs: its rounds (hfreduce-bench --rounds), else its one median.
       const std::vector<double> own = p.rounds.empty() ? std::vector<double>{p.time_median} : p.rounds;

@@ -821,6 +821,50 @@ TEST_CASE("calib: an allreduce out of place and in place are two configurations,
   CHECK(series_key(s[1]) == series_key(Sample{"x.json", q, Regime::Dram, ""}) + "|in_place");
 }
 
+TEST_CASE("calib: a memcpy that streamed by its run's threshold is not a run of one that did not") {
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  // One thread copying 288 MiB with memcpy in three runs: one that recorded no threshold (10 ms),
+  // one that recorded 288 MiB (the call streams: 288 >= 288; 7 ms) and one that recorded 384 MiB
+  // (it does not; 11 ms). The first and the third are two runs of the regular kernel, one sample
+  // of median (10 + 11) / 2 = 10.5 ms; the second ran glibc's streaming loop: a sample of its own.
+  auto file = [](const std::string& name, double threshold, double t) {
+    MeasurementFile f;
+    f.file = name;
+    f.machine.name = "epyc-zen5-2c-vm";
+    f.machine.cpu_model = "AMD EPYC";
+    f.machine.memory_bytes = 25276026880;
+    f.machine.usable_cpus = 2;
+    f.machine.numa_nodes = 1;
+    f.machine.memcpy_streaming_threshold = threshold;
+    Point p = point("copy", 288 * MiB);
+    p.variant = "memcpy";
+    p.threads = 1;
+    p.memcpy_streaming = threshold;
+    p.time_min = p.time_median = p.time_max = t;
+    f.points.push_back(p);
+    return f;
+  };
+  const auto s =
+      samples_of(m, {file("a.json", 0, 10e-3), file("b.json", 288 * MiB, 7e-3), file("c.json", 384 * MiB, 11e-3)});
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].file == "a.json + c.json");
+  CHECK(s[0].point.time_median == doctest::Approx(10.5e-3).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(s[1].file == "b.json");
+  CHECK(s[1].point.time_median == 7e-3);
+  CHECK(model_kind(m, s[1].point) == "copy kernel_nt");
+  CHECK(model_kind(m, s[0].point) == "copy memcpy");
+  // Which calls stream by the record: a memcpy per thread, a device copy whole, a pipeline's chunk.
+  Point d = point("d2h", 288 * MiB);
+  d.memcpy_streaming = 288 * MiB;
+  CHECK(streams_by_its_record(d));
+  Point pl = point("pipeline", 1024 * MiB);
+  pl.chunk_bytes = 4 * MiB;
+  pl.memcpy_streaming = 288 * MiB;
+  CHECK_FALSE(streams_by_its_record(pl));
+  pl.memcpy_streaming = 0;
+  CHECK_FALSE(streams_by_its_record(pl));
+}
+
 TEST_CASE("calib: working sets and regimes") {
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   // The CI machine's CPU model gives a 32 MiB last-level cache.
