@@ -39,6 +39,19 @@ Point point(const std::string& stage, double bytes) {
   return p;
 }
 
+// An empty measurement file of the Zen 5 CI VM (the machine record epyc_zen5_2c_vm's node model
+// checks: its name, CPU, 2 CPUs, one NUMA node, its 25.3 GB).
+MeasurementFile zen5_file(const std::string& name) {
+  MeasurementFile f;
+  f.file = name;
+  f.machine.name = "epyc-zen5-2c-vm";
+  f.machine.cpu_model = "AMD EPYC";
+  f.machine.memory_bytes = 25276026880;
+  f.machine.usable_cpus = 2;
+  f.machine.numa_nodes = 1;
+  return f;
+}
+
 }  // namespace
 
 TEST_CASE("calib::linear_least_squares: exact lines, weights, rank deficiency") {
@@ -665,13 +678,7 @@ TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
 
 TEST_CASE("calib: the outlier rule marks points slower than a larger size of their series") {
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
-  MeasurementFile f;
-  f.file = "m.json";
-  f.machine.name = "epyc-zen5-2c-vm";  // the node model's measured machine
-  f.machine.cpu_model = "AMD EPYC";
-  f.machine.memory_bytes = 25276026880;
-  f.machine.usable_cpus = 2;
-  f.machine.numa_nodes = 1;
+  MeasurementFile f = zen5_file("m.json");
   // d2h times 116 us, 9 us, 13 us at 4, 16, 64 KiB: the 4 KiB point took longer than 16 KiB.
   const double t[] = {116e-6, 9e-6, 13e-6};
   for (int i = 0; i < 3; ++i) {
@@ -691,13 +698,7 @@ TEST_CASE("calib: repeated runs of a configuration are one sample, their median,
   BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
   // Three runs (files a, b, c) of a D2H at 16 KiB and 64 KiB; c also measured an H2D nobody else did.
   auto file = [](const std::string& name, std::vector<double> d2h, double h2d) {
-    MeasurementFile f;
-    f.file = name;
-    f.machine.name = "epyc-zen5-2c-vm";
-    f.machine.cpu_model = "AMD EPYC";
-    f.machine.memory_bytes = 25276026880;
-    f.machine.usable_cpus = 2;
-    f.machine.numa_nodes = 1;
+    MeasurementFile f = zen5_file(name);
     for (std::size_t i = 0; i < d2h.size(); ++i) {
       Point p = point("d2h", 16 * KiB * std::pow(4.0, static_cast<double>(i)));
       p.devices = 1;
@@ -782,13 +783,7 @@ TEST_CASE("calib: an allreduce out of place and in place are two configurations,
   // (52 + 60) / 2 = 56 ms, whose "run spread" is the placements' difference; apart, two samples
   // in two series, each with its own rounds: out of place mean 66.2, deviations 6.2, 2.4, 3.8 ->
   // 12.4 / 3 / 66.2; in place mean 51.1, deviations 1.1, 0.2, 0.9 -> 2.2 / 3 / 51.1.
-  MeasurementFile f;
-  f.file = "t.json";
-  f.machine.name = "epyc-zen5-2c-vm";
-  f.machine.cpu_model = "AMD EPYC";
-  f.machine.memory_bytes = 25276026880;
-  f.machine.usable_cpus = 2;
-  f.machine.numa_nodes = 1;
+  MeasurementFile f = zen5_file("t.json");
   const double S = 256 * MiB;
   for (const auto& [placement, rounds] : std::vector<std::pair<std::string, std::vector<double>>>{
            {"out_of_place", {60e-3, 68.6e-3, 70e-3}}, {"in_place", {50e-3, 51.3e-3, 52e-3}}}) {
@@ -828,13 +823,7 @@ TEST_CASE("calib: a memcpy that streamed by its run's threshold is not a run of 
   // (it does not; 11 ms). The first and the third are two runs of the regular kernel, one sample
   // of median (10 + 11) / 2 = 10.5 ms; the second ran glibc's streaming loop: a sample of its own.
   auto file = [](const std::string& name, double threshold, double t) {
-    MeasurementFile f;
-    f.file = name;
-    f.machine.name = "epyc-zen5-2c-vm";
-    f.machine.cpu_model = "AMD EPYC";
-    f.machine.memory_bytes = 25276026880;
-    f.machine.usable_cpus = 2;
-    f.machine.numa_nodes = 1;
+    MeasurementFile f = zen5_file(name);
     f.machine.memcpy_streaming_threshold = threshold;
     Point p = point("copy", 288 * MiB);
     p.variant = "memcpy";
