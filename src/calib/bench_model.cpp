@@ -516,11 +516,14 @@ double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::str
   // slots; one device copies straight into its result slots) are reused every depth chunks, so a
   // chunk's copy reads or writes DRAM on its device's side only, and its slot's side wherever the
   // slot still is: in the last-level cache if what the pipeline touches between two uses of it (the
-  // slots, and the device bytes read and written meanwhile: 2 x devices x depth chunks) fits, by the
-  // memory model's own rule (`served`, the copies' fitted sharpness). The copy then runs at the
-  // harmonic mix of the DRAM rate and the slot side's. Measured: the Zen 5 VM's one-device pipeline
-  // moved 40-47 GB/s of copies with 3-24 MiB of slots and 22 GB/s with 96 MiB, about the 20.8 GB/s
-  // of two whole-buffer copies at once (models/measured/epyc-zen5-2c-vm-2026-12-06-chunks.json).
+  // slots, and the device bytes read and written meanwhile: devices x depth chunks each way, or one
+  // way in place, where the H2D writes the lines the D2H read) fits, by the memory model's own rule
+  // (`served`, the copies' fitted sharpness). In place the H2D's device side is those lines too, read
+  // depth chunks before: a quarter of a chunk's copy traffic (the D2H's reads) comes from DRAM, else
+  // half. The copy then runs at the harmonic mix of the DRAM rate and the cached side's. Measured:
+  // the Zen 5 VM's one-device pipeline moved 40-47 GB/s of copies with 3-24 MiB of slots and 22 GB/s
+  // with 96 MiB, about the 20.8 GB/s of two whole-buffer copies at once
+  // (models/measured/epyc-zen5-2c-vm-2026-12-06-chunks.json).
   if ((pt.stage != "pipeline" && pt.stage != "allreduce") || pt.chunk_bytes <= 0 || m.llc <= 0) return 1;
   const auto it = mm.kinds.find(copy);
   if (it == mm.kinds.end()) return 1;
@@ -529,9 +532,11 @@ double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::str
   const double D = std::max(1, pt.devices);
   const double staging = D == 1 ? slots : slots * (D + 1);      // one device: the result slots are its slots
   const double ranks = pt.stage == "allreduce" ? pt.ranks : 1;  // an mpirun's ranks share the cache
-  const double h = served(ranks * (staging + 2 * D * slots), m.llc, mm.sharpness);
+  const bool in_place = pt.placement != "out_of_place";
+  const double h = served(ranks * (staging + (in_place ? 1 : 2) * D * slots), m.llc, mm.sharpness);
   const double dram = level_rate(mm, it->second, Level::Dram, 1), llc = level_rate(mm, it->second, Level::Llc, 1);
-  const double chunk_copy = 1 / (0.5 / dram + 0.5 * (h / llc + (1 - h) / dram));
+  const double from_dram = in_place ? 0.25 : 0.5;
+  const double chunk_copy = 1 / (from_dram / dram + (1 - from_dram) * (h / llc + (1 - h) / dram));
   const double over_w = mixed_rate(m, mm, copy, working_set(pt), 1);  // what the whole working set gives
   if (!is_set(chunk_copy) || !is_set(over_w) || over_w <= 0) return 1;
   return std::max(1.0, chunk_copy / over_w);
@@ -623,6 +628,13 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
     return engine.run(s, plat).makespan;
   }
   apply_memory(m, mp.memory, mp.reduce_kind, pt, node);
+  // The pipeline's device copies run on its streams: a copy's latency is its hand-off to the stream,
+  // paid only where the stream's queue ran empty (HfreduceParams::copy_handoff); a lone copy (d2h,
+  // h2d, bidir) pays it whole, as its path's latency.
+  if (pt.stage == "pipeline" || pt.stage == "allreduce") {
+    lib.hfreduce.copy_handoff = node.pcie_latency.si();
+    node.pcie_latency = Seconds(0);
+  }
   const bool multi = pt.stage == "internode" || pt.stage == "allreduce";
   const int ranks = multi ? pt.ranks : 1;
   if (pt.stage == "pipeline" || multi) share_machine(node, ranks, pt.threads);

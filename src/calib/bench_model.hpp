@@ -140,10 +140,13 @@ struct ModelParams {
 [[nodiscard]] std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes,
                                       double recorded = 0);
 /// A pipeline's or allreduce's chunk copies (`copy`, their memcpy kind) against what the memory
-/// model gives the point's whole working set: the device side at DRAM, the staging slot's side in
-/// the last-level cache for the share `served` gives the bytes the pipeline touches between two uses
-/// of a slot (its slots and 2 x devices x depth chunks of device bytes; all ranks of an allreduce),
-/// else at DRAM; at least 1, and 1 for other stages or without an LLC or that kind.
+/// model gives the point's whole working set: the staging slot's side in the last-level cache for
+/// the share `served` gives the bytes the pipeline touches between two uses of a slot (its slots
+/// and the device bytes read and written meanwhile, depth chunks per device each way, one way in
+/// place; all ranks of an allreduce), else at DRAM; the D2H's device side at DRAM, the H2D's too
+/// out of place, but in place (the pipeline stage, an in-place allreduce) it writes the lines the
+/// D2H read depth chunks before: in the cache as the slots are. At least 1, and 1 for other stages
+/// or without an LLC or that kind.
 [[nodiscard]] double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::string& copy,
                                     const Point& pt);
 /// Whether the point's memcpys (a memcpy copy's per thread, a device copy's, a pipeline's chunk) stream

@@ -78,6 +78,12 @@ struct HfreduceParams {
   /// with one GPU the D2H lands in the slot, which staging_buffers already orders). Set by
   /// calibration's simulation of hfreduce-bench (src/calib/bench_model.cpp), not read from JSON.
   int result_slots = 0;
+  /// Seconds a device copy waits for its stream to take it up, paid only when the stream's queue
+  /// ran empty: a copy queued behind the one before starts as that one ends. 0: none (a copy's
+  /// latency is its path's, paid by every copy). Our library's host backend: the copy thread sleeps
+  /// once its queue is empty and is woken for the next copy (src/hfreduce/host_backend.cpp).
+  /// Set by calibration's simulation of hfreduce-bench (src/calib/bench_model.cpp), not read from JSON.
+  double copy_handoff = 0;
   double chunk_overhead = 0;       ///< seconds of software work per chunk and stage
   std::string h2d = "gdrcopy";     ///< "gdrcopy" (CPU reads once per socket, writes 4 GPUs) or "memcpy"
   double gdrcopy_write_bandwidth = 0;  ///< bytes/s a CPU thread writes through a GPU BAR

@@ -129,6 +129,15 @@ public:
     auto dep = [&](OpId a, OpId b) {
       if (b != kNoOp) s.depend(a, b);
     };
+    // A device copy's hand-off to its stream (HfreduceParams::copy_handoff): a delay after what the
+    // copy waits for other than its stream's previous copy, which the copy waits for as well; so a
+    // copy queued while its stream is busy starts as the one before ends. kNoOp where there is none.
+    auto handoff = [&](OpId copy) {
+      if (h.copy_handoff <= 0) return kNoOp;
+      const OpId d = s.delay(Seconds(h.copy_handoff), t_ovh);
+      s.depend(copy, d);
+      return d;
+    };
 
     // Pieces a GPU copies down per chunk: (range, socket). Plain: tree part t to socket t (interleaved)
     // or all to the GPU's socket; NVLink: its own part, split over the sockets.
@@ -289,16 +298,21 @@ public:
             else
               t = s.transfer(gl, Place::dram(nd, pc.socket), Bytes(pc.r.len), cls, t_d2h);
             dep(t, d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
-            dep(t, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]));
-            dep(t, nv_ready[static_cast<std::size_t>(l)]);
-            if (c >= B) dep(t, reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c - B)]);
+            const OpId hand = handoff(t);
+            const OpId gate = hand == kNoOp ? t : hand;  // what waits for the copy's other inputs
+            dep(gate, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]));
+            dep(gate, nv_ready[static_cast<std::size_t>(l)]);
+            if (c >= B) dep(gate, reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c - B)]);
             d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = t;
             by_piece[{pc.part, pc.r.off, pc.socket}].push_back({l, t});
-            if (direct) direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].push_back(t);
+            if (direct) direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].push_back(gate);
           }
         }
         if (direct) {  // no reducer: the chunk is complete once its copies landed
-          const OpId rd = barrier(s, direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)]);
+          std::vector<OpId> landed_here;
+          for (const auto& [part, list] : by_piece)
+            for (const auto& [l, t] : list) landed_here.push_back(t);
+          const OpId rd = barrier(s, landed_here);
           reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = rd;
           for (int t = 0; t < 2; ++t) up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)][static_cast<std::size_t>(c)] = rd;
           continue;
@@ -536,7 +550,8 @@ public:
             else
               w = s.transfer(Place::dram(nd, sN), place_of(v, l), Bytes(r.len), cls, t_h2d);
             dep(w, gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
-            for (OpId f : fin) s.depend(w, f);
+            const OpId hand = handoff(w);
+            for (OpId f : fin) s.depend(hand == kNoOp ? w : hand, f);
             gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = w;
             landed[static_cast<std::size_t>(l)] = w;
           }
@@ -545,7 +560,8 @@ public:
         if (R > 0 && !direct && c + R < K)
           for (OpId red : reduces_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + R)])
             for (int l = 0; l < L; ++l) s.depend(red, landed[static_cast<std::size_t>(l)]);
-        // Direct: the result slot of chunk c takes chunk c + B once chunk c went back to the GPU.
+        // Direct: the result slot of chunk c takes chunk c + B once chunk c went back to the GPU
+        // (the D2H's hand-off waits for it: the stream waits on the H2D's event, then is woken).
         if (direct && c + B < K)
           for (OpId d : direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + B)]) s.depend(d, landed[0]);
         for (int l = 0; l < L; ++l) {

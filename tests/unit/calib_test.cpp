@@ -609,24 +609,38 @@ TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where
   p.backend = "host";
   p.devices = 1;
   p.chunk_bytes = 1 * MiB;
-  // One device, 1 MiB chunks: 3 slots (3 MiB) and 2 x 3 MiB of device bytes between two uses of a
-  // slot, 9 MiB <= 105: the slot side at the LLC. The whole working set, 256 MiB of device memory and
-  // the slots, is beyond the LLC: DRAM. Gain = (2 / (1/18 + 1/25)) / 18 = 50 / 43.
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
-  // 16 MiB chunks: 48 MiB of slots + 96 MiB of device bytes = 144 MiB > 105: DRAM both sides, 1.
+  // One device, 1 MiB chunks, in place (the pipeline stage; a point without a placement): 3 slots
+  // (3 MiB) and the 3 MiB of device bytes read between two uses of a slot (the H2D writes back the
+  // lines the D2H read), 6 MiB <= 105: the slot side at the LLC, and so the H2D's device side. The
+  // whole working set, 256 MiB of device memory and the slots, is beyond the LLC: DRAM. A chunk's
+  // D2H and H2D: a quarter of their traffic from DRAM, three quarters from the LLC:
+  // 1 / (0.25 / 18 + 0.75 / 25) = 7200 / 316 GB/s; gain = that / 18 = 100 / 79.
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  // 16 MiB chunks: 48 + 48 = 96 MiB <= 105, still 100 / 79; 32 MiB chunks: 96 + 96 = 192 MiB > 105:
+  // DRAM both sides, 1.
   p.chunk_bytes = 16 * MiB;
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  p.chunk_bytes = 32 * MiB;
   CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);
-  // Two devices, 4 MiB chunks: slots 3 x 4 MiB per device and as many result slots (36 MiB) + 2 x 2
-  // x 12 MiB = 84 MiB <= 105 on one node; an allreduce on 2 ranks shares the cache: 168 MiB, 1.
+  // Two devices, 4 MiB chunks: slots 3 x 4 MiB per device and as many result slots (36 MiB) + 2 x
+  // 12 MiB of device bytes = 60 MiB <= 105 on one node: 100 / 79; an allreduce on 2 ranks shares
+  // the cache: 120 MiB, 1.
   p.devices = 2;
   p.chunk_bytes = 4 * MiB;
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
   Point a = p;
   a.stage = "allreduce";
   a.ranks = 2;
   CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == 1);
   a.ranks = 1;  // one rank: the pipeline's footprint again
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  // Out of place the H2D writes other lines than the D2H read: 36 + 2 x 2 x 12 = 84 MiB <= 105, the
+  // slot sides at the LLC and both device sides at DRAM: (2 / (1/18 + 1/25)) / 18 = 50 / 43; on 2
+  // ranks 168 MiB, 1.
+  a.placement = "out_of_place";
   CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  a.ranks = 2;
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == 1);
   // Where the whole working set is in the cache already the copies are no faster than it says: 1.
   p.bytes = 16 * MiB;  // 2 x 16 MiB + 36 MiB of slots = 68 MiB <= 105: the LLC's 25 GB/s
   CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);

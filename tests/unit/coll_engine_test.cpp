@@ -684,3 +684,73 @@ TEST_CASE("coll::hfreduce: with k result slots a chunk's reduce waits until chun
     ahead = ahead || red_start[static_cast<std::size_t>(c)] < h2d_end[static_cast<std::size_t>(c - 1)];
   CHECK(ahead);
 }
+
+TEST_CASE("coll::hfreduce: a copy's hand-off to its stream is paid only where the stream's queue ran empty") {
+  // copy_handoff (our library's host backend: the copy thread sleeps once its queue is empty) is a
+  // delay after what a copy waits for other than its stream's previous copy; the copy waits for
+  // both. So a copy starts at max(its hand-off's end, the previous copy's end on its stream): the
+  // first copy of each stream pays the whole hand-off, a copy queued behind a busy stream none.
+  // One Fire-Flyer node without a path latency (as calibration runs the host backend: the copy's
+  // latency is the hand-off), 1 and 4 GPUs, D2H interleaved over the two sockets (two copies per
+  // chunk on a GPU's D2H stream) or not (one), 7 chunks of 1 MiB (an odd count), 3 staging and
+  // result slots, H2D by memcpy, no software overhead.
+  coll::LibraryParams lib = config::load_library_params(testing::catalog());
+  lib.hfreduce.chunk_bytes = 1048576;
+  lib.hfreduce.chunk_overhead = 0;
+  lib.hfreduce.staging_buffers = 3;
+  lib.hfreduce.result_slots = 3;
+  lib.hfreduce.h2d = "memcpy";
+  auto sc = cluster(1);
+  sc.cluster.node.pcie_latency = Seconds(0);
+  const auto p = plan::make_platform(sc);
+  const auto a = coll::algorithms().get("hfreduce").factory();
+  for (const auto& [gpus, interleave] :
+       {std::pair{1, true}, std::pair{4, true}, std::pair{1, false}, std::pair{4, false}}) {
+    CAPTURE(gpus);
+    CAPTURE(interleave);
+    lib.hfreduce.interleave_d2h = interleave;
+    const auto g = coll::Group::first_gpus(*p, gpus);
+    sched::Schedule plain;
+    (void)a->emit(plain, *p, lib, g, 7.0 * 1048576, coll::Options{});
+    const double handoff = 50e-6;  // below a 1 MiB copy's time at the node's rates: queued copies hide it
+    lib.hfreduce.copy_handoff = handoff;
+    sched::Schedule s;
+    (void)a->emit(s, *p, lib, g, 7.0 * 1048576, coll::Options{});
+    lib.hfreduce.copy_handoff = 0;
+    for (const std::string name : {"analytic", "simgrid"}) {
+      CAPTURE(name);
+      const eval::Result r = engine(name.c_str()).run(s, *p);
+      // Each copy is followed by its hand-off (emitted right after it). Streams: each GPU's D2H
+      // copies, each GPU's H2D copies, in emission (chunk) order.
+      std::map<std::pair<int, bool>, double> stream_end;  // (gpu, is H2D) -> end of its last copy
+      int copies = 0, hidden = 0, paid = 0;
+      for (sched::OpId i = 0; i < s.size(); ++i) {
+        const std::string& t = s.tags()[s.op(i).tag];
+        if (t != "hfreduce D2H" && t != "hfreduce H2D") continue;
+        ++copies;
+        REQUIRE(i + 1 < s.size());
+        REQUIRE(s.op(i + 1).kind == sched::OpKind::Delay);
+        CHECK(s.op(i + 1).amount == handoff);
+        const bool h2d = t == "hfreduce H2D";
+        const int gpu = h2d ? s.op(i).to.index : s.op(i).at.index;
+        const auto key = std::make_pair(gpu, h2d);
+        const double previous = stream_end.count(key) ? stream_end[key] : 0.0;
+        const double ready = r.ops[i + 1].end;
+        CHECK(r.ops[i].start ==
+              doctest::Approx(std::max(ready, previous)).epsilon(1e-9).scale(ffsim::testing::kRelative));
+        if (previous > ready + 1e-9)
+          ++hidden;  // queued behind a busy stream
+        else
+          ++paid;
+        stream_end[key] = r.ops[i].end;
+      }
+      // 7 chunks, per GPU and chunk its D2H copies (one per socket interleaved) and an H2D; both
+      // cases occur.
+      CHECK(copies == 7 * gpus * ((interleave ? 2 : 1) + 1));
+      CHECK(hidden > 0);
+      CHECK(paid >= 2 * gpus);  // at least each stream's first copy
+      // Without a hand-off the schedule has no delays of its own: one per copy fewer.
+      CHECK(s.size() == plain.size() + static_cast<std::size_t>(copies));
+    }
+  }
+}
