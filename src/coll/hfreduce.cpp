@@ -237,7 +237,8 @@ public:
     const int R = nvlink_ ? 0 : std::max(0, h.result_slots);
     std::vector<std::vector<std::vector<OpId>>> reduces_of(
         static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(R > 0 ? K : 0)));
-    // Direct (one GPU): the D2H ops of each chunk, which wait for the H2D of chunk c - B (slot reuse).
+    // Direct (one GPU): what waits for the H2D of chunk c - B (slot reuse) in each chunk's D2H: the
+    // D2H ops, or their hand-offs where the copies have one.
     std::vector<std::vector<std::vector<OpId>>> direct_d2h(
         static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(direct ? K : 0)));
 
