@@ -258,9 +258,15 @@ void apply(hw::NodeSpec& n, coll::LibraryParams& lib, const ParamSet& p) {
   }
 }
 
+}  // namespace
+
 // The share of the machine one of `ranks` ranks gets when they all run on it, with `threads`
 // summing threads per rank (0: all it can get): DRAM and cores split evenly. The reduce rate of a
-// socket becomes one "core" of the rank's share (its threads, at most its cores).
+// socket becomes one "core" of the rank's share (its threads, at most its cores). Emulated devices'
+// ports are the host backend's copy threads on the machine's cores (the VMs' node models: "the 2
+// cores each copying at the one-thread rate", and both directions' copies contending in memory), so
+// their caps split evenly too: without that each rank's model had the whole machine's copy rate,
+// and the 2-rank allreduce of the Zen 5 VM came out 20-30% fast (docs/calibration.md).
 void share_machine(hw::NodeSpec& n, int ranks, int threads) {
   const double S = static_cast<double>(n.sockets.size());
   const double per_rank_cores = static_cast<double>(total_cores(n)) / ranks;
@@ -271,7 +277,17 @@ void share_machine(hw::NodeSpec& n, int ranks, int threads) {
     if (s.cpu.reduce_bandwidth_per_core) s.cpu.reduce_bandwidth_per_core = *s.cpu.reduce_bandwidth_per_core * cores;
     s.cpu.cores = 1;
   }
+  if (ranks > 1 && !n.gpus.empty() && n.gpus.front().gpu.emulated())
+    for (std::size_t i : device_ports(n)) {
+      auto& port = n.ports[i];
+      port.bandwidth = port.bandwidth / static_cast<double>(ranks);
+      if (port.duplex_bandwidth) port.duplex_bandwidth = *port.duplex_bandwidth / static_cast<double>(ranks);
+      if (port.bidirectional_bandwidth)
+        port.bidirectional_bandwidth = *port.bidirectional_bandwidth / static_cast<double>(ranks);
+    }
 }
+
+namespace {
 
 // Ranks of one machine exchange messages through shared memory: a single switch without latency
 // whose links carry the transport's rate, so that the transport (the NIC model) is what binds.

@@ -653,6 +653,37 @@ TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where
   CHECK(slot_copy_gain(no_llc, mm, "copy memcpy", p) == 1);
 }
 
+TEST_CASE("calib::share_machine: ranks of one machine split its DRAM, cores and, on emulated devices, the copy ports") {
+  // The Xeon VM's node model: one socket of 2 cores, 8 emulated devices behind one copy port
+  // (17.2 GB/s one way, [I] 2 cores x the one-thread rate) with a cap while both directions copy.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  REQUIRE(m.node.gpus.front().gpu.emulated());
+  std::size_t port = m.node.ports.size();
+  for (std::size_t i = 0; i < m.node.ports.size(); ++i)
+    if (m.node.ports[i].name == m.node.gpus.front().port) port = i;
+  REQUIRE(port < m.node.ports.size());
+  const auto& p0 = m.node.ports[port];
+  REQUIRE(p0.bidirectional_bandwidth);
+  for (int ranks : {1, 2, 3, 4}) {
+    CAPTURE(ranks);
+    hw::NodeSpec n = m.node;
+    share_machine(n, ranks, 0);
+    // Each rank: 1 / ranks of the DRAM rate and of the port's caps (1 rank: the whole machine).
+    CHECK(n.sockets.front().dram_bandwidth.si() == doctest::Approx(m.node.sockets.front().dram_bandwidth.si() / ranks));
+    CHECK(n.ports[port].bandwidth.si() == doctest::Approx(p0.bandwidth.si() / ranks));
+    CHECK(n.ports[port].bidirectional_bandwidth->si() == doctest::Approx(p0.bidirectional_bandwidth->si() / ranks));
+    // Its reduce rate: min(2 cores / ranks, 2 / ranks) = 2 / ranks cores' worth, as one "core".
+    CHECK(n.sockets.front().cpu.reduce_bandwidth_per_core->si() ==
+          doctest::Approx(m.node.sockets.front().cpu.reduce_bandwidth_per_core->si() * 2 / ranks));
+    CHECK(n.sockets.front().cpu.cores == 1);
+  }
+  // Real GPUs' ports are PCIe, not the cores: they stay as they are.
+  const BenchModel f = make_bench_model(ffsim::testing::catalog(), "fire_flyer_pcie");
+  hw::NodeSpec n = f.node;
+  share_machine(n, 2, 0);
+  for (std::size_t i = 0; i < n.ports.size(); ++i) CHECK(n.ports[i].bandwidth.si() == f.node.ports[i].bandwidth.si());
+}
+
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   std::vector<Sample> s;
   // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2 whose second size
