@@ -226,6 +226,14 @@ int run_validate(Context& ctx, ValidateArgs a) {
     Mape analytic, simgrid, cache, dram, outliers;
     Mape spread;  // run-to-run spread of the points measured in several runs (any point of the stage)
     int skipped = 0;
+    bool gpu_only = true;  // every evaluated point ran on real GPUs (the CUDA backend)
+  };
+  // The error a stage's model is held to: the machine's own noise, at least 10%; on real GPUs 3% for
+  // single copies and 5% for the pipeline (issue 27's acceptance). NaN for the aggregate rows.
+  auto target_of = [](const std::string& stage, const StageMape& sm) {
+    if (sm.gpu_only && (stage == "d2h" || stage == "h2d" || stage == "bidir")) return 0.03;
+    if (sm.gpu_only && stage == "pipeline") return 0.05;
+    return std::max(0.10, sm.spread.n > 0 ? sm.spread.value() : 0.0);
   };
   std::map<std::string, StageMape> by_stage;
   StageMape host_mpi, all;
@@ -233,6 +241,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (!r.held) continue;
     const auto& pt = r.s->point;
     auto add = [&](StageMape& sm) {
+      sm.gpu_only = sm.gpu_only && pt.backend == "cuda";
       if (r.s->runs > 1) sm.spread.add(r.s->run_spread);
       if (!r.skipped.empty()) {
         ++sm.skipped;
@@ -283,9 +292,18 @@ int run_validate(Context& ctx, ValidateArgs a) {
     };
     w.key("mape");
     w.begin_object();
-    auto mape_obj = [&](const std::string& key, const StageMape& sm) {
+    auto mape_obj = [&](const std::string& key, const StageMape& sm, bool stage) {
       w.key(key);
       w.begin_object();
+      if (stage) {
+        const double target = target_of(key, sm);
+        w.field("target", target);
+        w.key("target_met");
+        if (std::isnan(sm.analytic.value()))
+          w.null();
+        else
+          w.value(sm.analytic.value() <= target);
+      }
       w.field("points", sm.analytic.n > 0 ? sm.analytic.n : sm.simgrid.n);
       w.key("analytic");
       num(sm.analytic.value());
@@ -304,9 +322,9 @@ int run_validate(Context& ctx, ValidateArgs a) {
       num(sm.spread.value());
       w.end_object();
     };
-    for (const auto& st : stages) mape_obj(st, by_stage[st]);
-    mape_obj("host_and_mpi", host_mpi);
-    mape_obj("all", all);
+    for (const auto& st : stages) mape_obj(st, by_stage[st], true);
+    mape_obj("host_and_mpi", host_mpi, false);
+    mape_obj("all", all, false);
     w.end_object();
     w.key("points");
     w.begin_array();
@@ -422,22 +440,31 @@ int run_validate(Context& ctx, ValidateArgs a) {
       std::cout << "  * outlier (not fitted, not in the MAPE): " << r.s->file << ":" << r.s->point.pointer << ": "
                 << r.s->outlier << "\n";
   std::cout << "\nMAPE per stage over the " << evaluated << " points:\n";
-  report::Table mt({"stage", "points", "analytic", "simgrid", "cache regime", "DRAM regime", "outliers", "not simulated", "run-to-run"});
+  report::Table mt({"stage", "points", "analytic", "simgrid", "cache regime", "DRAM regime", "outliers",
+                    "not simulated", "run-to-run", "target"});
   auto with_n = [](const Mape& x) { return x.n ? pct(x.value()) + " (" + std::to_string(x.n) + ")" : std::string("-"); };
-  auto mrow = [&](const std::string& name, const StageMape& sm) {
-    mt.add({name, std::to_string(std::max(sm.analytic.n, sm.simgrid.n)), pct(sm.analytic.value()), pct(sm.simgrid.value()),
-            with_n(sm.cache), with_n(sm.dram), with_n(sm.outliers), std::to_string(sm.skipped), with_n(sm.spread)});
+  auto mrow = [&](const std::string& name, const StageMape& sm, bool stage) {
+    std::string target = "-";
+    if (stage) {
+      const double bar = target_of(name, sm);
+      target = pct(bar) + (sm.analytic.n > 0 && sm.analytic.value() <= bar ? " met" : "");
+    }
+    mt.add({name, std::to_string(std::max(sm.analytic.n, sm.simgrid.n)), pct(sm.analytic.value()),
+            pct(sm.simgrid.value()), with_n(sm.cache), with_n(sm.dram), with_n(sm.outliers), std::to_string(sm.skipped),
+            with_n(sm.spread), target});
   };
-  for (const auto& st : stages) mrow(st, by_stage[st]);
+  for (const auto& st : stages) mrow(st, by_stage[st], true);
   mt.rule();
-  mrow("host backend + MPI", host_mpi);
-  mrow("all", all);
+  mrow("host backend + MPI", host_mpi, false);
+  mrow("all", all, false);
   mt.print(std::cout, "  ");
   std::cout << "  (regime columns: analytic engine; MAPE = mean of |predicted - measured| / measured)\n";
   if (all.spread.n > 0)
     std::cout << "  (run-to-run: points measured in several files or rounds are the median of their runs; the column\n"
                  "   is the mean of |run - mean| / mean over those points: the machine's own noise, which no model's\n"
                  "   MAPE against single runs can be expected to beat)\n";
+  std::cout << "  (target: the error a stage's model is held to, its run-to-run spread but at least 10%; on real GPUs\n"
+               "   3% for single copies and 5% for the pipeline; \"met\" where the analytic MAPE is within it)\n";
   return kOk;
 }
 
