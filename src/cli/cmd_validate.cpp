@@ -227,12 +227,14 @@ int run_validate(Context& ctx, ValidateArgs a) {
     Mape spread;  // run-to-run spread of the points measured in several runs (any point of the stage)
     int skipped = 0;
     bool gpu_only = true;  // every evaluated point ran on real GPUs (the CUDA backend)
+    bool any = false;      // the stage has evaluated points
   };
   // The error a stage's model is held to: the machine's own noise, at least 10%; on real GPUs 3% for
   // single copies and 5% for the pipeline (issue 27's acceptance). NaN for the aggregate rows.
   auto target_of = [](const std::string& stage, const StageMape& sm) {
-    if (sm.gpu_only && (stage == "d2h" || stage == "h2d" || stage == "bidir")) return 0.03;
-    if (sm.gpu_only && stage == "pipeline") return 0.05;
+    const bool gpu = sm.any && sm.gpu_only;
+    if (gpu && (stage == "d2h" || stage == "h2d" || stage == "bidir")) return 0.03;
+    if (gpu && stage == "pipeline") return 0.05;
     return std::max(0.10, sm.spread.n > 0 ? sm.spread.value() : 0.0);
   };
   std::map<std::string, StageMape> by_stage;
@@ -241,6 +243,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (!r.held) continue;
     const auto& pt = r.s->point;
     auto add = [&](StageMape& sm) {
+      sm.any = true;
       sm.gpu_only = sm.gpu_only && pt.backend == "cuda";
       if (r.s->runs > 1) sm.spread.add(r.s->run_spread);
       if (!r.skipped.empty()) {
