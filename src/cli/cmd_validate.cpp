@@ -230,7 +230,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     bool any = false;      // the stage has evaluated points
   };
   // The error a stage's model is held to: the machine's own noise, at least 10%; on real GPUs 3% for
-  // single copies and 5% for the pipeline (issue 27's acceptance). NaN for the aggregate rows.
+  // single copies and 5% for the pipeline (issue 27's acceptance). Per stage only: the aggregate rows have none.
   auto target_of = [](const std::string& stage, const StageMape& sm) {
     const bool gpu = sm.any && sm.gpu_only;
     if (gpu && (stage == "d2h" || stage == "h2d" || stage == "bidir")) return 0.03;

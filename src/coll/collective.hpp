@@ -81,7 +81,8 @@ struct HfreduceParams {
   /// Seconds a device copy waits for its stream to take it up, paid only when the stream's queue
   /// ran empty: a copy queued behind the one before starts as that one ends. 0: none (a copy's
   /// latency is its path's, paid by every copy). Our library's host backend: the copy thread sleeps
-  /// once its queue is empty and is woken for the next copy (src/hfreduce/host_backend.cpp).
+  /// once its queue is empty and is woken for the next copy (src/hfreduce/host_backend.cpp). The
+  /// D2H copies and memcpy H2Ds take it; a GDRCopy H2D is the cores' own write, on no stream.
   /// Set by calibration's simulation of hfreduce-bench (src/calib/bench_model.cpp), not read from JSON.
   double copy_handoff = 0;
   double chunk_overhead = 0;       ///< seconds of software work per chunk and stage
