@@ -82,8 +82,8 @@ Footprint collective_footprint(const plan::ScenarioSpec& sc, const coll::Library
   for (const auto& name : req.algos) {
     const auto algo = coll::algorithms().get(name).factory();
     for (int n : req.gpus) {
-      const coll::GroupShape q =
-          coll::GroupShape::first_gpus(n, per, static_cast<int>(node.sockets.size()), node.compute_nics());
+      const coll::GroupShape q = coll::GroupShape::first_gpus(n, per, static_cast<int>(node.sockets.size()),
+                                                              node.compute_nics(), node.nvlink.kind != "none");
       for (double bytes : req.sizes) {
         const double per_rank = algo->kind() == coll::Kind::AllGather ? bytes / n : bytes;
         // A trace runs the whole schedule (no shortcut), as --full does.

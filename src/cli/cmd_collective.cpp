@@ -489,9 +489,11 @@ int run_collective(Context& ctx, const CollArgs& a) {
     return r.algo == "nccl" || r.algo == "nccl_tree" || r.algo == "broadcast";
   });
   if (tree_rows && res.tree_chunk_bytes > 0)
-    std::cout << "  nccl_tree, broadcast and nccl where it picks the tree pipeline " << fmt_bytes(Bytes(res.tree_chunk_bytes))
-              << " chunks, an [I] stand-in: NCCL's own rule moves " << fmt_bytes(Bytes(res.step_size))
-              << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; docs/results.md, \"NCCL's tree chunk\")\n";
+    std::cout << "  nccl_tree, broadcast and nccl where it picks the Simple-protocol tree pipeline "
+              << fmt_bytes(Bytes(res.tree_chunk_bytes)) << " chunks, an [I] stand-in: NCCL's own rule moves "
+              << fmt_bytes(Bytes(res.step_size))
+              << " steps\n  (\"tree_chunk\": \"nccl\" in models/libraries/nccl.json; docs/results.md, \"NCCL's tree "
+                 "chunk\")\n";
   if (!a.trace.empty()) std::cout << "  trace: " << a.trace << " (the whole schedule; open it in ui.perfetto.dev)\n";
   if (a.explain) {
     std::cout << "\nNCCL's own cost model (NCCL 2.7 tuning.cc: ring and tree x LL, LL128, Simple) behind \"nccl\":\n";

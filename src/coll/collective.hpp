@@ -37,6 +37,13 @@ struct NcclProtocolLatencies {
   double ring_hop_latency_nvlink = 0, ring_hop_latency_pci = 0, ring_hop_latency_net = 0;
   double tree_hop_latency_nvlink = 0, tree_hop_latency_pci = 0, tree_hop_latency_net = 0;
   std::vector<double> tree_correction;
+  /// What one step moves (LL, LL128; the Simple protocol's is NcclParams::step_size): the data bytes
+  /// of one step of the protocol's buffer (its buffer / NCCL_STEPS, less the flags), the tree's chunk
+  /// before nccl_tree_chunk's halving. 0 for Simple.
+  double step_size = 0;
+  /// Bytes on the wire per data byte: LL's 16-byte lines carry 8 bytes of data, LL128's 128-byte
+  /// lines 120; Simple 1.
+  double wire_factor = 1;
 };
 
 /// NCCL's tuning constants (src/graph/tuning.cc), for its per-step software latency and its own
@@ -55,6 +62,14 @@ struct NcclParams {
   double ring_plateau_factor = 1;    ///< tuning.cc: the ring's latency x this for a multi-node allreduce ...
   double ring_plateau_bytes_per_rank = 0;  ///< ... of at least this many bytes per rank (nRanks/16 x 64 KiB)
   bool numa_restricted = true;       ///< use the GPUs and NIC of one NUMA node at node boundaries
+  /// The protocol the ring and tree schedules move: its latencies, chunk, bytes on the wire and
+  /// per-channel cap (nccl_protocol_cap). Not read from JSON: Simple, except where "nccl" runs
+  /// NCCL's pick (nccl_select.cpp) with the protocol of that pick.
+  NcclProtocol protocol = NcclProtocol::Simple;
+  /// The latencies, tree correction, step and wire factor of `protocol`.
+  [[nodiscard]] const NcclProtocolLatencies& active() const {
+    return protocol == NcclProtocol::LL ? ll : protocol == NcclProtocol::LL128 ? ll128 : simple;
+  }
   // ---- the choice of protocol (tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime)
   NcclProtocolLatencies ll, ll128;                ///< LL's and LL128's latencies and tree correction factors
   double ll_ring_bw_factor = 0.25;                ///< ring LL: busBw x this ...
@@ -137,8 +152,11 @@ struct GroupShape {
   int ranks_per_node = 1;  ///< the most ranks on one node
   int sockets = 1;         ///< CPU sockets per node
   int rails = 1;           ///< compute NICs per node (NCCL's rings and trees: one per rail on 2+ nodes)
+  /// The node's GPUs have NVLink (pairs or a switch): NCCL's first ring may cross only NVLink inside a
+  /// node, and then NCCL may pick LL128 (nccl_select.cpp sizes "nccl" for both cases).
+  bool nvlink = false;
   /// The first `gpus` GPUs of a cluster of `gpus_per_node`-GPU nodes, node by node (Group::first_gpus).
-  static GroupShape first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics);
+  static GroupShape first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics, bool nvlink = false);
   /// The shape of a group on a built platform (train's collectives).
   static GroupShape of(const platform::Platform& p, const Group& g);
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -98,28 +99,74 @@ HopType hop_type(const platform::Platform& p, const Place& a, const Place& b) {
 }
 
 double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, const Place& a, const Place& b, bool tree) {
-  const NcclParams& n = lib.nccl;
+  const NcclProtocolLatencies& n = lib.nccl.active();  // the protocol the schedule moves
   switch (hop_type(p, a, b)) {
-    case HopType::NvLink: return tree ? n.simple.tree_hop_latency_nvlink : n.simple.ring_hop_latency_nvlink;
-    case HopType::Pci: return tree ? n.simple.tree_hop_latency_pci : n.simple.ring_hop_latency_pci;
-    case HopType::Net: return tree ? n.simple.tree_hop_latency_net : n.simple.ring_hop_latency_net;
+    case HopType::NvLink: return tree ? n.tree_hop_latency_nvlink : n.ring_hop_latency_nvlink;
+    case HopType::Pci: return tree ? n.tree_hop_latency_pci : n.ring_hop_latency_pci;
+    case HopType::Net: return tree ? n.tree_hop_latency_net : n.ring_hop_latency_net;
   }
   return 0;
 }
 
 double nccl_tree_chunk(const LibraryParams& lib, double channel_bytes, int ranks, int nodes) {
-  if (lib.nccl.tree_chunk_bytes > 0) return lib.nccl.tree_chunk_bytes;
+  const NcclParams& nc = lib.nccl;
   nodes = std::max(1, nodes);
   int log2i = 0;
   while ((2 << log2i) <= nodes) ++log2i;
+  switch (nc.protocol) {
+    case NcclProtocol::LL:
+      // The LL tree kernel moves one step of its buffer per chunk (nccl.json ll/step_size).
+      return nc.ll.step_size;
+    case NcclProtocol::LL128: {
+      // src/enqueue.cc computeColl (NCCL 2.7), tree LL128: the chunk is one step of the buffer in
+      // line bytes (step_size x wire_factor: 614,400 B), halved while nBytes / (nChannels x chunk)
+      // < nstepsLL128 x 64 / ppn (down to 128 KiB), then x 16 / ppn (down to 32 KiB), with
+      // nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn; the chunk's data is its lines' 120 of 128 bytes.
+      const double ppn = static_cast<double>(ranks) / nodes;
+      const double steps = 1 + log2i + 0.1 * ppn;
+      double chunk = std::round(nc.ll128.step_size * nc.ll128.wire_factor);
+      auto per_channel = [&] { return std::floor(channel_bytes / chunk); };
+      while (per_channel() < steps * 64 / ppn && chunk > 131072) chunk /= 2;
+      while (per_channel() < steps * 16 / ppn && chunk > 32768) chunk /= 2;
+      return chunk / nc.ll128.wire_factor;
+    }
+    case NcclProtocol::Simple: break;
+  }
+  if (nc.tree_chunk_bytes > 0) return nc.tree_chunk_bytes;
   const double depth = ranks / nodes - 1 + log2i;
-  double chunk = lib.nccl.step_size;
+  double chunk = nc.step_size;
   // NCCL compares nBytes / (nChannels * chunkSize) in integer arithmetic.
   auto per_channel = [&] { return std::floor(channel_bytes / chunk); };
   while (per_channel() < depth * 8 && chunk > 131072) chunk /= 2;
   while (per_channel() < depth * 4 && chunk > 65536) chunk /= 2;
   while (per_channel() < depth && chunk > 32768) chunk /= 2;
   return chunk;
+}
+
+double nccl_protocol_cap(const LibraryParams& lib, bool tree, double channels, int rings, int nodes) {
+  const NcclParams& nc = lib.nccl;
+  const double wire = nc.active().wire_factor;
+  switch (nc.protocol) {
+    case NcclProtocol::LL128: return nc.ll128_max_bw_per_channel * channels * wire;
+    case NcclProtocol::LL: {
+      if (tree) break;
+      const double cap = nodes <= 1   ? nc.ll_max_bus_bw_one_node
+                         : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
+                                      : nc.ll_max_bus_bw_more_nodes;
+      return cap > 0 ? cap / std::max(1, rings) * wire : std::numeric_limits<double>::infinity();
+    }
+    case NcclProtocol::Simple: break;
+  }
+  return std::numeric_limits<double>::infinity();
+}
+
+double nccl_channels_per_ring(const platform::Platform& p, const LibraryParams& lib, int rings) {
+  return static_cast<double>(lib.nccl.channels) * std::max(1, p.cluster().node.compute_nics()) / std::max(1, rings);
+}
+
+const char* nccl_protocol_cap_what(const LibraryParams& lib) {
+  return lib.nccl.protocol == NcclProtocol::LL128 ? "NCCL's LL128 bandwidth per channel (tuning.cc ll128MaxBwPerCh)"
+                                                  : "NCCL's ring LL bandwidth cap (tuning.cc llMaxBws)";
 }
 
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,

@@ -27,18 +27,35 @@ namespace ffsim::coll {
 
 enum class HopType { NvLink, Pci, Net };
 [[nodiscard]] HopType hop_type(const platform::Platform& p, const sched::Place& a, const sched::Place& b);
-/// NCCL's per-hop latency (Simple protocol) of a ring step, or with `tree` of a tree hop, for the hop
-/// from `a` to `b`, by its type.
+/// NCCL's per-hop latency of a ring step, or with `tree` of a tree hop, for the hop from `a` to `b`,
+/// by its type, in the protocol the schedules move (lib.nccl.protocol: Simple unless "nccl" runs
+/// NCCL's pick).
 [[nodiscard]] double nccl_hop_latency(const platform::Platform& p, const LibraryParams& lib, const sched::Place& a,
                                       const sched::Place& b, bool tree = false);
 
-/// The tree allreduce's pipeline chunk: `tree_chunk` where the library gives a size; with
+/// The tree allreduce's pipeline chunk (data bytes) in lib.nccl.protocol. LL: one step of its buffer
+/// (ll/step_size); LL128: NCCL's rule for it (nccl_tree_chunk's comment in common.cpp); Simple:
+/// `tree_chunk` where the library gives a size; with
 /// "nccl", NCCL's own rule for the Simple protocol (src/enqueue.cc computeColl, NCCL 2.x): one step
 /// (`step_size`: NCCL_BUFFSIZE / NCCL_STEPS), halved while a channel would get fewer than depth x 8
 /// chunks (down to 128 KiB), depth x 4 (down to 64 KiB) and depth (down to 32 KiB), with depth =
 /// ranks / nodes - 1 + floor(log2(nodes)) (src/graph/connect.cc, connectTrees).
 /// `channel_bytes`: the bytes one channel (one of the trees) carries.
 [[nodiscard]] double nccl_tree_chunk(const LibraryParams& lib, double channel_bytes, int ranks, int nodes);
+/// The rate cap of one flow of NCCL's active protocol (lib.nccl.protocol), in bytes on the wire per
+/// second, for a flow that carries `channels` of NCCL's channels (a ring of one rail: lib.nccl.channels;
+/// one tree of a rail's pair: half of them), of `rings` rings, over `nodes` nodes: LL128 its
+/// per-channel ceiling (tuning.cc ll128MaxBwPerCh, the allreduce entry), the LL ring its bus
+/// bandwidth ceiling split over the rings (llMaxBws by node count); none (infinity) for Simple and
+/// the LL tree. NCCL's model also discounts the protocols' bandwidth (ring LL x 1/4, tree LL / 3.8,
+/// LL128 x 0.92) against its own rating of the links; the schedules move the bytes on the wire
+/// (wire_factor) over the platform's links instead.
+[[nodiscard]] double nccl_protocol_cap(const LibraryParams& lib, bool tree, double channels, int rings, int nodes);
+/// NCCL's channels (lib.nccl.channels per compute NIC of the node) over `rings` rings: what one
+/// ring's flow carries (a tree of a ring's pair: half of it).
+[[nodiscard]] double nccl_channels_per_ring(const platform::Platform& p, const LibraryParams& lib, int rings);
+/// What nccl_protocol_cap is, for bound labels.
+[[nodiscard]] const char* nccl_protocol_cap_what(const LibraryParams& lib);
 
 /// The pieces of at most `piece` bytes that `bytes` is cut into (at least 1), for a schedule that
 /// repeats each piece for `copies` ranks or nodes. More pieces x copies than a schedule holds

@@ -65,7 +65,7 @@ Group Group::first_gpus(const platform::Platform& p, int gpus) {
   return g;
 }
 
-GroupShape GroupShape::first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics) {
+GroupShape GroupShape::first_gpus(int gpus, int gpus_per_node, int sockets, int compute_nics, bool nvlink) {
   GroupShape q;
   q.ranks = std::max(gpus, 1);
   const int per = std::max(gpus_per_node, 1);
@@ -73,6 +73,7 @@ GroupShape GroupShape::first_gpus(int gpus, int gpus_per_node, int sockets, int 
   q.ranks_per_node = std::min(q.ranks, per);
   q.sockets = std::max(sockets, 1);
   q.rails = std::max(compute_nics, 1);
+  q.nvlink = nvlink;
   return q;
 }
 
@@ -85,6 +86,7 @@ GroupShape GroupShape::of(const platform::Platform& p, const Group& g) {
   const hw::NodeSpec& n = p.cluster().node;
   q.sockets = std::max(static_cast<int>(n.sockets.size()), 1);
   q.rails = std::max(n.compute_nics(), 1);
+  q.nvlink = n.nvlink.kind != "none";
   return q;
 }
 

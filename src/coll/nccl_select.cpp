@@ -1,7 +1,7 @@
 // "nccl": the algorithm and protocol NCCL itself would pick for the size and scale, by its own cost
 // model (NCCL 2.7 src/graph/tuning.cc: ring and tree x LL, LL128, Simple; time = latency + bytes /
-// algBw with its per-hop latencies and per-channel speeds), and then that algorithm on the simulated
-// platform. The protocol is reported (--explain); the simulated schedule moves Simple steps.
+// algBw with its per-hop latencies and per-channel speeds), and then that algorithm in that protocol
+// on the simulated platform (its chunks, bytes on the wire, latencies and per-channel cap).
 // SPDX-License-Identifier: Apache-2.0
 #include "coll/nccl_select.hpp"
 
@@ -81,11 +81,27 @@ int log2i(double n) {
 // protocol, allreduce) and ncclTopoGetAlgoTime (the tree's correction factor, the ring's plateau,
 // time = latency + bytes / algBw). Constants: models/libraries/nccl.json, each with its source.
 std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
+  if (g.size() < 2) return {};  // tuning.cc returns before its model for nRanks <= 1
+  return nccl_cost_table(nccl_view(p, lib, g), lib, g.size(), S);
+}
+
+NcclView nccl_view(const LibraryParams& lib, const GroupShape& g, bool intra_nvlink) {
   const auto& nc = lib.nccl;
-  const int n = g.size();
+  NcclView v;
+  v.nodes = g.nodes;
+  v.nics = std::max(1, g.rails);
+  v.channels = nc.channels * v.nics;
+  v.intra_nvlink = intra_nvlink && g.ranks_per_node > 1;  // as nccl_view: a ring with no hop inside a node is not
+  const double intra = v.intra_nvlink ? nc.net_speed : nc.pci_speed;
+  v.speed = v.nodes > 1 ? std::min(intra, nc.net_speed) : nc.pci_speed;
+  v.bus_bw = std::min(v.channels * v.speed, nc.max_bus_bw);
+  return v;
+}
+
+std::vector<NcclChoice> nccl_cost_table(const NcclView& v, const LibraryParams& lib, int n, double S) {
+  const auto& nc = lib.nccl;
   std::vector<NcclChoice> t;
   if (n < 2) return t;  // tuning.cc returns before its model for nRanks <= 1
-  const NcclView v = nccl_view(p, lib, g);
   const int nodes = std::max(1, v.nodes);
   const int ppn = n / nodes;                               // nRanks / nNodes (integer, in the tree's latency)
   const double ppn_real = static_cast<double>(n) / nodes;  // float ppn (LL128's discount)
@@ -173,35 +189,46 @@ public:
   Kind kind() const override { return Kind::AllReduce; }
   Emitted emit(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g, double S,
                const Options& o) const override {
-    return pick(p, lib, g, S)->emit(s, p, lib, g, S, o);
+    LibraryParams run = lib;
+    return pick(p, run, g, S)->emit(s, p, run, g, S, o);
   }
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
-    // One cost table for the pick, the note and the algorithm run (each table walks every node).
-    const auto table = nccl_cost_table(p, lib, g, S);
-    const NcclPick c = nccl_pick(table), run = nccl_simple_pick(table);
-    Estimate e = (run.algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring())->estimate(p, lib, g, S);
+    // One cost table for the pick and the note (each table walks every node).
+    const NcclPick c = nccl_pick(nccl_cost_table(p, lib, g, S));
+    LibraryParams run = lib;
+    run.nccl.protocol = c.protocol;
+    Estimate e = (c.algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring())->estimate(p, run, g, S);
     e.note = "NCCL picks " + c.algorithm + ", " + protocol_name(c.protocol);
-    if (c.protocol != NcclProtocol::Simple)
-      e.note += "; simulated: " + run.algorithm + ", Simple (the schedules move the Simple protocol's bytes)";
     return e;
   }
   double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
                   double S) const override {
-    return pick(p, lib, g, S)->simulate(e, p, lib, g, S);
+    LibraryParams run = lib;
+    return pick(p, run, g, S)->simulate(e, p, run, g, S);
   }
-  // NCCL's pick needs the platform (its per-channel speeds): the larger of the two it may pick.
+  // NCCL's pick needs the intra-node hop class (its per-channel speed, whether LL128 is on), which
+  // the shape knows only as "the GPUs have NVLink": the larger of the picks with and without NVLink
+  // hops inside the node (without, when the GPUs have none), each with its protocol's chunk.
   double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool full) const override {
-    return std::max(make_nccl_tree()->schedule_ops(lib, g, S, full), make_nccl_ring()->schedule_ops(lib, g, S, full));
+    double most = 0;
+    for (const bool nvlink : {false, true}) {
+      if (nvlink && !g.nvlink) continue;
+      const NcclPick c = nccl_pick(nccl_cost_table(nccl_view(lib, g, nvlink), lib, g.ranks, S));
+      LibraryParams run = lib;
+      run.nccl.protocol = c.protocol;
+      most = std::max(
+          most, (c.algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring())->schedule_ops(run, g, S, full));
+    }
+    return most;
   }
 
 private:
-  static std::unique_ptr<Algorithm> pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
-    // The schedules are the Simple protocol's (its chunks and bytes on the wire; LL and LL128's
-    // latencies and 2x or 128/120 bytes are not simulated: docs/nccl.md). So the algorithm run is
-    // NCCL's pick among its Simple rows: running the LL tree's pick as a Simple tree would charge a
-    // small message the Simple tree's 28-50 us hops that NCCL picked LL to avoid.
-    return nccl_simple_pick(nccl_cost_table(p, lib, g, S)).algorithm == "nccl_tree" ? make_nccl_tree()
-                                                                                  : make_nccl_ring();
+  // NCCL's full pick, algorithm and protocol: the schedules move that protocol's chunks and bytes
+  // on the wire at its latencies and per-channel cap (docs/nccl.md). `lib` takes the protocol.
+  static std::unique_ptr<Algorithm> pick(const platform::Platform& p, LibraryParams& lib, const Group& g, double S) {
+    const NcclPick c = nccl_pick(nccl_cost_table(p, lib, g, S));
+    lib.nccl.protocol = c.protocol;
+    return c.algorithm == "nccl_tree" ? make_nccl_tree() : make_nccl_ring();
   }
 };
 

@@ -33,12 +33,18 @@ struct NcclView {
   bool intra_nvlink = false;
 };
 [[nodiscard]] NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const Group& g);
+/// The same from a group's shape, given whether NCCL's first ring crosses only NVLink inside a node
+/// (the size guard's view before the platform is built; equal to the platform's where that holds).
+[[nodiscard]] NcclView nccl_view(const LibraryParams& lib, const GroupShape& g, bool intra_nvlink);
 
 /// NCCL's predictions for ring and tree x LL, LL128, Simple (allreduce), with its own speeds, not
 /// the platform's: six rows, ring then tree, LL, LL128, Simple each. Empty for fewer than 2 ranks
 /// (NCCL runs no tuning model there: one rank's allreduce is a local copy).
 [[nodiscard]] std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const LibraryParams& lib,
                                                       const Group& g, double bytes);
+/// The same from NCCL's view of the group (nccl_view) and its rank count.
+[[nodiscard]] std::vector<NcclChoice> nccl_cost_table(const NcclView& v, const LibraryParams& lib, int ranks,
+                                                      double bytes);
 /// The row of `algorithm` and `protocol` in a table of nccl_cost_table (std::out_of_range if none).
 [[nodiscard]] const NcclChoice& nccl_row(const std::vector<NcclChoice>& table, const std::string& algorithm,
                                          NcclProtocol protocol);
@@ -53,8 +59,8 @@ struct NcclPick {
 [[nodiscard]] NcclPick nccl_pick(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes);
 /// The pick from a table nccl_cost_table made.
 [[nodiscard]] NcclPick nccl_pick(const std::vector<NcclChoice>& table);
-/// The pick among the table's Simple rows: the algorithm "nccl" simulates (its schedules are the
-/// Simple protocol's).
+/// The pick among the table's Simple rows (what "nccl" simulated before the schedules moved each
+/// protocol's own chunks and bytes; kept for comparisons).
 [[nodiscard]] NcclPick nccl_simple_pick(const std::vector<NcclChoice>& table);
 
 }  // namespace ffsim::coll

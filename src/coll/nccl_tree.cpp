@@ -5,6 +5,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "coll/common.hpp"
 #include "coll/dbt.hpp"
@@ -49,6 +50,15 @@ public:
       e.data_bytes = S;
     }
     const std::uint32_t t_up = s.tag("nccl tree up"), t_down = s.tag("nccl tree down");
+    // The protocol's bytes on the wire per data byte (the data-movement check moves the data itself),
+    // and its cap per flow: each tree of a rail's pair is half of the rail's channels.
+    const double wire = o.with_data ? 1.0 : lib.nccl.active().wire_factor;
+    const double cap =
+        nccl_protocol_cap(lib, true, nccl_channels_per_ring(p, lib, R) / 2, R, static_cast<int>(g.nodes().size()));
+    auto capped = [&](OpId x) {
+      if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(x, cap);
+      return x;
+    };
     std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
     for (int rail = 0; rail < R; ++rail) {
       std::vector<std::vector<int>> chain;
@@ -160,9 +170,11 @@ public:
             const OpId prev = up_last[static_cast<std::size_t>(r)];
             if (o.with_data) {
               const DataRef from{work[static_cast<std::size_t>(r)], rg.off}, to{stage[static_cast<std::size_t>(par)], slot * S + rg.off};
-              x = pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len, cls, t_up, &from, &to);
+              x = capped(pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len, cls, t_up,
+                                                &from, &to));
             } else {
-              x = pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len, cls, t_up);
+              x = capped(
+                  pipelined_hop_transfer(s, p, hop(p, lib, me, pp), ready, prev, me, pp, rg.len * wire, cls, t_up));
             }
             sent[static_cast<std::size_t>(r)] = x;
             up_last[static_cast<std::size_t>(r)] = x;
@@ -184,9 +196,11 @@ public:
             OpId x;
             if (o.with_data) {
               const DataRef from{work[static_cast<std::size_t>(par)], rg.off}, to{work[static_cast<std::size_t>(r)], rg.off};
-              x = pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down, &from, &to);
+              x = capped(pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down,
+                                                &from, &to));
             } else {
-              x = pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len, cls, t_down);
+              x = capped(
+                  pipelined_hop_transfer(s, p, hop(p, lib, pp, me), before, prev, pp, me, rg.len * wire, cls, t_down));
             }
             fin[static_cast<std::size_t>(r)] = x;
             down_now[static_cast<std::size_t>(par)].push_back(x);
@@ -235,7 +249,8 @@ public:
     const int N = static_cast<int>(nodes.size());
     const double C = nccl_tree_chunk(lib, S / R / 2, g.size(), N);
     const double K = piece_count_real(S / R / 2, C);
-    const double c = S / R / 2 / K;
+    const double c = S / R / 2 / K * lib.nccl.active().wire_factor;  // a chunk's bytes on the wire
+    const double cap = nccl_protocol_cap(lib, true, nccl_channels_per_ring(p, lib, R) / 2, R, N);
     std::vector<std::pair<std::uint32_t, double>> flows;
     double chain_hops = 0, net_hop = 0;
     // Per chunk of each tree a node's head sends (and receives) one chunk per tree link it has: up
@@ -252,7 +267,7 @@ public:
       links = std::max(links, l);
     }
     auto alone = [&](const Place& a, const Place& x) {
-      return hop(p, lib, a, x) + bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time;
+      return hop(p, lib, a, x) + std::max(bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time, c / cap);
     };
     for (const auto& order : orders) {  // every rail's trees at once
       std::vector<int> ch, next;
@@ -279,10 +294,15 @@ public:
         net_hop = std::max(net_hop, alone(head, peer));
       }
     }
-    const Bound b = bottleneck_bound(p, flows);
+    Bound b = bottleneck_bound(p, flows);
+    if (c / cap > b.time) {  // the protocol's cap on each tree's flow binds before the links
+      b.time = c / cap;
+      b.resource = eval::kLimitRateCap;
+      b.cap_what = nccl_protocol_cap_what(lib);
+    }
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
     const double per = b.time;  // the hop latencies overlap the previous chunks' sends: in the fill only
-    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.simple.tree_base_latency;
+    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.active().tree_base_latency;
     est.bottleneck = bound_label(p, b);
     return est;
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "coll/common.hpp"
 #include "core/error.hpp"
@@ -80,15 +81,20 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
   const std::uint32_t tag_rs = s.tag("ring reduce-scatter"), tag_ag = s.tag("ring allgather");
   std::vector<double> lat_of;  // per ring
   for (const auto& order : orders) lat_of.push_back(step_latency(p, lib, g, order));
+  // The protocol's bytes on the wire per data byte (the data-movement check moves the data itself)
+  // and its cap per ring flow (each ring carries a rail's channels).
+  const double wire = o.with_data ? 1.0 : lib.nccl.active().wire_factor;
+  const double cap =
+      nccl_protocol_cap(lib, false, nccl_channels_per_ring(p, lib, R), R, static_cast<int>(g.nodes().size()));
   // The position in the ring that owns segment j after reduce-scatter is the one that received it
   // last. prev[r * n + i]: the last op of position i of ring r.
   std::vector<OpId> prev(static_cast<std::size_t>(R * n), kNoOp);
   for (int r = 0; r < R; ++r)
     for (int i = 0; i < n; ++i)
       prev[static_cast<std::size_t>(r * n + i)] = ready_of(o, orders[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)]);
-  if (steps.empty() && lib.nccl.simple.ring_base_latency > 0) {
+  if (steps.empty() && lib.nccl.active().ring_base_latency > 0) {
     const OpId start = barrier(s, prev);
-    const OpId base = s.delay(Seconds(lib.nccl.simple.ring_base_latency), s.tag("nccl base latency"));
+    const OpId base = s.delay(Seconds(lib.nccl.active().ring_base_latency), s.tag("nccl base latency"));
     if (start != kNoOp) s.depend(base, start);
     std::fill(prev.begin(), prev.end(), base);
   }
@@ -114,7 +120,8 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const Place& c = g.ranks[static_cast<std::size_t>(dst)];
         const double lat = lat_of[static_cast<std::size_t>(r)];
         if (!o.with_data) {
-          const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag);
+          const OpId t = hop_transfer(s, p, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag);
+          if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(t, cap);
           now[next] =
               rs ? [&] { const OpId red = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(red, t); return red; }()
                  : t;
@@ -123,6 +130,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const DataRef from{work[static_cast<std::size_t>(src)], seg_off(r, seg)};
         const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
         const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into);
+        if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(t, cap);
         OpId last = t;
         if (rs) {
           const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
@@ -164,7 +172,7 @@ double simulate_ring(eval::Engine& e, const platform::Platform& p, const Library
                      double full, RingPhases phases) {
   const int n = g.size();
   if (n == 1) return 0;
-  double t = lib.nccl.simple.ring_base_latency;
+  double t = lib.nccl.active().ring_base_latency;
   const Options o;
   for (int phase = 0; phase < 2; ++phase) {
     if (phase == 0 ? !phases.reduce_scatter : !phases.allgather) continue;
@@ -184,7 +192,11 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
     return est;
   }
   const std::vector<std::vector<int>> orders = ring_orders(p, g, lib.nccl.numa_restricted);
-  const double seg = full / n / static_cast<double>(orders.size());  // per ring
+  const double seg =
+      full / n / static_cast<double>(orders.size()) * lib.nccl.active().wire_factor;  // per ring, on the wire
+  const int R = static_cast<int>(orders.size());
+  const double cap =
+      nccl_protocol_cap(lib, false, nccl_channels_per_ring(p, lib, R), R, static_cast<int>(g.nodes().size()));
   // One step's flows (every ring's). Nodes repeat the same pattern, so two nodes (and the hops
   // that join them) carry every distinct load: the rings' own structure makes the bound exact per node.
   std::vector<std::pair<std::uint32_t, double>> flows;
@@ -201,11 +213,17 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
       lat = std::max(lat, std::max(physical, step) + p.options().arbitration_latency);
     }
   }
-  const Bound b = bottleneck_bound(p, flows);
+  Bound b = bottleneck_bound(p, flows);
+  if (seg / cap > b.time) {  // the protocol's cap on one ring's flow binds before the links
+    b.time = seg / cap;
+    b.resource = eval::kLimitRateCap;
+    b.cap_what = nccl_protocol_cap_what(lib);
+  }
   double reduce = 0;
   if (phases.reduce_scatter) reduce = gpu_reduce_time(p, g.ranks[0], full / n);  // every ring's part of a step
   const int steps = (phases.reduce_scatter ? n - 1 : 0) + (phases.allgather ? n - 1 : 0);
-  est.time = steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.simple.ring_base_latency;
+  est.time =
+      steps * (b.time + lat) + (phases.reduce_scatter ? (n - 1) * reduce : 0.0) + lib.nccl.active().ring_base_latency;
   est.bottleneck = bound_label(p, b);
   return est;
 }

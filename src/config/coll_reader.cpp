@@ -90,6 +90,8 @@ coll::NcclParams parse_nccl(const Reader& r) {
     n.ll_max_bus_bw_two_nodes = cap.fact_quantity<BytesPerSecond>("two_nodes").si();
     n.ll_max_bus_bw_more_nodes = cap.fact_quantity<BytesPerSecond>("more_nodes").si();
     cap.finish();
+    n.ll.step_size = ll.fact_quantity<Bytes>("step_size").si();
+    n.ll.wire_factor = ll.fact_number("wire_factor", 1.0, 16.0);
     ll.finish();
   }
   {
@@ -100,6 +102,8 @@ coll::NcclParams parse_nccl(const Reader& r) {
     n.ll128_bw_factor = ll128.fact_number("bw_factor", 0.01, 1.0);
     n.ll128_bw_factor_one_gpu_per_node = ll128.fact_number("bw_factor_one_gpu_per_node", 0.01, 1.0);
     n.ll128_max_bw_per_channel = ll128.fact_quantity<BytesPerSecond>("max_bw_per_channel").si();
+    n.ll128.step_size = ll128.fact_quantity<Bytes>("step_size").si();
+    n.ll128.wire_factor = ll128.fact_number("wire_factor", 1.0, 16.0);
     ll128.finish();
   }
   r.finish();

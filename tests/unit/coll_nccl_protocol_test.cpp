@@ -1,0 +1,229 @@
+// "nccl" runs NCCL's whole pick: the ring or tree schedule moves the picked protocol's chunks and
+// bytes on the wire, at its latencies and under its per-channel cap (docs/nccl.md).
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include "approx.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "app/engines.hpp"
+#include "coll/collective.hpp"
+#include "coll/common.hpp"
+#include "coll/nccl_select.hpp"
+#include "config/coll_reader.hpp"
+#include "plan/scenario.hpp"
+#include "test_catalog.hpp"
+
+using namespace ffsim;
+
+namespace {
+
+constexpr double MiB = 1048576;
+
+eval::Engine& engine(const std::string& name) {
+  static std::unique_ptr<eval::Engine> fluid = app::make_engine("analytic");
+  static std::unique_ptr<eval::Engine> simgrid = app::make_engine("simgrid");
+  return name == "simgrid" ? *simgrid : *fluid;
+}
+
+std::unique_ptr<platform::Platform> scenario_platform(const std::string& name) {
+  return plan::make_platform(
+      plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/" + name + ".json", testing::catalog()));
+}
+
+coll::LibraryParams with(coll::LibraryParams lib, coll::NcclProtocol p) {
+  lib.nccl.protocol = p;
+  return lib;
+}
+
+}  // namespace
+
+TEST_CASE("coll::nccl_tree_chunk: each protocol's chunk (LL one step, LL128 NCCL's halving rule)") {
+  const auto base = config::load_library_params(testing::catalog());
+  // LL: its buffer is 8 lines x 512 threads x 8 steps of 16 bytes, half of each line data: a step is
+  // 4,096 lines, 32 KiB of data, the LL tree's chunk whatever the size.
+  const auto ll = with(base, coll::NcclProtocol::LL);
+  CHECK(ll.nccl.ll.step_size == 32768);
+  CHECK(ll.nccl.ll.wire_factor == 2);
+  for (const double bytes : {0.0, 1.0, 4096.0, 92 * MiB})
+    CHECK(coll::nccl_tree_chunk(ll, bytes, 128, 16) == 32768);
+  // LL128: a step of its buffer is 614,400 bytes of 128-byte lines (120 data bytes each: 576,000 B
+  // of data). NCCL halves the line chunk while nBytes / (nChannels x chunk) < nstepsLL128 x 64 / ppn
+  // (above 128 KiB), then x 16 / ppn (above 32 KiB); nstepsLL128 = 1 + log2i(nNodes) + 0.1 ppn.
+  const auto l128 = with(base, coll::NcclProtocol::LL128);
+  CHECK(l128.nccl.ll128.step_size == 576000);
+  CHECK(l128.nccl.ll128.wire_factor == doctest::Approx(128.0 / 120));
+  // 8 MiB on 128 GPUs of 8-NIC nodes (16 nodes, ppn 8): per channel 8 MiB / 16 = 524,288 B;
+  // nsteps = 1 + 4 + 0.8 = 5.8, thresholds 46.4 and 11.6. 614,400: 0 < 46.4 -> 307,200 (1) ->
+  // 153,600 (3) -> 76,800 (stop: not above 128 KiB); 6 < 11.6 -> 38,400 (13 >= 11.6). Data:
+  // 38,400 x 120 / 128 = 36,000 B.
+  CHECK(coll::nccl_tree_chunk(l128, 8 * MiB / 16, 128, 16) == doctest::Approx(36000));
+  // 1 GiB on the same: 64 MiB per channel, 109 line steps >= 46.4: no halving, 576,000 B.
+  CHECK(coll::nccl_tree_chunk(l128, 1024 * MiB / 16, 128, 16) == doctest::Approx(576000));
+  // 0 bytes on 1 node of 8 (nsteps 1.8; thresholds 14.4, 3.6): each loop halves while the chunk is
+  // above its floor, so past it once: 614,400 -> ... -> 76,800 in the first, 38,400 -> 19,200 in
+  // the second (38,400 > 32,768 still halves): 19,200 x 120 / 128 = 18,000 B of data.
+  CHECK(coll::nccl_tree_chunk(l128, 0, 8, 1) == doctest::Approx(18000));
+  // Simple keeps its own rule and the library's fixed [I] chunk.
+  CHECK(coll::nccl_tree_chunk(base, 92 * MiB, 16, 2) == base.nccl.tree_chunk_bytes);
+}
+
+TEST_CASE("coll::nccl_protocol_cap: LL128 per channel, the LL ring's bus cap split over its rings, none for Simple") {
+  const auto base = config::load_library_params(testing::catalog());
+  const double inf = std::numeric_limits<double>::infinity();
+  CHECK(coll::nccl_protocol_cap(base, false, 2, 1, 2) == inf);
+  CHECK(coll::nccl_protocol_cap(base, true, 1, 1, 2) == inf);
+  // LL128: 16.7 GB/s of data per channel (ll128MaxBwPerCh, allreduce), on the wire x 128/120.
+  const auto l128 = with(base, coll::NcclProtocol::LL128);
+  CHECK(coll::nccl_protocol_cap(l128, false, 16, 1, 1) == doctest::Approx(16 * 16.7e9 * 128 / 120));
+  CHECK(coll::nccl_protocol_cap(l128, true, 1, 8, 16) == doctest::Approx(16.7e9 * 128 / 120));
+  // LL ring: llMaxBw by node count (87.7 / 22.5 / 19.0 GB/s) over R rings, x 2 on the wire; LL tree none.
+  const auto ll = with(base, coll::NcclProtocol::LL);
+  CHECK(coll::nccl_protocol_cap(ll, false, 2, 1, 1) == doctest::Approx(87.7e9 * 2));
+  CHECK(coll::nccl_protocol_cap(ll, false, 2, 8, 2) == doctest::Approx(22.5e9 / 8 * 2));
+  CHECK(coll::nccl_protocol_cap(ll, false, 2, 8, 16) == doctest::Approx(19.0e9 / 8 * 2));
+  CHECK(coll::nccl_protocol_cap(ll, true, 1, 8, 16) == inf);
+}
+
+TEST_CASE("coll::nccl: runs NCCL's whole pick, protocol included, on both engines and the closed form") {
+  const auto lib = config::load_library_params(testing::catalog());
+  const auto p = scenario_platform("dgx-a100-cluster");
+  const auto nccl = coll::algorithms().get("nccl").factory();
+  const auto tree = coll::algorithms().get("nccl_tree").factory();
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  struct Case {
+    int gpus;
+    double bytes;
+    const char* algorithm;
+    coll::NcclProtocol protocol;
+  };
+  // NCCL's picks on 8-NIC NVSwitch nodes (docs/nccl.md, "What NCCL picks"; --explain): LL on one
+  // node at 64 KiB (the ring), LL128 above (the ring inside a node and on 2 nodes, the tree from 16 nodes on).
+  for (const Case& c : {Case{8, 64 * 1024, "nccl_ring", coll::NcclProtocol::LL},
+                        Case{8, 8 * MiB, "nccl_ring", coll::NcclProtocol::LL128},
+                        Case{16, 8 * MiB, "nccl_tree", coll::NcclProtocol::LL128},
+                        Case{128, 8 * MiB, "nccl_tree", coll::NcclProtocol::LL128}}) {
+    CAPTURE(c.gpus);
+    CAPTURE(c.bytes);
+    const auto g = coll::Group::first_gpus(*p, c.gpus);
+    const coll::NcclPick pick = coll::nccl_pick(*p, lib, g, c.bytes);
+    CHECK(pick.algorithm == c.algorithm);
+    CHECK(pick.protocol == c.protocol);
+    const auto& algo = pick.algorithm == "nccl_tree" ? tree : ring;
+    const auto run = with(lib, pick.protocol);
+    for (const char* e : {"analytic", "simgrid"}) {
+      if (std::string(e) == "simgrid" && c.gpus > 16) continue;  // SimGrid re-solves everything: slow at 128
+      CAPTURE(e);
+      // "nccl" is the picked algorithm in the picked protocol, not its Simple row.
+      const double t = nccl->simulate(engine(e), *p, lib, g, c.bytes);
+      CHECK(t == doctest::Approx(algo->simulate(engine(e), *p, run, g, c.bytes)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+      const double simple = algo->simulate(engine(e), *p, lib, g, c.bytes);
+      CHECK(std::fabs(t - simple) > 1e-3 * simple);
+    }
+    const coll::Estimate est = nccl->estimate(*p, lib, g, c.bytes);
+    CHECK(est.note == std::string("NCCL picks ") + c.algorithm + ", " + coll::protocol_name(c.protocol));
+    CHECK(est.time == doctest::Approx(algo->estimate(*p, run, g, c.bytes).time).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  }
+}
+
+// Bytes on the wire (transfers) and the rate caps of a schedule.
+struct Wire {
+  double bytes = 0;
+  double cap = 0;  // the largest transfer cap (infinity: an uncapped transfer)
+  int transfers = 0;
+};
+Wire wire_of(const sched::Schedule& s) {
+  Wire w;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto id = static_cast<sched::OpId>(i);
+    const sched::Op& o = s.op(id);
+    if (o.kind != sched::OpKind::Transfer) continue;
+    w.bytes += o.amount;
+    ++w.transfers;
+    w.cap = std::max(w.cap, o.capped ? s.rate_cap(id) : std::numeric_limits<double>::infinity());
+  }
+  return w;
+}
+
+TEST_CASE("coll::nccl: a protocol's schedule moves its bytes on the wire under its cap, at its latencies") {
+  const auto lib = config::load_library_params(testing::catalog());
+  const auto p = scenario_platform("dgx-a100-cluster");
+  const double S = 3 * MiB + 4 * 13;  // an odd size
+  for (const int n : {2, 3, 8, 16, 24}) {
+    CAPTURE(n);
+    const auto g = coll::Group::first_gpus(*p, n);
+    const int nodes = (n + 7) / 8, R = nodes > 1 ? 8 : 1;  // a ring per NIC (rail) on 2+ nodes
+    // The ring: 2 (n - 1) steps of S / n per ring link, whatever the protocol; LL doubles the bytes
+    // on the wire, LL128 adds 8 of every 128. Caps per ring flow: LL128 16.7 GB/s x its channels (2 per
+    // NIC x 8 NICs over R rings) x 128/120; LL the LL bus cap (87.7 / 22.5 / 19.0 GB/s) over R, x 2.
+    auto emit = [&](const char* algo, coll::NcclProtocol proto) {
+      sched::Schedule s;
+      (void)coll::algorithms().get(algo).factory()->emit(s, *p, with(lib, proto), g, S, coll::Options{});
+      return wire_of(s);
+    };
+    const Wire simple = emit("nccl_ring", coll::NcclProtocol::Simple), ll = emit("nccl_ring", coll::NcclProtocol::LL),
+               l128 = emit("nccl_ring", coll::NcclProtocol::LL128);
+    CHECK(simple.bytes == doctest::Approx(2.0 * (n - 1) * S).epsilon(1e-12));
+    CHECK(ll.bytes == doctest::Approx(2 * simple.bytes).epsilon(1e-12));
+    CHECK(l128.bytes == doctest::Approx(simple.bytes * 128 / 120).epsilon(1e-12));
+    CHECK(simple.cap == std::numeric_limits<double>::infinity());
+    const double ll_bus = nodes == 1 ? 87.7e9 : nodes == 2 ? 22.5e9 : 19.0e9;
+    CHECK(ll.cap == doctest::Approx(ll_bus / R * 2));
+    CHECK(l128.cap == doctest::Approx(16.7e9 * (2.0 * 8 / R) * 128 / 120));
+    // The tree: each chunk goes up and down every one of the n - 1 tree edges: 2 (n - 1) S of data
+    // over both trees and every rail, in each protocol's chunks; LL's tree has no cap, LL128's a
+    // tree's channels (half its rail's).
+    const Wire tsimple = emit("nccl_tree", coll::NcclProtocol::Simple), tll = emit("nccl_tree", coll::NcclProtocol::LL),
+               t128 = emit("nccl_tree", coll::NcclProtocol::LL128);
+    CHECK(tsimple.bytes == doctest::Approx(2.0 * (n - 1) * S).epsilon(1e-12));
+    CHECK(tll.bytes == doctest::Approx(2 * tsimple.bytes).epsilon(1e-12));
+    CHECK(t128.bytes == doctest::Approx(tsimple.bytes * 128 / 120).epsilon(1e-12));
+    CHECK(tll.cap == std::numeric_limits<double>::infinity());
+    CHECK(t128.cap == doctest::Approx(16.7e9 * (2.0 * 8 / R / 2) * 128 / 120));
+    // LL's 32 KiB chunks: S / R / 2 per tree in ceil(that / 32 KiB) chunks, each crossing n - 1 edges
+    // both ways; the Simple tree's [I] 4 MiB chunks: one chunk per tree here.
+    const double per_tree = S / R / 2;
+    CHECK(tll.transfers == static_cast<int>(R * 2 * std::ceil(per_tree / 32768) * 2 * (n - 1)));
+    CHECK(tsimple.transfers == R * 2 * 2 * (n - 1));
+  }
+  // Latencies: a 2-rank ring of one node pays the protocol's base latency once and its NVLink hop
+  // latency each of its 2 steps (hop_transfer delays a step by a hop's latency beyond the path's own).
+  const auto g2 = coll::Group::first_gpus(*p, 2);
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  const double tiny = 4;  // bytes: the time is the latencies
+  const double t_ll = ring->simulate(engine("analytic"), *p, with(lib, coll::NcclProtocol::LL), g2, tiny);
+  const double t_simple = ring->simulate(engine("analytic"), *p, lib, g2, tiny);
+  CHECK(t_simple - t_ll == doctest::Approx((lib.nccl.simple.ring_base_latency - lib.nccl.ll.ring_base_latency) +
+                                           2 * (lib.nccl.simple.ring_hop_latency_nvlink - lib.nccl.ll.ring_hop_latency_nvlink))
+                               .epsilon(1e-3));
+}
+
+TEST_CASE("coll::nccl: the size guard's count bounds the schedule of NCCL's pick, NVLink nodes or PCIe") {
+  const auto lib = config::load_library_params(testing::catalog());
+  const auto nccl = coll::algorithms().get("nccl").factory();
+  for (const char* sc : {"dgx-a100-cluster", "fire-flyer-2"}) {
+    const auto p = scenario_platform(sc);
+    for (const int gpus : {1, 2, 8, 16, 40, 128}) {
+      for (const double bytes : {0.0, 64.0 * 1024, 8 * MiB + 12, 184 * MiB}) {
+        CAPTURE(sc);
+        CAPTURE(gpus);
+        CAPTURE(bytes);
+        const auto g = coll::Group::first_gpus(*p, gpus);
+        sched::Schedule s;
+        (void)nccl->emit(s, *p, lib, g, bytes, coll::Options{});
+        const coll::GroupShape q = coll::GroupShape::of(*p, g);
+        CHECK(q.nvlink == (std::string(sc) == "dgx-a100-cluster"));
+        // The shape before the platform (the size guard's) says the same.
+        const auto& node = p->cluster().node;
+        const auto first = coll::GroupShape::first_gpus(gpus, static_cast<int>(node.gpus.size()),
+                                                        static_cast<int>(node.sockets.size()), node.compute_nics(),
+                                                        node.nvlink.kind != "none");
+        CHECK(first.nvlink == q.nvlink);
+        CHECK(nccl->schedule_ops(lib, q, bytes, true) >= static_cast<double>(s.size()));
+      }
+    }
+  }
+}
