@@ -293,6 +293,27 @@ Bound bottleneck_bound(const platform::Platform& p, const std::vector<std::pair<
   return b;
 }
 
+std::vector<double> flow_bound_times(const platform::Platform& p,
+                                     const std::vector<std::pair<std::uint32_t, double>>& path_bytes) {
+  std::unordered_map<std::uint32_t, double> load;
+  for (const auto& [pid, bytes] : path_bytes)
+    for (std::uint32_t r : p.path(pid).resources) load[r] += bytes;
+  const auto load_of = [&](std::uint32_t r) {
+    const auto it = load.find(r);
+    return it == load.end() ? 0.0 : it->second;
+  };
+  std::vector<double> out;
+  out.reserve(path_bytes.size());
+  for (const auto& [pid, bytes] : path_bytes) {
+    const auto& path = p.path(pid);
+    Bound b;
+    if (std::isfinite(path.rate_cap)) b.time = bytes / path.rate_cap;
+    for (std::uint32_t r : path.resources) consider(b, p, r, load_of(r), load_of);
+    out.push_back(b.time);
+  }
+  return out;
+}
+
 Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& load, double cap_time) {
   Bound b;
   if (cap_time > 0) {

@@ -114,6 +114,12 @@ struct Bound {
 };
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p,
                                      const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
+/// Each flow's bound under the loads of all of them: the larger of its bytes over its own rate cap
+/// and, over the resources on its path, the resource's whole load over its capacity (a both-ways
+/// cap where both directions carry flows). Where a flow's bottleneck carries flows of its own size
+/// (a ring's step), that is its max-min completion time.
+[[nodiscard]] std::vector<double> flow_bound_times(const platform::Platform& p,
+                                                   const std::vector<std::pair<std::uint32_t, double>>& path_bytes);
 /// The same from bytes per resource id (Platform::PairLoads::load) and the flows' longest time at
 /// their own rate caps (0: none).
 [[nodiscard]] Bound bottleneck_bound(const platform::Platform& p, const std::vector<double>& load, double cap_time);

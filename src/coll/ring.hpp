@@ -41,7 +41,9 @@ double simulate_ring(eval::Engine& e, const platform::Platform& p, const Library
 /// larger of the two. One rank: a single zero-time op.
 [[nodiscard]] double ring_schedule_ops(const GroupShape& g, RingPhases phases, bool full);
 
-/// Closed form: per step the bottleneck bound of one step's flows plus the largest hop latency.
+/// Closed form: per step, each flow's end (its hop latency plus its own bound under the step's
+/// loads, or the protocol's cap) and, in a reduce-scatter step, each GPU's reduces of the rings'
+/// parts as they arrive (a work-conserving queue); the slowest GPU or flow ends the step.
 Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, const Group& g, double full_bytes,
                        RingPhases phases);
 

@@ -259,3 +259,27 @@ TEST_CASE("coll::nccl: each protocol's ring and tree agree on the fluid and SimG
           CHECK(fluid == doctest::Approx(sg).epsilon(ties ? 5e-3 : 1e-6).scale(ffsim::testing::kRelative));
         }
 }
+
+TEST_CASE("coll::nccl_ring: the closed form equals the simulation on multi-rail nodes, each protocol") {
+  // DGX-A100: 8 rings over 2 and 3 nodes (one ring inside one node), under one leaf switch (no
+  // routing collision). A step's flows end at their own hop latency plus their own bottleneck (the
+  // NVLink hops long before the NIC hops) and each GPU adds each ring's part as it arrives: the
+  // closed form's per-GPU reduce queue (estimate_ring) against the fluid engine's schedule.
+  const auto lib = config::load_library_params(testing::catalog());
+  const auto p = scenario_platform("dgx-a100-cluster");
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  for (const coll::NcclProtocol proto : {coll::NcclProtocol::LL, coll::NcclProtocol::LL128, coll::NcclProtocol::Simple})
+    for (const int n : {2, 8, 16, 24})
+      for (const double bytes : {64.0 * 1024, 1 * MiB, 184 * MiB + 12}) {
+        const std::string what = coll::protocol_name(proto);
+        CAPTURE(what);
+        CAPTURE(n);
+        CAPTURE(bytes);
+        const auto g = coll::Group::first_gpus(*p, n);
+        const auto run = with(lib, proto);
+        CHECK(ring->estimate(*p, run, g, bytes).time ==
+              doctest::Approx(ring->simulate(engine("analytic"), *p, run, g, bytes))
+                  .epsilon(1e-6)
+                  .scale(ffsim::testing::kRelative));
+      }
+}
