@@ -66,9 +66,15 @@ struct NcclParams {
   /// per-channel cap (nccl_protocol_cap). Not read from JSON: Simple, except where "nccl" runs
   /// NCCL's pick (nccl_select.cpp) with the protocol of that pick.
   NcclProtocol protocol = NcclProtocol::Simple;
-  /// The latencies, tree correction, step and wire factor of `protocol`.
-  [[nodiscard]] const NcclProtocolLatencies& active() const {
-    return protocol == NcclProtocol::LL ? ll : protocol == NcclProtocol::LL128 ? ll128 : simple;
+  /// A protocol's latencies, tree correction, step and wire factor.
+  [[nodiscard]] const NcclProtocolLatencies& of(NcclProtocol p) const {
+    return p == NcclProtocol::LL ? ll : p == NcclProtocol::LL128 ? ll128 : simple;
+  }
+  /// Those of `protocol`, the one the schedules move.
+  [[nodiscard]] const NcclProtocolLatencies& active() const { return of(protocol); }
+  /// The ring LL's bus bandwidth cap over `nodes` nodes (tuning.cc llMaxBws: one, two, more).
+  [[nodiscard]] double ll_max_bus_bw(int nodes) const {
+    return nodes <= 1 ? ll_max_bus_bw_one_node : nodes == 2 ? ll_max_bus_bw_two_nodes : ll_max_bus_bw_more_nodes;
   }
   // ---- the choice of protocol (tuning.cc ncclTopoTuneModel, ncclTopoGetAlgoTime)
   NcclProtocolLatencies ll, ll128;                ///< LL's and LL128's latencies and tree correction factors

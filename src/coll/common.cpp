@@ -150,9 +150,7 @@ double nccl_protocol_cap(const LibraryParams& lib, bool tree, double channels, i
     case NcclProtocol::LL128: return nc.ll128_max_bw_per_channel * channels * wire;
     case NcclProtocol::LL: {
       if (tree) break;
-      const double cap = nodes <= 1   ? nc.ll_max_bus_bw_one_node
-                         : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
-                                      : nc.ll_max_bus_bw_more_nodes;
+      const double cap = nc.ll_max_bus_bw(nodes);
       return cap > 0 ? cap / std::max(1, rings) * wire : std::numeric_limits<double>::infinity();
     }
     case NcclProtocol::Simple: break;

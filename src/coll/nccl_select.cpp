@@ -57,14 +57,6 @@ const char* protocol_name(NcclProtocol p) {
 
 namespace {
 
-// A protocol's row of baseLat / hwLat / treeCorrectionFactor: Simple's at the top level of
-// nccl.json (the schedules use them too), LL's and LL128's in their own objects.
-const NcclProtocolLatencies& latencies(const NcclParams& nc, NcclProtocol proto) {
-  if (proto == NcclProtocol::LL) return nc.ll;
-  if (proto == NcclProtocol::LL128) return nc.ll128;
-  return nc.simple;
-}
-
 // NCCL's log2i: floor(log2(n)) for n >= 1, 0 below.
 int log2i(double n) {
   int l = 0;
@@ -110,9 +102,7 @@ std::vector<NcclChoice> nccl_cost_table(const NcclView& v, const LibraryParams& 
   // protocol enable, [S]: as recalled; ffsim treats every GPU as sm80, as it does for the 235 GB/s cap).
   const bool ll128_on = v.intra_nvlink;
   // tuning.cc's bandwidth column: llMaxBw by node count (llMaxBws [S], see nccl.json).
-  const double ll_max = nodes == 1   ? nc.ll_max_bus_bw_one_node
-                        : nodes == 2 ? nc.ll_max_bus_bw_two_nodes
-                                     : nc.ll_max_bus_bw_more_nodes;
+  const double ll_max = nc.ll_max_bus_bw(nodes);
   const double ll128_factor = ppn_real < 2 ? nc.ll128_bw_factor_one_gpu_per_node : nc.ll128_bw_factor;
   const double ll128_cap = nc.ll128_max_bw_per_channel * v.channels;
   // ncclTopoGetAlgoTime: logSize = log2i(nBytes >> 6), the tree's factor where logSize < the row's length.
@@ -120,7 +110,7 @@ std::vector<NcclChoice> nccl_cost_table(const NcclView& v, const LibraryParams& 
   for (const char* algo : {"nccl_ring", "nccl_tree"}) {
     const bool ring = std::string(algo) == "nccl_ring";
     for (NcclProtocol proto : {NcclProtocol::LL, NcclProtocol::LL128, NcclProtocol::Simple}) {
-      const NcclProtocolLatencies& l = latencies(nc, proto);
+      const NcclProtocolLatencies& l = nc.of(proto);
       // busBw = nChannels x speed, at most 235 GB/s (sm80), then the model's refinements.
       double bus = v.bus_bw;
       if (ring && proto == NcclProtocol::LL) bus = std::min(bus * nc.ll_ring_bw_factor, ll_max);
