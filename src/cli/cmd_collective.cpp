@@ -537,7 +537,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
                 << fmt_g(v.ring_plateau_factor) << " across nodes\n  from "
                 << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
                 << " per rank on (\"plateau effect of ring\"); LL128 only with NVLink inside the node (off: PCIe);\n"
-                   "  the pick is the least time; the simulated schedule moves Simple steps whatever the protocol\n";
+                   "  the pick is the least time; \"nccl\" simulates the pick in its protocol (its chunks, bytes on the\n"
+                   "  wire, latencies and per-channel cap); nccl_ring and nccl_tree alone run Simple\n";
       if (!v.single_rank.empty())
         std::cout << "  1 GPU: no table (NCCL runs no tuning model for one rank; its allreduce is a local copy)\n";
       std::cout << "  constants and their sources: models/libraries/nccl.json; the model: docs/nccl.md\n";
