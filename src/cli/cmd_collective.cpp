@@ -524,21 +524,20 @@ int run_collective(Context& ctx, const CollArgs& a) {
     e.print(std::cout, "  ");
     {
       const app::NcclExplain& v = *res.explain;
-      std::cout << "  channels: " << v.channels << " per compute NIC x " << v.nics << " NIC" << (v.nics > 1 ? "s" : "")
-                << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed))
-                << " (per channel, the slower of the " << (v.intra_nvlink ? "NVLink" : "PCIe")
-                << " hops and the NIC),\n  at most " << fmt_bandwidth(BytesPerSecond(v.max_bus_bw))
-                << "; ring LL busBw x " << fmt_g(v.ll_ring_bw_factor) << " (at most llMaxBw); tree busBw x "
-                << fmt_f(v.tree_bw_factor, 2) << " (LL then / " << fmt_g(v.ll_tree_bw_divisor) << ");\n  LL128 x "
-                << fmt_g(v.ll128_bw_factor) << " (x " << fmt_g(v.ll128_bw_factor_one_gpu_per_node)
-                << " below 2 GPUs per node), at most channels x "
-                << fmt_bandwidth(BytesPerSecond(v.ll128_max_bw_per_channel)) << "; ring algBw = busBw n / 2(n-1),\n"
-                << "  tree algBw = busBw / 2 x its correction factor for the size; ring Simple latency x "
-                << fmt_g(v.ring_plateau_factor) << " across nodes\n  from "
-                << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
-                << " per rank on (\"plateau effect of ring\"); LL128 only with NVLink inside the node (off: PCIe);\n"
-                   "  the pick is the least time; \"nccl\" simulates the pick in its protocol (its chunks, bytes on the\n"
-                   "  wire, latencies and per-channel cap); nccl_ring and nccl_tree alone run Simple\n";
+      std::cout
+          << "  channels: " << v.channels << " per compute NIC x " << v.nics << " NIC" << (v.nics > 1 ? "s" : "")
+          << "; busBw = channels x " << fmt_bandwidth(BytesPerSecond(v.speed)) << " (per channel, the slower of the "
+          << (v.intra_nvlink ? "NVLink" : "PCIe") << " hops and the NIC),\n  at most "
+          << fmt_bandwidth(BytesPerSecond(v.max_bus_bw)) << "; ring LL busBw x " << fmt_g(v.ll_ring_bw_factor)
+          << " (at most llMaxBw); tree busBw x " << fmt_f(v.tree_bw_factor, 2) << " (LL then / "
+          << fmt_g(v.ll_tree_bw_divisor) << ");\n  LL128 x " << fmt_g(v.ll128_bw_factor) << " (x "
+          << fmt_g(v.ll128_bw_factor_one_gpu_per_node) << " below 2 GPUs per node), at most channels x "
+          << fmt_bandwidth(BytesPerSecond(v.ll128_max_bw_per_channel)) << "; ring algBw = busBw n / 2(n-1),\n"
+          << "  tree algBw = busBw / 2 x its correction factor for the size; ring Simple latency x "
+          << fmt_g(v.ring_plateau_factor) << " across nodes\n  from " << fmt_bytes(Bytes(v.ring_plateau_bytes_per_rank))
+          << " per rank on (\"plateau effect of ring\"); LL128 only with NVLink inside the node (off: PCIe);\n"
+             "  the pick is the least time; \"nccl\" simulates the pick in its protocol (its chunks, bytes on the\n"
+             "  wire, latencies and per-channel cap); nccl_ring and nccl_tree alone run Simple\n";
       if (!v.single_rank.empty())
         std::cout << "  1 GPU: no table (NCCL runs no tuning model for one rank; its allreduce is a local copy)\n";
       std::cout << "  constants and their sources: models/libraries/nccl.json; the model: docs/nccl.md\n";

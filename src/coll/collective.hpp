@@ -48,8 +48,8 @@ struct NcclProtocolLatencies {
 
 /// NCCL's tuning constants (src/graph/tuning.cc), for its per-step software latency and its own
 /// choice of algorithm and protocol. Values come from models/libraries/nccl.json: its top-level
-/// latencies are the Simple protocol's (`simple`: the simulated schedules move Simple steps);
-/// `ll` and `ll128` hold the other protocols' rows for the choice.
+/// latencies are the Simple protocol's (`simple`), `ll` and `ll128` hold the other protocols' rows
+/// and their steps and bytes on the wire; the schedules move `protocol`'s.
 struct NcclParams {
   NcclProtocolLatencies simple;      ///< the Simple protocol's latencies (seconds) and tree correction factors
   int channels = 2;                  ///< channels NCCL builds per compute NIC (its own cost model)
