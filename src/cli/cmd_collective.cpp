@@ -486,7 +486,8 @@ int run_collective(Context& ctx, const CollArgs& a) {
                "  bandwidth term (at small sizes the latencies and the pipeline's fill dominate the time)\n";
   // The NCCL tree's chunk is an assumption that matters at scale: say so where a row rests on it.
   const bool tree_rows = std::any_of(rows.begin(), rows.end(), [](const app::CollectiveRow& r) {
-    return r.algo == "nccl" || r.algo == "nccl_tree" || r.algo == "broadcast";
+    return r.algo == "nccl_tree" || r.algo == "broadcast" ||
+           (r.algo == "nccl" && r.note.find("nccl_tree, Simple") != std::string::npos);
   });
   if (tree_rows && res.tree_chunk_bytes > 0)
     std::cout << "  nccl_tree, broadcast and nccl where it picks the Simple-protocol tree pipeline "
