@@ -158,6 +158,11 @@ double nccl_protocol_cap(const LibraryParams& lib, bool tree, double channels, i
   return std::numeric_limits<double>::infinity();
 }
 
+sched::OpId with_protocol_cap(sched::Schedule& s, sched::OpId op, double cap) {
+  if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(op, cap);
+  return op;
+}
+
 double nccl_channels_per_ring(const platform::Platform& p, const LibraryParams& lib, int rings) {
   return static_cast<double>(lib.nccl.channels) * std::max(1, p.cluster().node.compute_nics()) / std::max(1, rings);
 }

@@ -54,6 +54,9 @@ enum class HopType { NvLink, Pci, Net };
 /// NCCL's channels (lib.nccl.channels per compute NIC of the node) over `rings` rings: what one
 /// ring's flow carries (a tree of a ring's pair: half of it).
 [[nodiscard]] double nccl_channels_per_ring(const platform::Platform& p, const LibraryParams& lib, int rings);
+/// Puts a finite protocol cap (nccl_protocol_cap) on transfer `op`; an infinite one leaves it uncapped.
+/// Returns `op`.
+sched::OpId with_protocol_cap(sched::Schedule& s, sched::OpId op, double cap);
 /// What nccl_protocol_cap is, for bound labels.
 [[nodiscard]] const char* nccl_protocol_cap_what(const LibraryParams& lib);
 

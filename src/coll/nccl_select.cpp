@@ -17,33 +17,46 @@ namespace ffsim::coll {
 std::unique_ptr<Algorithm> make_nccl_ring();
 std::unique_ptr<Algorithm> make_nccl_tree();
 
-NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const Group& g) {
-  const auto& nc = lib.nccl;
+namespace {
+
+// NCCL's rating of a group of `nodes` nodes with `nics` compute NICs each, whose first ring crosses
+// only NVLink inside a node (`intra_nvlink`) or not.
+NcclView make_view(const NcclParams& nc, int nodes, int nics, bool intra_nvlink) {
   NcclView v;
-  v.nodes = static_cast<int>(g.nodes().size());
+  v.nodes = nodes;
   // One set of channels per compute NIC: NCCL builds its channels rail by rail (ring_orders).
-  v.nics = std::max(1, p.cluster().node.compute_nics());
+  v.nics = std::max(1, nics);
   v.channels = nc.channels * v.nics;
-  // The intra-node hop class is the worst of the first ring's hops inside nodes (NCCL's graph
-  // typeIntra): NVLink only if every one of them is an NVLink hop.
-  const auto orders = ring_orders(p, g, nc.numa_restricted);
-  const auto& order = orders.front();
-  v.intra_nvlink = true;
-  bool any = false;
-  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
-    const auto& a = g.ranks[static_cast<std::size_t>(order[i])];
-    const auto& b = g.ranks[static_cast<std::size_t>(order[i + 1])];
-    if (a.node != b.node) continue;
-    any = true;
-    if (hop_type(p, a, b) != HopType::NvLink) v.intra_nvlink = false;
-  }
-  if (!any) v.intra_nvlink = false;
+  v.intra_nvlink = intra_nvlink;
   // Per channel NCCL rates a PCIe hop at pci_speed and the NIC at net_speed; an NVLink hop is rated
   // above the NIC (sm80: 20 GB/s per link, 12 links to an NVSwitch), so across nodes the NIC binds.
   const double intra = v.intra_nvlink ? nc.net_speed : nc.pci_speed;
   v.speed = v.nodes > 1 ? std::min(intra, nc.net_speed) : nc.pci_speed;
   v.bus_bw = std::min(v.channels * v.speed, nc.max_bus_bw);
   return v;
+}
+
+}  // namespace
+
+NcclView nccl_view(const platform::Platform& p, const LibraryParams& lib, const Group& g) {
+  // The intra-node hop class is the worst of the first ring's hops inside nodes (NCCL's graph
+  // typeIntra): NVLink only if there is one and every one of them is an NVLink hop.
+  const auto orders = ring_orders(p, g, lib.nccl.numa_restricted);
+  const auto& order = orders.front();
+  bool nvlink = true, any = false;
+  for (std::size_t i = 0; i + 1 < order.size(); ++i) {
+    const auto& a = g.ranks[static_cast<std::size_t>(order[i])];
+    const auto& b = g.ranks[static_cast<std::size_t>(order[i + 1])];
+    if (a.node != b.node) continue;
+    any = true;
+    if (hop_type(p, a, b) != HopType::NvLink) nvlink = false;
+  }
+  return make_view(lib.nccl, static_cast<int>(g.nodes().size()), p.cluster().node.compute_nics(), nvlink && any);
+}
+
+NcclView nccl_view(const LibraryParams& lib, const GroupShape& g, bool intra_nvlink) {
+  // A ring with no hop inside a node has no NVLink hop there (as the platform's view).
+  return make_view(lib.nccl, g.nodes, g.rails, intra_nvlink && g.ranks_per_node > 1);
 }
 
 const char* protocol_name(NcclProtocol p) {
@@ -75,19 +88,6 @@ int log2i(double n) {
 std::vector<NcclChoice> nccl_cost_table(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) {
   if (g.size() < 2) return {};  // tuning.cc returns before its model for nRanks <= 1
   return nccl_cost_table(nccl_view(p, lib, g), lib, g.size(), S);
-}
-
-NcclView nccl_view(const LibraryParams& lib, const GroupShape& g, bool intra_nvlink) {
-  const auto& nc = lib.nccl;
-  NcclView v;
-  v.nodes = g.nodes;
-  v.nics = std::max(1, g.rails);
-  v.channels = nc.channels * v.nics;
-  v.intra_nvlink = intra_nvlink && g.ranks_per_node > 1;  // as nccl_view: a ring with no hop inside a node is not
-  const double intra = v.intra_nvlink ? nc.net_speed : nc.pci_speed;
-  v.speed = v.nodes > 1 ? std::min(intra, nc.net_speed) : nc.pci_speed;
-  v.bus_bw = std::min(v.channels * v.speed, nc.max_bus_bw);
-  return v;
 }
 
 std::vector<NcclChoice> nccl_cost_table(const NcclView& v, const LibraryParams& lib, int n, double S) {

@@ -55,10 +55,7 @@ public:
     const double wire = o.with_data ? 1.0 : lib.nccl.active().wire_factor;
     const double cap =
         nccl_protocol_cap(lib, true, nccl_channels_per_ring(p, lib, R) / 2, R, static_cast<int>(g.nodes().size()));
-    auto capped = [&](OpId x) {
-      if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(x, cap);
-      return x;
-    };
+    auto capped = [&](OpId x) { return with_protocol_cap(s, x, cap); };
     std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
     for (int rail = 0; rail < R; ++rail) {
       std::vector<std::vector<int>> chain;

@@ -121,8 +121,8 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const Place& c = g.ranks[static_cast<std::size_t>(dst)];
         const double lat = lat_of[static_cast<std::size_t>(r)];
         if (!o.with_data) {
-          const OpId t = hop_transfer(s, p, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag);
-          if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(t, cap);
+          const OpId t =
+              with_protocol_cap(s, hop_transfer(s, p, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag), cap);
           now[next] =
               rs ? [&] { const OpId red = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(red, t); return red; }()
                  : t;
@@ -130,8 +130,8 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         }
         const DataRef from{work[static_cast<std::size_t>(src)], seg_off(r, seg)};
         const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
-        const OpId t = hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into);
-        if (cap < std::numeric_limits<double>::infinity()) s.set_rate_cap(t, cap);
+        const OpId t =
+            with_protocol_cap(s, hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into), cap);
         OpId last = t;
         if (rs) {
           const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
