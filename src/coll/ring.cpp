@@ -18,17 +18,35 @@ using sched::Place;
 
 namespace {
 
-// The software latency a ring step pays: the mean of NCCL's per-hop latencies around the ring. In
-// NCCL's pipelined ring a piece of data crosses the hops one after another, so over its 2(n - 1)
-// steps it pays the sum of their latencies (NCCL's own model, tuning.cc: the intra-node steps at
-// the intra-node latency, 2(nodes - 1) at the network's); a barrier per step at the slowest hop
-// would charge every step a network hop.
+// The latency every flow of a ring step pays: the mean over the ring's hops of each hop's latency,
+// NCCL's per-hop software latency or the path's own where that is longer. In NCCL's pipelined ring
+// there is no barrier between steps: a piece of data crosses the hops one after another, so over
+// its 2(n - 1) steps it pays the latencies along its way around the ring, the mean hop's per step
+// (NCCL's own model, tuning.cc, charges the intra-node steps the intra-node latency and 2(nodes -
+// 1) the network's). The schedule's barrier per step at the slowest hop would charge every step a
+// network hop: until 2026-12-07 a network path's own latency (2.7 us on DGX-A100) on each step of
+// an LL ring, whose NCCL hop latencies are below it, 64.2 us for 4 KiB on 12 GPUs against NCCL's
+// predicted 18.7 us. Every flow of the step pays this latency instead of its path's
+// (Schedule::set_latency), on every engine and in the closed form.
 double step_latency(const platform::Platform& p, const LibraryParams& lib, const Group& g, const std::vector<int>& order) {
   const auto n = order.size();
   double sum = 0;
-  for (std::size_t i = 0; i < n; ++i)
-    sum += nccl_hop_latency(p, lib, g.ranks[static_cast<std::size_t>(order[i])], g.ranks[static_cast<std::size_t>(order[(i + 1) % n])]);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Place& a = g.ranks[static_cast<std::size_t>(order[i])];
+    const Place& b = g.ranks[static_cast<std::size_t>(order[(i + 1) % n])];
+    sum += std::max(nccl_hop_latency(p, lib, a, b), p.path(p.path_id(a, b)).latency);
+  }
   return sum / static_cast<double>(n);
+}
+
+// A ring step's transfer after `before`, paying the step's latency instead of its path's.
+OpId step_transfer(sched::Schedule& s, double latency, OpId before, const Place& from, const Place& to, double bytes,
+                   sched::TrafficClass cls, std::uint32_t tag, const DataRef* src = nullptr,
+                   const DataRef* dst = nullptr) {
+  const OpId t = src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
+  s.set_latency(t, latency);
+  if (before != kNoOp) s.depend(t, before);
+  return t;
 }
 
 }  // namespace
@@ -122,7 +140,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const double lat = lat_of[static_cast<std::size_t>(r)];
         if (!o.with_data) {
           const OpId t =
-              with_protocol_cap(s, hop_transfer(s, p, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag), cap);
+              with_protocol_cap(s, step_transfer(s, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag), cap);
           now[next] =
               rs ? [&] { const OpId red = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(red, t); return red; }()
                  : t;
@@ -131,7 +149,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const DataRef from{work[static_cast<std::size_t>(src)], seg_off(r, seg)};
         const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
         const OpId t =
-            with_protocol_cap(s, hop_transfer(s, p, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into), cap);
+            with_protocol_cap(s, step_transfer(s, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into), cap);
         OpId last = t;
         if (rs) {
           const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
@@ -163,7 +181,7 @@ int ring_count(const GroupShape& g) { return g.rails >= 2 && g.nodes >= 2 ? g.ra
 double ring_schedule_ops(const GroupShape& g, RingPhases phases, bool full) {
   const double n = g.ranks, R = ring_count(g);
   if (g.ranks <= 1) return 1;
-  const double rs_step = R * n * 3, ag_step = R * n * 2;  // per link: delay + transfer (+ reduce)
+  const double rs_step = R * n * 2, ag_step = R * n;  // per link: a transfer (and a reduce)
   if (!full) return std::max(phases.reduce_scatter ? rs_step + 1 : 0.0, phases.allgather ? ag_step + 1 : 0.0);
   return 2 + (phases.reduce_scatter ? (n - 1) * (1 + rs_step) : 0.0) +
          (phases.allgather ? (n - 1) * (1 + ag_step) : 0.0);
@@ -201,7 +219,7 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
   // One step's flows (every ring's). Nodes repeat the same pattern, so two nodes (and the hops
   // that join them) carry every distinct load: the rings' own structure makes the bound exact per node.
   std::vector<std::pair<std::uint32_t, double>> flows;
-  std::vector<double> lat;  // per flow: its hop's latency (NCCL's, or the path's where longer) and arbitration
+  std::vector<double> lat;  // per flow: the ring's step latency (see step_latency) and arbitration
   std::vector<Place> dst;   // per flow: the GPU that receives (and, in a reduce-scatter step, adds) it
   const auto nodes = g.nodes();
   for (const auto& order : orders) {
@@ -211,8 +229,7 @@ Estimate estimate_ring(const platform::Platform& p, const LibraryParams& lib, co
       const Place& c = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>((i + 1) % n)])];
       if (nodes.size() > 2 && a.node != nodes[0] && a.node != nodes[1]) continue;
       flows.emplace_back(p.path_id(a, c), seg);
-      const double physical = p.path(p.path_id(a, c)).latency;
-      lat.push_back(std::max(physical, step) + p.options().arbitration_latency);
+      lat.push_back(step + p.options().arbitration_latency);
       dst.push_back(c);
     }
   }

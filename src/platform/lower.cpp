@@ -32,7 +32,7 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       // class's flows in the same DRAM or PCIe link meet the weights too.
       const std::uint32_t pid = r.path_id(o.at, o.to);
       const double w = m.traffic().weight(o.cls);
-      out.latency = r.path(pid).latency;
+      out.latency = o.own_latency ? s.latency(id) : r.path(pid).latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(Flow{pid, o.amount, w, o.cls, m.options().arbitration_latency / w,
                                o.capped ? std::min(r.path(pid).rate_cap, s.rate_cap(id)) : r.path(pid).rate_cap});

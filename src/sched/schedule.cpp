@@ -189,6 +189,17 @@ double Schedule::rate_cap(OpId id) const {
   return ops_[id].capped ? rate_caps_.at(id) : std::numeric_limits<double>::infinity();
 }
 
+void Schedule::set_latency(OpId id, double seconds) {
+  FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Transfer && seconds >= 0 && std::isfinite(seconds),
+               "latencies set apart from the path apply to transfers (finite, not negative)");
+  ops_[id].own_latency = true;
+  latencies_[id] = seconds;
+}
+
+double Schedule::latency(OpId id) const {
+  return ops_[id].own_latency ? latencies_.at(id) : std::numeric_limits<double>::quiet_NaN();
+}
+
 std::pair<std::uint32_t, std::uint32_t> Schedule::data_refs(OpId id) const {
   const auto it = data_refs_.find(id);
   return it == data_refs_.end() ? std::pair<std::uint32_t, std::uint32_t>{0, 0} : it->second;

@@ -80,7 +80,8 @@ struct Op {
   /// Reduce: the output is an accumulator kept in the reducer's cache: out += inputs, and only
   /// the inputs are read from memory (HFReduce's inter-node add, counted as 1 read in Sec. IV).
   bool accumulate = false;
-  bool capped = false;  ///< Transfer: Schedule::rate_cap holds a cap for it (lowering looks it up only then)
+  bool capped : 1 = false;       ///< Transfer: Schedule::rate_cap holds a cap for it (lowering looks it up only then)
+  bool own_latency : 1 = false;  ///< Transfer: Schedule::latency holds its latency (instead of its path's)
   Place at;
   Place to;
   std::uint32_t tag = 0;  ///< index into Schedule::tags() (what the op is, for reports)
@@ -150,6 +151,12 @@ public:
   /// A transfer's cap on its own rate set by the software that moves it (bytes per second;
   /// infinity when none).
   [[nodiscard]] double rate_cap(OpId id) const;
+  /// Sets the latency a transfer pays before its data moves, instead of its path's (seconds, >= 0):
+  /// an algorithm whose steps stand for a pipelined exchange charges each step its share of the
+  /// latencies along the pipeline (a ring's hops, which a piece of data crosses one after another).
+  void set_latency(OpId id, double seconds);
+  /// A transfer's latency set by set_latency, or NaN when it pays its path's.
+  [[nodiscard]] double latency(OpId id) const;
   /// Data semantics (optional): the op's refs [first, second) in refs(). Transfer: source,
   /// destination. Reduce and GPU reduce: inputs..., output, `data_bytes` each. {0, 0}: none.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> data_refs(OpId id) const;
@@ -195,6 +202,7 @@ private:
   std::vector<DataRef> refs_;
   std::unordered_map<OpId, double> data_amount_;
   std::unordered_map<OpId, double> rate_caps_;
+  std::unordered_map<OpId, double> latencies_;
   std::unordered_map<OpId, std::pair<std::uint32_t, std::uint32_t>> data_refs_;
   Paged<std::pair<OpId, OpId>> edges_;  // (after, before), in insertion order
   std::vector<std::string> tags_{""};

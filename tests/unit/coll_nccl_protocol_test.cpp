@@ -192,8 +192,8 @@ TEST_CASE("coll::nccl: a protocol's schedule moves its bytes on the wire under i
     CHECK(tsimple.transfers == R * 2 * 2 * (n - 1));
   }
   // Latencies: a 2-rank ring of one node pays the protocol's base latency once and, on each of its 2
-  // steps, its NVLink hop latency or the path's own where that is longer (hop_transfer delays a step
-  // by a hop's latency beyond the path's; the path's own comes with the transfer). 4 bytes: what
+  // steps, the mean over its hops (both NVLink) of the protocol's NVLink hop latency or the path's
+  // own where that is longer (every transfer of a step pays it: Schedule::set_latency). 4 bytes: what
   // remains is LL's 8 bytes on the wire at its 175 GB/s cap against Simple's 4 at the link's, under
   // 5e-11 s per step (to 1e-5 of the 9.6 us; a hop latency off by 0.1 us would be 1e-2).
   const auto g2 = coll::Group::first_gpus(*p, 2);
@@ -289,4 +289,63 @@ TEST_CASE("coll::nccl_ring: the closed form equals the simulation on multi-rail 
                   .epsilon(1e-6)
                   .scale(ffsim::testing::kRelative));
       }
+}
+
+TEST_CASE("coll::nccl_ring: a pipelined ring pays its hops' latencies in turn, not its slowest on every step") {
+  // NCCL's ring has no barrier between steps: over its 2(n - 1) steps a piece of data crosses the
+  // hops one after another, so each step costs the mean hop latency, each hop's being NCCL's per-hop
+  // latency of its kind (NVLink, PCI, network) or its path's own where that is longer. DGX-A100, 12
+  // GPUs (8 + 4: one node and a half), 4 bytes: every ring crosses between the nodes twice and
+  // takes NVLink on its other 10 hops. Expected, per ring: base + 22 x (10 e_nvlink + 2 e_net) / 12,
+  // e the hop's max(NCCL's, the path's own), plus 4 bytes' worth of transfer and adds (under 1e-9
+  // s: 3e-5 of LL's 32 us; held to 1e-4, where a hop latency off by 0.1 us would be 3e-3). Until
+  // 2026-12-07 every step paid the slowest hop, a network path's 2.7 us under LL: 22 x e_net.
+  const auto lib = config::load_library_params(testing::catalog());
+  const auto p = scenario_platform("dgx-a100-cluster");
+  const auto ring = coll::algorithms().get("nccl_ring").factory();
+  const auto g = coll::Group::first_gpus(*p, 12);
+  const double tiny = 4;
+  for (const coll::NcclProtocol proto :
+       {coll::NcclProtocol::LL, coll::NcclProtocol::LL128, coll::NcclProtocol::Simple}) {
+    const std::string what = coll::protocol_name(proto);
+    CAPTURE(what);
+    const auto run = with(lib, proto);
+    const auto& lat = run.nccl.active();
+    const auto orders = coll::ring_orders(*p, g, run.nccl.numa_restricted);
+    REQUIRE(orders.size() == 8);
+    double slowest = 0;  // the longest step latency over the rings: the steps end with their slowest ring
+    double worst_hop = 0;
+    for (const auto& order : orders) {
+      REQUIRE(order.size() == 12);
+      double sum = 0;
+      int net = 0;
+      for (std::size_t i = 0; i < 12; ++i) {
+        const auto& a = g.ranks[static_cast<std::size_t>(order[i])];
+        const auto& b = g.ranks[static_cast<std::size_t>(order[(i + 1) % 12])];
+        const double physical = p->path(p->path_id(a, b)).latency;
+        const double e = a.node != b.node ? (++net, std::max(lat.ring_hop_latency_net, physical))
+                                          : std::max(lat.ring_hop_latency_nvlink, physical);
+        sum += e;
+        worst_hop = std::max(worst_hop, e);
+      }
+      CHECK(net == 2);
+      slowest = std::max(slowest, sum / 12);
+    }
+    const double expected = lat.ring_base_latency + 22 * (slowest + p->options().arbitration_latency);
+    for (const char* eng : {"analytic", "simgrid"})
+      CHECK(ring->simulate(engine(eng), *p, run, g, tiny) ==
+            doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+    CHECK(ring->estimate(*p, run, g, tiny).time ==
+          doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+    // The network hop is the slowest, and the ring no longer pays it on every step.
+    CHECK(worst_hop > slowest * 1.5);
+    CHECK(ring->simulate(engine("analytic"), *p, run, g, tiny) < lat.ring_base_latency + 22 * worst_hop * 0.75);
+    // --full (every step simulated) equals the one-step shortcut.
+    sched::Schedule s;
+    (void)ring->emit(s, *p, run, g, tiny, coll::Options{});
+    CHECK(engine("analytic").run(s, *p).makespan ==
+          doctest::Approx(ring->simulate(engine("analytic"), *p, run, g, tiny))
+              .epsilon(1e-9)
+              .scale(ffsim::testing::kRelative));
+  }
 }

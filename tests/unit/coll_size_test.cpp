@@ -60,24 +60,23 @@ TEST_CASE("coll::schedule_ops: HFReduce on one node, one chunk, by hand") {
 }
 
 // By hand, NCCL's ring allreduce over 3 ranks of one node (one ring: R = 1). Each phase has n - 1 = 2
-// steps; a reduce-scatter step is a barrier and, per link (3), a software delay, the transfer and
-// the reduce: 1 + 9 = 10; an allgather step 1 + 6 = 7; with the base delay and the final barrier:
-// 2 + 2 x 10 + 2 x 7 = 36 at most (a delay exists only where NCCL's PCIe hop latency exceeds the
-// physical one, so the built schedule may lack up to the 12 delays).
+// steps; a reduce-scatter step is a barrier and, per link (3), the transfer (which pays the ring's
+// step latency itself: Schedule::set_latency) and the reduce: 1 + 6 = 7; an allgather step 1 + 3 =
+// 4; with the base delay and the final barrier: 2 + 2 x 7 + 2 x 4 = 24, exactly.
 TEST_CASE("coll::schedule_ops: the ring by hand, and its one-step shortcut") {
   const auto p = plan::make_platform(testing::cluster(1));
   const coll::GroupShape q = coll::GroupShape::of(*p, coll::Group::first_gpus(*p, 3));
   const auto ring = coll::algorithms().get("nccl_ring").factory();
-  CHECK(ring->schedule_ops(lib(), q, 1048576, true) == 36);
-  const double built = built_ops("nccl_ring", *p, 3, 1048576);
-  CHECK(built <= 36);
-  CHECK(built >= 36 - 2 * 2 * 3);  // at most the 12 delays absent
-  // The shortcut: one standalone step per phase, the larger (reduce-scatter: 3 x 3 + 1 = 10).
-  CHECK(ring->schedule_ops(lib(), q, 1048576, false) == 10);
+  CHECK(ring->schedule_ops(lib(), q, 1048576, true) == 24);
+  CHECK(built_ops("nccl_ring", *p, 3, 1048576) == 24);
+  // The shortcut: one standalone step per phase, the larger (reduce-scatter: 3 x 2 + 1 = 7; the
+  // step alone has no barrier before it, so it builds 6).
+  CHECK(ring->schedule_ops(lib(), q, 1048576, false) == 7);
   for (const bool rs : {true, false}) {
     sched::Schedule s;
     (void)coll::emit_ring(s, *p, lib(), coll::Group::first_gpus(*p, 3), 1048576, coll::Options{}, {rs, !rs}, {0});
-    CHECK(static_cast<double>(s.size()) <= 10);
+    CHECK(static_cast<double>(s.size()) <= 7);
+    CHECK(static_cast<double>(s.size()) == (rs ? 6 + 1 : 3 + 1));  // + the final barrier
   }
   // One rank: one zero-time op.
   CHECK(ring->schedule_ops(lib(), coll::GroupShape::of(*p, coll::Group::first_gpus(*p, 1)), 1048576, true) == 1);

@@ -75,6 +75,39 @@ TEST_CASE("platform: one GPU's D2H runs at its PCIe rate, in both engines") {
   CHECK(p->resource_label(a.ops[0].limiter) == "GPU gpu0 PCIe link, GPU->CPU");
 }
 
+TEST_CASE("platform: a transfer's own latency (Schedule::set_latency) replaces its path's, in both engines") {
+  // The D2H above with its latency set to 5 us (longer than its path's 1 us) and to 0 (shorter):
+  // each pays exactly that, then moves at 27 GB/s; a transfer beside them without one pays its
+  // path's. Lowering reads it; a latency is only for transfers, finite and not negative.
+  const auto sc = small_ff();
+  const auto p = plan::make_platform(sc);
+  for (const double own : {5e-6, 0.0}) {
+    CAPTURE(own);
+    sched::Schedule s;
+    const auto t = s.transfer(Place::gpu(0, 0), Place::dram(0, 0), Bytes(kS), TrafficClass::Other);
+    const auto u = s.transfer(Place::gpu(0, 1), Place::dram(0, 0), Bytes(1e6), TrafficClass::Other);
+    CHECK(std::isnan(s.latency(t)));
+    s.set_latency(t, own);
+    CHECK(s.latency(t) == own);
+    CHECK(std::isnan(s.latency(u)));
+    platform::Lowered low;
+    p->lower(s, t, low);
+    CHECK(low.latency == own);
+    p->lower(s, u, low);
+    CHECK(low.latency == doctest::Approx(1e-6).epsilon(1e-12));
+    const auto [a, b] = both(s, *p);
+    // gpu1's 1 MB D2H shares no resource below its own link with gpu0's except DRAM (160 GB/s: not saturated).
+    CHECK(a.ops[t].end == doctest::Approx(own + kEps + kS / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    CHECK(a.ops[u].end == doctest::Approx(1e-6 + kEps + 1e6 / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  }
+  sched::Schedule s;
+  const auto d = s.delay(Seconds(1));
+  const auto t = s.transfer(Place::gpu(0, 0), Place::dram(0, 0), Bytes(1), TrafficClass::Other);
+  CHECK_THROWS(s.set_latency(d, 1e-6));
+  CHECK_THROWS(s.set_latency(t, -1e-6));
+  CHECK_THROWS(s.set_latency(t, std::numeric_limits<double>::infinity()));
+}
+
 TEST_CASE("platform: all 8 GPUs' D2H at once: GPU5 and GPU6 share their root port") {
   const auto sc = small_ff();
   const auto p = plan::make_platform(sc);
