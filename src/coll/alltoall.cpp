@@ -70,7 +70,8 @@ public:
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double bytes) const override {
     // Every pair at once: the bottleneck bound of all n(n-1) transfers of bytes/n, plus the
-    // longest pair's latency (its hop's, or its path's if longer) and the arbitration delay.
+    // longest pair's latency (nccl_path_latency: inside a node its hop's, between nodes its hop's
+    // or its path's if longer) and the arbitration delay.
     // Platform::all_pairs_loads gives the loads without a path per pair (an alltoall over 9,600
     // GPUs is 92 million pairs).
     Estimate est;
@@ -78,8 +79,7 @@ public:
     const double per = bytes / n;
     const auto loads = p.all_pairs_loads(g.ranks, per);
     double lat = 0;
-    if (loads.any_local)
-      lat = std::max(lat, std::max(lib.nccl.simple.ring_hop_latency_pci, loads.max_local_latency) + p.options().arbitration_latency);
+    if (loads.any_local) lat = std::max(lat, lib.nccl.simple.ring_hop_latency_pci + p.options().arbitration_latency);
     if (loads.any_net)
       lat = std::max(lat, std::max(lib.nccl.simple.ring_hop_latency_net, loads.max_net_latency) + p.options().arbitration_latency);
     const double cap_time = std::isfinite(loads.min_rate_cap) ? per / loads.min_rate_cap : 0.0;

@@ -122,7 +122,7 @@ public:
         const auto& a = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h)])];
         const auto& b = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)])];
         const auto pid = p.path_id(a, b);
-        const double lat_h = std::max(nccl_hop_latency(p, lib, a, b), p.path(pid).latency);
+        const double lat_h = nccl_path_latency(p, nccl_hop_latency(p, lib, a, b), a, b);
         ring_fill += bottleneck_bound(p, {{pid, bytes / R / chunks}}).time + lat_h + p.options().arbitration_latency;
         all.emplace_back(pid, bytes / R / chunks);
       }

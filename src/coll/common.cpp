@@ -172,6 +172,29 @@ const char* nccl_protocol_cap_what(const LibraryParams& lib) {
                                                   : "NCCL's ring LL bandwidth cap (tuning.cc llMaxBws)";
 }
 
+double nccl_path_latency(const platform::Platform& p, double hop_latency, const Place& from, const Place& to) {
+  const bool inside = from.node == to.node && from.storage == to.storage;
+  return inside ? hop_latency : std::max(hop_latency, p.path(p.path_id(from, to)).latency);
+}
+
+namespace {
+
+// The transfer of a hop of NCCL's kernels after `ready`: its own latency the path's, or inside a
+// node a hop latency below it (see nccl_path_latency); what the hop's latency exceeds the path's
+// by is the caller's delay.
+sched::OpId nccl_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId ready,
+                          const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
+                          const sched::DataRef* src, const sched::DataRef* dst) {
+  const sched::OpId t =
+      src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
+  if (const double own = nccl_path_latency(p, hop_latency, from, to); own < p.path(p.path_id(from, to)).latency)
+    s.set_latency(t, own);
+  if (ready != kNoOp) s.depend(t, ready);
+  return t;
+}
+
+}  // namespace
+
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
                          const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
                          const sched::DataRef* src, const sched::DataRef* dst) {
@@ -182,9 +205,7 @@ sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double
     if (prev != kNoOp) s.depend(d, prev);
     prev = d;
   }
-  const sched::OpId t = src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
-  if (prev != kNoOp) s.depend(t, prev);
-  return t;
+  return nccl_transfer(s, p, hop_latency, prev, from, to, bytes, cls, tag, src, dst);
 }
 
 sched::OpId pipelined_hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency,
@@ -197,7 +218,7 @@ sched::OpId pipelined_hop_transfer(sched::Schedule& s, const platform::Platform&
     ready = s.delay(Seconds(hop_latency - physical), tag);
     if (data_ready != kNoOp) s.depend(ready, data_ready);
   }
-  const sched::OpId t = hop_transfer(s, p, 0.0, ready, from, to, bytes, cls, tag, src, dst);
+  const sched::OpId t = nccl_transfer(s, p, hop_latency, ready, from, to, bytes, cls, tag, src, dst);
   if (prev_send != kNoOp) s.depend(t, prev_send);
   return t;
 }

@@ -70,8 +70,19 @@ sched::OpId with_protocol_cap(sched::Schedule& s, sched::OpId op, double cap);
 /// a simulated schedule holds.
 void check_schedule_size(double ops, const std::string& what);
 
-/// Emits `before` -> [software delay] -> transfer; returns the transfer. The delay is NCCL's per-hop
-/// latency less the physical latency the platform already charges (never negative).
+/// The latency a hop of NCCL's kernels pays from `from` to `to`, given NCCL's per-hop latency for
+/// it: inside a node NCCL's own (its kernels move the data with loads and stores over NVLink or
+/// PCIe, not with a copy engine, so the path's latency, a DMA copy's setup ([I] pcie_latency),
+/// does not apply; NCCL's hwLat is its measured hop), between nodes the longer of NCCL's and the
+/// path's (the NIC and the fabric's switches are physical facts NCCL's constant does not scale
+/// with). Until 2026-12-07 every hop paid the longer of the two: LL's NVLink hops (0.47 and 0.52
+/// us) paid the path's 1 us, an 8-GPU DGX-A100 ring LL 17.6 us at 4 KiB against NCCL's 10.2.
+[[nodiscard]] double nccl_path_latency(const platform::Platform& p, double hop_latency, const sched::Place& from,
+                                       const sched::Place& to);
+
+/// Emits `before` -> [software delay] -> transfer; returns the transfer, which takes
+/// nccl_path_latency in all: the delay is what the hop's latency exceeds the path's by (never
+/// negative), and inside a node a hop latency below the path's is the transfer's own (Schedule::set_latency).
 sched::OpId hop_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId before,
                          const sched::Place& from, const sched::Place& to, double bytes, sched::TrafficClass cls,
                          std::uint32_t tag, const sched::DataRef* src = nullptr, const sched::DataRef* dst = nullptr);

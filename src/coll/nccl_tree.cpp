@@ -56,6 +56,18 @@ public:
     const double cap =
         nccl_protocol_cap(lib, true, nccl_channels_per_ring(p, lib, R) / 2, R, static_cast<int>(g.nodes().size()));
     auto capped = [&](OpId x) { return with_protocol_cap(s, x, cap); };
+    // NCCL's base latency of the protocol's tree (tuning.cc baseLat: the launch and the kernel's
+    // setup), once per operation before any rank moves, as the ring's (emit_ring) and as the closed
+    // form (estimate) charge it; Simple's is 0. Until 2026-12-07 the schedule left it out: an LL tree
+    // ran 4.4 us below its closed form.
+    std::vector<OpId> start(static_cast<std::size_t>(n), kNoOp);
+    for (int r = 0; r < n; ++r) start[static_cast<std::size_t>(r)] = ready_of(o, r);
+    if (n > 1 && lib.nccl.active().tree_base_latency > 0) {
+      const OpId all = barrier(s, start);
+      const OpId base = s.delay(Seconds(lib.nccl.active().tree_base_latency), s.tag("nccl base latency"));
+      if (all != kNoOp) s.depend(base, all);
+      std::fill(start.begin(), start.end(), base);
+    }
     std::vector<std::vector<OpId>> finals(static_cast<std::size_t>(n));
     for (int rail = 0; rail < R; ++rail) {
       std::vector<std::vector<int>> chain;
@@ -132,7 +144,7 @@ public:
             const Place& me = g.ranks[static_cast<std::size_t>(r)];
             // The chunk's data is ready once the children's parts arrived and are added; its send
             // then waits only for this connection's previous chunk (several steps in flight).
-            OpId ready = ready_of(o, r);
+            OpId ready = start[static_cast<std::size_t>(r)];
             const auto& kids = children[static_cast<std::size_t>(r)];
             if (!kids.empty()) {
               std::vector<DataRef> in;
@@ -225,12 +237,13 @@ public:
   // delay and the transfer); going down a barrier, the delay and the transfer (n - 1 again) and a
   // barrier over a parent's sends down (at most one per node: only a chain head has two or more
   // children); every rank's done at the end:
-  //   ops <= R x 2 x K x (n + 2 (n - 1) + 3 (n - 1) + N) + n.
+  //   ops <= R x 2 x K x (n + 2 (n - 1) + 3 (n - 1) + N) + n, and NCCL's base latency where its
+  // protocol has one: a barrier and a delay (2).
   double schedule_ops(const LibraryParams& lib, const GroupShape& g, double S, bool) const override {
     if (g.ranks <= 1) return 1;  // one rank: its done, a zero-time op
     const double n = g.ranks, N = g.nodes, R = ring_count(g);
     const double K = piece_count_real(S / R / 2, nccl_tree_chunk(lib, S / R / 2, g.ranks, g.nodes));
-    return R * 2 * K * (n + 5 * (n - 1) + N) + n;
+    return R * 2 * K * (n + 5 * (n - 1) + N) + n + 2;
   }
 
   Estimate estimate(const platform::Platform& p, const LibraryParams& lib, const Group& g, double S) const override {
@@ -264,7 +277,8 @@ public:
       links = std::max(links, l);
     }
     auto alone = [&](const Place& a, const Place& x) {
-      return hop(p, lib, a, x) + std::max(bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time, c / cap);
+      return nccl_path_latency(p, hop(p, lib, a, x), a, x) +
+             std::max(bottleneck_bound(p, {{p.path_id(a, x), 2 * c}}).time, c / cap);
     };
     for (const auto& order : orders) {  // every rail's trees at once
       std::vector<int> ch, next;

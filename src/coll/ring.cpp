@@ -18,8 +18,8 @@ using sched::Place;
 
 namespace {
 
-// The latency every flow of a ring step pays: the mean over the ring's hops of each hop's latency,
-// NCCL's per-hop software latency or the path's own where that is longer. In NCCL's pipelined ring
+// The latency every flow of a ring step pays: the mean over the ring's hops of each hop's latency
+// (nccl_path_latency: NCCL's per-hop latency; between nodes the path's where that is longer). In NCCL's pipelined ring
 // there is no barrier between steps: a piece of data crosses the hops one after another, so over
 // its 2(n - 1) steps it pays the latencies along its way around the ring, the mean hop's per step
 // (NCCL's own model, tuning.cc, charges the intra-node steps the intra-node latency and 2(nodes -
@@ -34,7 +34,7 @@ double step_latency(const platform::Platform& p, const LibraryParams& lib, const
   for (std::size_t i = 0; i < n; ++i) {
     const Place& a = g.ranks[static_cast<std::size_t>(order[i])];
     const Place& b = g.ranks[static_cast<std::size_t>(order[(i + 1) % n])];
-    sum += std::max(nccl_hop_latency(p, lib, a, b), p.path(p.path_id(a, b)).latency);
+    sum += nccl_path_latency(p, nccl_hop_latency(p, lib, a, b), a, b);
   }
   return sum / static_cast<double>(n);
 }

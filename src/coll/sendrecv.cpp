@@ -42,7 +42,7 @@ public:
     const Bound b = bottleneck_bound(p, {{pid, bytes}});
     const double hop = hop_type(p, g.ranks[0], g.ranks[1]) == HopType::Net ? lib.nccl.simple.ring_hop_latency_net
                                                                             : lib.nccl.simple.ring_hop_latency_pci;
-    est.time = b.time + std::max(hop, p.path(pid).latency) + p.options().arbitration_latency;
+    est.time = b.time + nccl_path_latency(p, hop, g.ranks[0], g.ranks[1]) + p.options().arbitration_latency;
     est.bottleneck = bound_label(p, b);
     return est;
   }
