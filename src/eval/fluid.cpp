@@ -262,7 +262,7 @@ public:
         const sched::OpId op = done_ops_[k];
         ops_[op].end = now;
         for (std::uint32_t j = g.succ_begin[op]; j < g.succ_begin[op + 1]; ++j)
-          if (--ops_[g.succ[j]].preds == 0) start_op(g.succ[j], now);
+          if (--ops_[g.succ[j]].preds == 0) start_op(g.succ[j], now, true);
       }
       done_ops_.clear();
       resolve(now);
@@ -355,9 +355,15 @@ private:
     fq_down(flows_[last.flow].qpos);
   }
 
-  void start_op(sched::OpId op, double now) {
+  // `at_once`: an op with nothing to wait for (no flows, no latency: a barrier) completes at once,
+  // its successors released in the same pass over the instant's completed ops, without an event.
+  void start_op(sched::OpId op, double now, bool at_once = false) {
     ops_[op].start = now;
     p_.lower(s_, op, lowered_);
+    if (at_once && lowered_.flows.empty() && lowered_.latency == 0) {
+      done_ops_.push_back(op);
+      return;
+    }
     // Flows start after the op's latency plus their arbitration delay (one value per op).
     double delay = 0;
     for (const auto& f : lowered_.flows) delay = std::max(delay, f.start_delay);
