@@ -192,12 +192,22 @@ double Schedule::rate_cap(OpId id) const {
 void Schedule::set_latency(OpId id, double seconds) {
   FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Transfer && seconds >= 0 && std::isfinite(seconds),
                "latencies set apart from the path apply to transfers (finite, not negative)");
+  // Kept sorted by op id in one array (16 bytes each; a flat ring of 512 GPUs sets 523,264): a
+  // transfer's latency is set as it is made, so each goes at the end.
+  const auto at = std::lower_bound(latencies_.begin(), latencies_.end(), id,
+                                   [](const std::pair<OpId, double>& e, OpId k) { return e.first < k; });
+  if (at != latencies_.end() && at->first == id)
+    at->second = seconds;
+  else
+    latencies_.insert(at, {id, seconds});
   ops_[id].own_latency = true;
-  latencies_[id] = seconds;
 }
 
 double Schedule::latency(OpId id) const {
-  return ops_[id].own_latency ? latencies_.at(id) : std::numeric_limits<double>::quiet_NaN();
+  if (!ops_[id].own_latency) return std::numeric_limits<double>::quiet_NaN();
+  const auto at = std::lower_bound(latencies_.begin(), latencies_.end(), id,
+                                   [](const std::pair<OpId, double>& e, OpId k) { return e.first < k; });
+  return at->second;
 }
 
 std::pair<std::uint32_t, std::uint32_t> Schedule::data_refs(OpId id) const {

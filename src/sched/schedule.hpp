@@ -202,7 +202,7 @@ private:
   std::vector<DataRef> refs_;
   std::unordered_map<OpId, double> data_amount_;
   std::unordered_map<OpId, double> rate_caps_;
-  std::unordered_map<OpId, double> latencies_;
+  std::vector<std::pair<OpId, double>> latencies_;  // by op id (set_latency: made in op order, so appended)
   std::unordered_map<OpId, std::pair<std::uint32_t, std::uint32_t>> data_refs_;
   Paged<std::pair<OpId, OpId>> edges_;  // (after, before), in insertion order
   std::vector<std::string> tags_{""};

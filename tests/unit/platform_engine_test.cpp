@@ -100,6 +100,21 @@ TEST_CASE("platform: a transfer's own latency (Schedule::set_latency) replaces i
     CHECK(a.ops[t].end == doctest::Approx(own + kEps + kS / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
     CHECK(a.ops[u].end == doctest::Approx(1e-6 + kEps + 1e6 / 27e9).epsilon(1e-12).scale(ffsim::testing::kRelative));
   }
+  // Set out of the order the transfers were made in, and set again: each keeps its own, the last set.
+  {
+    sched::Schedule s;
+    std::vector<sched::OpId> t;
+    for (int i = 0; i < 4; ++i)
+      t.push_back(s.transfer(Place::gpu(0, i), Place::dram(0, 0), Bytes(1), TrafficClass::Other));
+    s.set_latency(t[2], 3e-6);
+    s.set_latency(t[0], 1e-6);
+    s.set_latency(t[3], 4e-6);
+    s.set_latency(t[0], 0.5e-6);
+    CHECK(s.latency(t[0]) == 0.5e-6);
+    CHECK(std::isnan(s.latency(t[1])));
+    CHECK(s.latency(t[2]) == 3e-6);
+    CHECK(s.latency(t[3]) == 4e-6);
+  }
   sched::Schedule s;
   const auto d = s.delay(Seconds(1));
   const auto t = s.transfer(Place::gpu(0, 0), Place::dram(0, 0), Bytes(1), TrafficClass::Other);
