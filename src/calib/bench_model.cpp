@@ -320,7 +320,7 @@ std::shared_ptr<const topo::Fabric> shared_memory_fabric(const hw::NodeSpec& n, 
 // carries half of the buffer in slices of `slice` bytes with kTreeWindow slices in flight; a rank
 // adds its children's slices to its own (reads own + children, writes own), sends the sum up, gets
 // the root's sum back and forwards it to its children. One thread per tree and rank does the adds.
-void emit_tree(Schedule& s, const platform::Platform& p, int N, double S, double slice) {
+void emit_tree(Schedule& s, const platform::Platform& p, int N, double S, double slice, bool out_of_place) {
   const hw::NodeSpec& n = p.cluster().node;
   const int nic = p.nic_for(Place::dram(0, 0));
   const int sN = socket_index(n, n.socket_of_port(n.nics[static_cast<std::size_t>(nic)].port).name);
@@ -349,6 +349,10 @@ void emit_tree(Schedule& s, const platform::Platform& p, int N, double S, double
         for (int c : tl.child)
           if (c >= 0) in.push_back(Place::dram(v, sN));
         if (in.size() > 1) {
+          // Out of place the sum goes to another buffer than the rank's own contribution, whose lines
+          // the store first reads from memory (write-allocate): one more read of the slice. In place
+          // the sum overwrites the contribution the add has just read.
+          if (out_of_place) in.push_back(Place::dram(v, sN));
           const sched::OpId add = s.reduce(Place::cpu(v, sN), in, Place::dram(v, sN), Bytes(len), t_add);
           dep(add, act[uv]);
           dep(add, adder[uv]);
@@ -684,7 +688,7 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
   }
   const platform::Platform plat(hw::ClusterSpec{node, ranks, {}}, shared_memory_fabric(node, ranks), {});
   if (pt.stage == "internode") {
-    emit_tree(s, plat, ranks, S, pt.chunk_bytes);
+    emit_tree(s, plat, ranks, S, pt.chunk_bytes, pt.placement == "out_of_place");
   } else {
     lib.hfreduce.chunk_bytes = pt.chunk_bytes;
     lib.hfreduce.staging_buffers = kPipelineDepth;

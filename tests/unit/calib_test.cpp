@@ -1103,3 +1103,38 @@ TEST_CASE("calib: a CUDA pipeline of 8 virtual devices on the H200 machine share
   CHECK(t1 >= bound1);
   CHECK(t1 <= 1.15 * bound1);
 }
+
+TEST_CASE("calib: the tree out of place reads each added slice once more (write-allocate), in place not") {
+  // hfreduce's tree adds a rank's contribution and its children's into `data`: in place that is the
+  // contribution's own buffer, just read; out of place another one, whose lines an ordinary store
+  // reads from memory first (src/hfreduce/tree.cpp). The model reads the slice once more per add out
+  // of place: DRAM traffic (and the add's inputs on its cores, here 1e15 B/s: nothing). So with
+  // memory that costs nothing the two placements take the same time but for the slices' interplay
+  // on the transport (an add that ends a hair later reorders the window's sends: up to 0.14%, 3
+  // ranks at 8 MiB; held to 0.5%), and with memory that binds (5 GB/s per socket) out of place
+  // takes longer by more than 1%; 2, 3 and 4 ranks, one slice and many, an odd size.
+  BenchModel m = make_bench_model(ffsim::testing::catalog(), "epyc_zen5_2c_vm");
+  auto eng = app::make_engine("fluid");
+  for (const int ranks : {2, 3, 4})
+    for (const double S : {512 * KiB, 8 * MiB + 4 * 13}) {
+      CAPTURE(ranks);
+      CAPTURE(S);
+      Point p = point("internode", S);
+      p.variant = "double_tree";
+      p.ranks = ranks;
+      p.chunk_bytes = 512 * KiB;
+      auto time = [&](const std::string& placement, double dram) {
+        Point q = p;
+        q.placement = placement;
+        ModelParams mp;
+        at(mp.node, Param::DramBandwidth) = dram;
+        at(mp.node, Param::ReducePerCore) = 1e15;
+        at(mp.node, Param::NicBandwidth) = 10e9;
+        at(mp.node, Param::NicLatency) = 0;
+        return simulate(m, mp, q, *eng);
+      };
+      CHECK(time("out_of_place", 1e18) ==
+            doctest::Approx(time("in_place", 1e18)).epsilon(5e-3).scale(ffsim::testing::kRelative));
+      CHECK(time("out_of_place", 5e9) > time("in_place", 5e9) * 1.01);
+    }
+}
