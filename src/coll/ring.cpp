@@ -23,11 +23,11 @@ namespace {
 // NCCL's pipelined ring there is no barrier between steps: a piece of data crosses the hops one
 // after another, so over its 2(n - 1) steps it pays the latencies along its way around the ring,
 // the mean hop's per step (NCCL's own model, tuning.cc, charges the intra-node steps the
-// intra-node latency and 2(nodes - 1) the network's). The schedule's barrier per step at the slowest hop would charge every step a
-// network hop: until 2026-12-07 a network path's own latency (2.7 us on DGX-A100) on each step of
-// an LL ring, whose NCCL hop latencies are below it, 64.2 us for 4 KiB on 12 GPUs against NCCL's
-// predicted 18.7 us. Every flow of the step pays this latency instead of its path's
-// (Schedule::set_latency), on every engine and in the closed form.
+// intra-node latency and 2(nodes - 1) the network's). The schedule's barrier per step at the slowest hop would charge
+// every step a network hop: until 2026-12-07 a network path's own latency (2.7 us on DGX-A100) on each step of an LL
+// ring, whose NCCL hop latencies are below it, 64.2 us for 4 KiB on 12 GPUs against NCCL's predicted 18.7 us. Every
+// flow of the step pays this latency instead of its path's (Schedule::set_latency), on every engine and in the closed
+// form.
 double step_latency(const platform::Platform& p, const LibraryParams& lib, const Group& g, const std::vector<int>& order) {
   const auto n = order.size();
   double sum = 0;

@@ -156,10 +156,24 @@ void CollectiveCosts::run_recorded() {
     for (std::size_t i = 0; i < q.size(); ++i) query(i, engine_, p_);
   } else {
     // Each query runs with a fresh engine on the one platform (its router is thread-safe): the
-    // threads share nothing else.
-    parallel_for(q.size(), threads_, [&](std::size_t i) {
+    // threads share nothing else. The largest schedules first (by their operations, the size
+    // guard's estimate; ties in recorded order): a thread that took the step's largest collective
+    // last would end after the others by all of it (VGG16's 411 MB bucket on 10,000 GPUs: the
+    // step's simulation on 2 threads 17.9 s in recorded order). Results go by index: the order
+    // changes no output.
+    std::vector<std::size_t> order(q.size());
+    std::vector<double> ops(q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      order[i] = i;
+      ops[i] = coll::algorithms()
+                   .get(std::get<0>(q[i].key))
+                   .factory()
+                   ->schedule_ops(lib_, coll::GroupShape::of(p_, q[i].group), std::get<2>(q[i].key), false);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ops[a] > ops[b]; });
+    parallel_for(q.size(), threads_, [&](std::size_t k) {
       const std::unique_ptr<eval::Engine> e = make_engine_();
-      query(i, *e, p_);
+      query(order[k], *e, p_);
     });
   }
   for (std::size_t i = 0; i < q.size(); ++i) cache_.emplace(std::move(q[i].key), t[i]);
