@@ -177,6 +177,16 @@ double nccl_path_latency(const platform::Platform& p, double hop_latency, const 
   return inside ? hop_latency : std::max(hop_latency, p.path(p.path_id(from, to)).latency);
 }
 
+sched::OpId transfer_after(sched::Schedule& s, sched::OpId before, const Place& from, const Place& to, double bytes,
+                           sched::TrafficClass cls, std::uint32_t tag, const sched::DataRef* src,
+                           const sched::DataRef* dst, double latency) {
+  const sched::OpId t =
+      src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
+  if (!std::isnan(latency)) s.set_latency(t, latency);
+  if (before != kNoOp) s.depend(t, before);
+  return t;
+}
+
 namespace {
 
 // The transfer of a hop of NCCL's kernels after `ready`: its own latency the path's, or inside a
@@ -185,12 +195,9 @@ namespace {
 sched::OpId nccl_transfer(sched::Schedule& s, const platform::Platform& p, double hop_latency, sched::OpId ready,
                           const Place& from, const Place& to, double bytes, sched::TrafficClass cls, std::uint32_t tag,
                           const sched::DataRef* src, const sched::DataRef* dst) {
-  const sched::OpId t =
-      src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
-  if (const double own = nccl_path_latency(p, hop_latency, from, to); own < p.path(p.path_id(from, to)).latency)
-    s.set_latency(t, own);
-  if (ready != kNoOp) s.depend(t, ready);
-  return t;
+  const double own = nccl_path_latency(p, hop_latency, from, to);
+  return transfer_after(s, ready, from, to, bytes, cls, tag, src, dst,
+                        own < p.path(p.path_id(from, to)).latency ? own : std::numeric_limits<double>::quiet_NaN());
 }
 
 }  // namespace

@@ -80,6 +80,12 @@ void check_schedule_size(double ops, const std::string& what);
 [[nodiscard]] double nccl_path_latency(const platform::Platform& p, double hop_latency, const sched::Place& from,
                                        const sched::Place& to);
 
+/// A transfer after `before` (kNoOp: after nothing) that pays `latency` before its data moves instead
+/// of its path's (NaN: its path's; Schedule::set_latency), with data semantics where `src` is given.
+sched::OpId transfer_after(sched::Schedule& s, sched::OpId before, const sched::Place& from, const sched::Place& to,
+                           double bytes, sched::TrafficClass cls, std::uint32_t tag, const sched::DataRef* src,
+                           const sched::DataRef* dst, double latency);
+
 /// Emits `before` -> [software delay] -> transfer; returns the transfer, which takes
 /// nccl_path_latency in all: the delay is what the hop's latency exceeds the path's by (never
 /// negative), and inside a node a hop latency below the path's is the transfer's own (Schedule::set_latency).

@@ -39,16 +39,6 @@ double step_latency(const platform::Platform& p, const LibraryParams& lib, const
   return sum / static_cast<double>(n);
 }
 
-// A ring step's transfer after `before`, paying the step's latency instead of its path's.
-OpId step_transfer(sched::Schedule& s, double latency, OpId before, const Place& from, const Place& to, double bytes,
-                   sched::TrafficClass cls, std::uint32_t tag, const DataRef* src = nullptr,
-                   const DataRef* dst = nullptr) {
-  const OpId t = src ? s.transfer(*src, *dst, Bytes(bytes), cls, tag) : s.transfer(from, to, Bytes(bytes), cls, tag);
-  s.set_latency(t, latency);
-  if (before != kNoOp) s.depend(t, before);
-  return t;
-}
-
 }  // namespace
 
 Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const LibraryParams& lib, const Group& g,
@@ -139,8 +129,8 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const Place& c = g.ranks[static_cast<std::size_t>(dst)];
         const double lat = lat_of[static_cast<std::size_t>(r)];
         if (!o.with_data) {
-          const OpId t =
-              with_protocol_cap(s, step_transfer(s, lat, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag), cap);
+          const OpId t = with_protocol_cap(
+              s, transfer_after(s, bar, a, c, b * wire, cls, rs ? tag_rs : tag_ag, nullptr, nullptr, lat), cap);
           now[next] =
               rs ? [&] { const OpId red = s.compute(c, Seconds(gpu_reduce_time(p, c, b)), tag_rs); s.depend(red, t); return red; }()
                  : t;
@@ -149,7 +139,7 @@ Emitted emit_ring(sched::Schedule& s, const platform::Platform& p, const Library
         const DataRef from{work[static_cast<std::size_t>(src)], seg_off(r, seg)};
         const DataRef into{rs ? stage[static_cast<std::size_t>(dst)] : work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
         const OpId t =
-            with_protocol_cap(s, step_transfer(s, lat, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into), cap);
+            with_protocol_cap(s, transfer_after(s, bar, a, c, b, cls, rs ? tag_rs : tag_ag, &from, &into, lat), cap);
         OpId last = t;
         if (rs) {
           const DataRef mine{work[static_cast<std::size_t>(dst)], seg_off(r, seg)};
