@@ -22,8 +22,7 @@ PairLoads all_pairs_loads(const Machine& mc, const Router& rt, const std::vector
   };
   auto note = [&](double latency, bool net) {
     (net ? out.any_net : out.any_local) = true;
-    double& m = net ? out.max_net_latency : out.max_local_latency;
-    m = std::max(m, latency);
+    if (net) out.max_net_latency = std::max(out.max_net_latency, latency);
   };
   const bool storage = std::any_of(ranks.begin(), ranks.end(), [](const Place& x) { return x.storage; });
   if (storage || fabric == nullptr) {

@@ -16,7 +16,7 @@ struct PairLoads {
   std::vector<double> load;                                       ///< bytes by resource id (resource_count() entries)
   double min_rate_cap = std::numeric_limits<double>::infinity();  ///< the smallest path rate cap
   bool any_local = false, any_net = false;                        ///< pairs inside a node / between nodes exist
-  double max_local_latency = 0, max_net_latency = 0;              ///< largest path latency of each kind
+  double max_net_latency = 0;  ///< largest path latency between nodes (inside a node NCCL's hop latency holds)
 };
 
 /// What every ordered pair (a, b), a != b, of `ranks` moving `bytes` from a to b at once puts on

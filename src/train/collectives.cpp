@@ -97,14 +97,20 @@ double CollectiveCosts::time(const std::string& algorithm, const coll::Group& g,
   return t;
 }
 
+double CollectiveCosts::ops_of(const Query& q) const {
+  return coll::algorithms()
+      .get(std::get<0>(q.key))
+      .factory()
+      ->schedule_ops(lib_, coll::GroupShape::of(p_, q.group), std::get<2>(q.key), false);
+}
+
 void CollectiveCosts::check_size(const std::vector<const Query*>& queries) const {
   if (method_ != Method::Simulate || bytes_per_op_ <= 0 || queries.empty()) return;
   std::vector<double> ops;
   double largest = 0, total = 0;
   const Query* worst = queries.front();
   for (const Query* x : queries) {
-    const auto& alg = coll::algorithms().get(std::get<0>(x->key)).factory();
-    const double o = alg->schedule_ops(lib_, coll::GroupShape::of(p_, x->group), std::get<2>(x->key), false);
+    const double o = ops_of(*x);
     ops.push_back(o);
     total += o;
     if (o > largest) largest = o, worst = x;
@@ -165,10 +171,7 @@ void CollectiveCosts::run_recorded() {
     std::vector<double> ops(q.size());
     for (std::size_t i = 0; i < q.size(); ++i) {
       order[i] = i;
-      ops[i] = coll::algorithms()
-                   .get(std::get<0>(q[i].key))
-                   .factory()
-                   ->schedule_ops(lib_, coll::GroupShape::of(p_, q[i].group), std::get<2>(q[i].key), false);
+      ops[i] = ops_of(q[i]);
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return ops[a] > ops[b]; });
     parallel_for(q.size(), threads_, [&](std::size_t k) {

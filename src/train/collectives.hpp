@@ -83,6 +83,8 @@ private:
   [[nodiscard]] double compute(eval::Engine& e, const platform::Platform& p, const std::string& algorithm,
                                const coll::Group& g, double bytes) const;
 
+  // The operations a query's schedule holds (the algorithm's schedule_ops, with its shortcuts).
+  [[nodiscard]] double ops_of(const Query& q) const;
   // Refuses the queries when what they hold at once (one, or `threads_` side by side) is oversized.
   void check_size(const std::vector<const Query*>& queries) const;
 

@@ -39,6 +39,17 @@ coll::LibraryParams with(coll::LibraryParams lib, coll::NcclProtocol p) {
   return lib;
 }
 
+// Both engines and the closed form give `a` over `g` for `bytes` the time `expected` (to 1e-4).
+void check_everywhere(const coll::Algorithm& a, const platform::Platform& p, const coll::LibraryParams& lib,
+                      const coll::Group& g, double bytes, double expected) {
+  for (const char* eng : {"analytic", "simgrid"}) {
+    CAPTURE(eng);
+    CHECK(a.simulate(engine(eng), p, lib, g, bytes) ==
+          doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+  }
+  CHECK(a.estimate(p, lib, g, bytes).time == doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+}
+
 }  // namespace
 
 TEST_CASE("coll::nccl_tree_chunk: each protocol's chunk (LL one step, LL128 NCCL's halving rule)") {
@@ -336,11 +347,7 @@ TEST_CASE("coll::nccl_ring: a pipelined ring pays its hops' latencies in turn, n
       slowest = std::max(slowest, sum / 12);
     }
     const double expected = lat.ring_base_latency + 22 * (slowest + p->options().arbitration_latency);
-    for (const char* eng : {"analytic", "simgrid"})
-      CHECK(ring->simulate(engine(eng), *p, run, g, tiny) ==
-            doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
-    CHECK(ring->estimate(*p, run, g, tiny).time ==
-          doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+    check_everywhere(*ring, *p, run, g, tiny, expected);
     // The network hop is the slowest, and the ring no longer pays it on every step.
     CHECK(worst_hop > slowest * 1.5);
     CHECK(ring->simulate(engine("analytic"), *p, run, g, tiny) < lat.ring_base_latency + 22 * worst_hop * 0.75);
@@ -374,10 +381,7 @@ TEST_CASE("coll::nccl_tree: a tiny LL tree pays NCCL's base latency and its hops
   CHECK(p->path(p->path_id(g.ranks[0], g.ranks[1])).latency > l.tree_hop_latency_nvlink);
   const double expected = l.tree_base_latency + 2 * (7 * l.tree_hop_latency_nvlink + l.tree_hop_latency_net);
   CHECK(expected == doctest::Approx(21.68e-6).epsilon(1e-9));
-  for (const char* eng : {"analytic", "simgrid"})
-    CHECK(tree->simulate(engine(eng), *p, run, g, 8) ==
-          doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
-  CHECK(tree->estimate(*p, run, g, 8).time == doctest::Approx(expected).epsilon(1e-4).scale(ffsim::testing::kRelative));
+  check_everywhere(*tree, *p, run, g, 8, expected);
   // Simple has no base latency: its schedule holds no base delay.
   sched::Schedule simple, ll;
   (void)tree->emit(simple, *p, lib, g, 8, coll::Options{});
