@@ -725,4 +725,19 @@ std::vector<bool> holdout_mask(const std::vector<Sample>& samples, double fracti
   return held;
 }
 
+std::vector<int> fold_of(const std::vector<Sample>& samples, int folds) {
+  FFSIM_ASSERT(folds >= 2, "fold_of: at least 2 folds");
+  std::vector<int> fold(samples.size(), -1);
+  std::map<std::string, std::vector<std::size_t>> series;
+  for (std::size_t i = 0; i < samples.size(); ++i) series[series_key(samples[i])].push_back(i);
+  std::size_t q = 0;
+  for (auto& [key, idx] : series) {
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return samples[a].point.bytes < samples[b].point.bytes; });
+    if (idx.size() > 1)
+      for (std::size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>((q + j) % static_cast<std::size_t>(folds));
+    ++q;
+  }
+  return fold;
+}
+
 }  // namespace ffsim::calib

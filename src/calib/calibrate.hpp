@@ -128,4 +128,11 @@ struct Calibration {
 /// floor((j + 1/2) n / m), j = 0..m-1, are held out. Deterministic; fraction 0 holds out none.
 [[nodiscard]] std::vector<bool> holdout_mask(const std::vector<Sample>& samples, double fraction);
 
+/// The folds of `validate --folds K` (cross-validation: every point predicted once, by a fit to the
+/// other folds): the q-th series in key order (same configuration, sorted by size) deals its points
+/// in size order to folds q, q + 1, ... (mod K), so that no fold holds every series' smallest or
+/// largest size. A series of one point is in no fold (-1): held out, its configuration would have
+/// no point in the fit. Deterministic; K >= 2.
+[[nodiscard]] std::vector<int> fold_of(const std::vector<Sample>& samples, int folds);
+
 }  // namespace ffsim::calib

@@ -48,6 +48,8 @@ struct ValidateArgs {
   /// of `files`, instead of holding out a share of `files`.
   std::vector<std::string> train;
   int threads = 0;      ///< --threads: the fits' simulations at once (0: the machine's hardware threads)
+  /// --folds: cross-validation, every point predicted once by a fit to the other folds (0: the holdout split)
+  int folds = 0;
   CLI::Option* holdout_opt = nullptr;
   CLI::Option* engine_opt = nullptr;
 };
@@ -55,6 +57,7 @@ struct ValidateArgs {
 struct Row {
   const calib::Sample* s = nullptr;
   bool held = false;
+  int fold = -1;        // --folds: the fold the point is predicted in (-1: in every fit)
   std::string skipped;  // why it is not simulated
   double analytic = kNaN, simgrid = kNaN;
   [[nodiscard]] double err(double v) const { return std::fabs(v - s->point.time_median) / s->point.time_median; }
@@ -104,6 +107,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (a.all) other.push_back("--all");
     if (a.threads != 0) other.push_back("--threads");
     if (!a.train.empty()) other.push_back("--train");
+    if (a.folds != 0) other.push_back("--folds");
     if (!other.empty())
       throw UsageError(
           "--compute validates a compute model against the measurements its file names (leaving one "
@@ -144,6 +148,15 @@ int run_validate(Context& ctx, ValidateArgs a) {
     throw UsageError(
         "--holdout and --train: with --train every point of the measured files is predicted from a fit to "
         "the --train files; give one of them");
+  const int folds = a.folds;
+  if (folds != 0 && cross)
+    throw UsageError(
+        "--folds and --train: with --train every point of the measured files is predicted from a fit to the "
+        "--train files, with --folds from fits to the measured files' other folds; give one of them");
+  if (folds != 0 && a.holdout_opt && a.holdout_opt->count())
+    throw UsageError(
+        "--folds and --holdout: --folds holds out every point once (one fold at a time), --holdout a share of "
+        "them once; give one of them");
   auto load = [&](const std::vector<std::string>& names) {
     std::vector<calib::MeasurementFile> out;
     for (const auto& f : names) {
@@ -172,15 +185,24 @@ int run_validate(Context& ctx, ValidateArgs a) {
   // series (samples_of merges the runs of one configuration across the files it is given).
   const auto samples = calib::samples_of(m, files);
   const auto train_samples = cross ? calib::samples_of(m, load(a.train)) : std::vector<calib::Sample>{};
-  const auto held = cross ? std::vector<bool>(samples.size(), true) : calib::holdout_mask(samples, a.holdout);
+  const std::vector<int> fold = folds != 0 ? calib::fold_of(samples, folds) : std::vector<int>(samples.size(), -1);
+  std::vector<bool> held = cross ? std::vector<bool>(samples.size(), true) : calib::holdout_mask(samples, a.holdout);
+  if (folds != 0)
+    for (std::size_t i = 0; i < samples.size(); ++i) held[i] = fold[i] >= 0;
+  // training: the points a fit may take (with --folds, every fold's; each fit leaves its own fold out).
   std::vector<calib::Sample> training;
+  std::vector<int> training_fold;
   std::vector<Row> rows;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     Row r;
     r.s = &samples[i];
-    r.held = cross || a.holdout > 0 ? held[i] : true;  // no holdout: every point is evaluated (in-sample)
+    r.fold = fold[i];
+    r.held = cross || folds != 0 || a.holdout > 0 ? held[i] : true;  // no holdout: every point is evaluated (in-sample)
     r.skipped = calib::not_simulated(samples[i].point);
-    if (!cross && r.skipped.empty() && !held[i] && samples[i].outlier.empty()) training.push_back(samples[i]);
+    if (!cross && r.skipped.empty() && (folds != 0 || !held[i]) && samples[i].outlier.empty()) {
+      training.push_back(samples[i]);
+      training_fold.push_back(fold[i]);
+    }
     rows.push_back(r);
   }
   for (const auto& t : train_samples)
@@ -196,7 +218,15 @@ int run_validate(Context& ctx, ValidateArgs a) {
         untrained.push_back(st);
     }
   const auto reference = app::make_engine("fluid");  // the engine of the fits
-  const calib::Calibration c = calib::calibrate(m, training, *reference, fit_threads(a.threads));
+  // One fit, or with --folds one per fold on the other folds' points (a point in no fold is in all).
+  std::vector<calib::Calibration> fits;
+  for (int f = 0; f < std::max(1, folds); ++f) {
+    std::vector<calib::Sample> part;
+    for (std::size_t i = 0; i < training.size(); ++i)
+      if (folds == 0 || training_fold[i] != f) part.push_back(training[i]);
+    fits.push_back(calib::calibrate(m, part, *reference, fit_threads(a.threads)));
+  }
+  const calib::Calibration& c = fits.front();
   // Rows by stage (in the order of the pipeline's parts), then configuration, then size.
   const std::vector<std::string> order{"copy", "reduce", "d2h", "h2d", "bidir", "pipeline", "internode", "allreduce", "mpi_allreduce"};
   auto rank_of = [&](const std::string& st) { return std::find(order.begin(), order.end(), st) - order.begin(); };
@@ -213,7 +243,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
   eval::Engine& fluid = *fluid_engine;
   for (Row& r : rows) {
     if (!r.skipped.empty()) continue;
-    const auto p = calib::params_for(c, r.s->point, r.s->regime);
+    const auto p = calib::params_for(fits[static_cast<std::size_t>(std::max(0, r.fold))], r.s->point, r.s->regime);
     if (run_analytic || !r.held) r.analytic = calib::simulate(m, p, r.s->point, fluid);
     if (run_simgrid && r.held) r.simgrid = calib::simulate(m, p, r.s->point, *simgrid);
   }
@@ -263,6 +293,7 @@ int run_validate(Context& ctx, ValidateArgs a) {
     if (pt.backend == "host" || pt.backend == "mpi") add(host_mpi);
   }
   const std::string evaluated = cross           ? "predicted (fitted on the --train files only)"
+                                : folds != 0    ? "held-out (" + std::to_string(folds) + " folds)"
                                 : a.holdout > 0 ? "held-out"
                                                 : "in-sample (no holdout)";
 
@@ -272,12 +303,15 @@ int run_validate(Context& ctx, ValidateArgs a) {
     w.key("calibration");
     write_calibration(w, ctx);
     w.field("node", m.node.name);
-    if (cross) {
+    if (cross || folds != 0) {
       w.key("holdout");
       w.null();
     } else {
       w.field("holdout", a.holdout);
     }
+    w.key("folds");
+    if (folds != 0) w.value(folds);
+    else w.null();
     w.key("train_files");
     w.begin_array();
     for (const auto& t : a.train) w.value(t);
@@ -396,6 +430,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
     std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), fitted on "
               << training.size() << " points of " << a.train.size() << " --train file"
               << (a.train.size() == 1 ? "" : "s") << ", " << n_eval << " points of the measured files predicted\n";
+  else if (folds != 0)
+    std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
+              << " points; refitted " << folds << " times, each on the " << training.size()
+              << " fitting points less one fold's, " << n_eval << " " << evaluated << "\n";
   else
     std::cout << "ffsim validate: calibration " << cf.name << " (node model " << m.node.name << "), " << samples.size()
               << " points; refitted on " << training.size() << ", " << n_eval << " " << evaluated << "\n";
@@ -405,10 +443,16 @@ int run_validate(Context& ctx, ValidateArgs a) {
     std::cout << "  no point of " << join(untrained)
               << " in the --train files: " << (untrained.size() == 1 ? "that stage is" : "those stages are")
               << " predicted with the catalog's published values where no fitted stage gives them\n";
-  std::cout << (cross ? "\nFitted on the --train files:\n" : "\nRefit on the training points:\n");
+  if (folds != 0) {
+    std::cout << "\nThe fit leaving fold 1 out (of " << folds
+              << "; each point below is predicted by the fit that left its fold out):\n";
+  } else {
+    std::cout << (cross ? "\nFitted on the --train files:\n" : "\nRefit on the training points:\n");
+  }
   print_fits(std::cout, c);
   std::cout << "\n"
             << (cross           ? "Every point of the measured files"
+                : folds != 0    ? "Every point, held out in its fold"
                 : a.holdout > 0 ? "Held-out points"
                                 : "Every point")
             << " (error = (predicted - measured) / measured):\n";
@@ -505,6 +549,11 @@ void setup_validate(CLI::App& app, Context& ctx) {
                          "in-sample)")
                       ->check(holdout),
               "a number in [0, 1)");
+  ctx.expects(sub->add_option("--folds", a->folds,
+                              "Cross-validation instead of --holdout: each series' points dealt to K folds in size "
+                              "order, each fold predicted by a fit to the others (K fits; every point held out once)")
+                  ->check(CLI::Range(2, 100)),
+              "a whole number of folds from 2 to 100");
   ctx.expects(a->engine_opt = sub->add_option(
                   "--engine", a->engine,
                   "fluid (analytic is its former name here), simgrid or both (default) for the held-out points"),

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "app/engines.hpp"
 #include "calib/bench_model.hpp"
@@ -719,6 +721,50 @@ TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   CHECK(std::count(most.begin(), most.begin() + 9, true) == 8);
   CHECK(std::count(most.begin() + 9, most.begin() + 15, true) == 5);
   CHECK(std::count(most.begin() + 15, most.end(), true) == 1);
+}
+
+TEST_CASE("calib::fold_of: every point of a series held out once, the series' start rotated") {
+  std::vector<Sample> s;
+  // Series (in key order, which series_key gives: the copy series with 1 thread, then 2 threads,
+  // then d2h) of 9 sizes (inserted in reverse size order), 6 sizes and 2 sizes, and a d2h series
+  // of 1 point of another device count.
+  for (int i = 8; i >= 0; --i) s.push_back(Sample{"a.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  for (int i = 0; i < 6; ++i) {
+    Point p = point("copy", std::pow(4.0, i) * KiB);
+    p.threads = 2;
+    s.push_back(Sample{"b.json", p, Regime::Dram, ""});
+  }
+  for (int i = 0; i < 2; ++i) s.push_back(Sample{"c.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  Point lone = point("d2h", KiB);
+  lone.devices = 3;
+  s.push_back(Sample{"c.json", lone, Regime::Dram, ""});
+  std::vector<std::string> keys;
+  for (const auto& x : s) keys.push_back(series_key(x));
+  // The q-th series in key order deals its sizes, smallest first, to folds q, q + 1, ... mod K.
+  std::map<std::string, int> q;
+  for (const auto& k : keys) q.emplace(k, 0);
+  int next = 0;
+  for (auto& [k, v] : q) v = next++;
+  const int K = 4;
+  const auto f = fold_of(s, K);
+  REQUIRE(f.size() == s.size());
+  // The 9-size series: index i holds size 4^(8 - i), its rank in size order 8 - i.
+  for (int i = 0; i < 9; ++i) CHECK(f[static_cast<std::size_t>(i)] == (q[keys[0]] + 8 - i) % K);
+  for (int i = 0; i < 6; ++i) CHECK(f[static_cast<std::size_t>(9 + i)] == (q[keys[9]] + i) % K);
+  for (int i = 0; i < 2; ++i) CHECK(f[static_cast<std::size_t>(15 + i)] == (q[keys[15]] + i) % K);
+  // A series of one point: in no fold (held out, its configuration would have no point in the fit).
+  CHECK(f[17] == -1);
+  // Every fold leaves points of the long series in the fit, and its smallest sizes fall in
+  // different folds (the rotation): 4^0 of the 1- and 2-thread copies in folds q0 and q1.
+  for (int k = 0; k < K; ++k) CHECK(std::count(f.begin(), f.begin() + 9, k) <= 3);
+  CHECK(f[8] != f[9]);
+  CHECK(fold_of(s, K) == f);  // deterministic
+  // Two folds: alternate sizes; more folds than points: each point in a fold of its own.
+  const auto two = fold_of(s, 2);
+  for (int i = 0; i < 8; ++i) CHECK(two[static_cast<std::size_t>(i)] != two[static_cast<std::size_t>(i + 1)]);
+  const auto many = fold_of(s, 20);
+  CHECK(std::set<int>(many.begin(), many.begin() + 9).size() == 9);
+  CHECK(fold_of({}, 3).empty());
 }
 
 TEST_CASE("calib: the outlier rule marks points slower than a larger size of their series") {
