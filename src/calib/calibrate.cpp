@@ -732,9 +732,11 @@ std::vector<int> fold_of(const std::vector<Sample>& samples, int folds) {
   for (std::size_t i = 0; i < samples.size(); ++i) series[series_key(samples[i])].push_back(i);
   std::size_t q = 0;
   for (auto& [key, idx] : series) {
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return samples[a].point.bytes < samples[b].point.bytes; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](std::size_t a, std::size_t b) { return samples[a].point.bytes < samples[b].point.bytes; });
     if (idx.size() > 1)
-      for (std::size_t j = 0; j < idx.size(); ++j) fold[idx[j]] = static_cast<int>((q + j) % static_cast<std::size_t>(folds));
+      for (std::size_t j = 0; j < idx.size(); ++j)
+        fold[idx[j]] = static_cast<int>((q + j) % static_cast<std::size_t>(folds));
     ++q;
   }
   return fold;

@@ -310,8 +310,10 @@ int run_validate(Context& ctx, ValidateArgs a) {
       w.field("holdout", a.holdout);
     }
     w.key("folds");
-    if (folds != 0) w.value(folds);
-    else w.null();
+    if (folds != 0)
+      w.value(folds);
+    else
+      w.null();
     w.key("train_files");
     w.begin_array();
     for (const auto& t : a.train) w.value(t);
