@@ -260,31 +260,18 @@ void apply(hw::NodeSpec& n, coll::LibraryParams& lib, const ParamSet& p) {
 
 }  // namespace
 
-// The share of the machine one of `ranks` ranks gets when they all run on it, with `threads`
-// summing threads per rank (0: all it can get): DRAM and cores split evenly. The reduce rate of a
-// socket becomes one "core" of the rank's share (its threads, at most its cores). Emulated devices'
-// ports are the host backend's copy threads on the machine's cores (the VMs' node models: "the 2
-// cores each copying at the one-thread rate", and both directions' copies contending in memory), so
-// their caps split evenly too: without that each rank's model had the whole machine's copy rate,
-// and the 2-rank allreduce of the Zen 5 VM came out 20-30% fast (docs/calibration.md).
-void share_machine(hw::NodeSpec& n, int ranks, int threads) {
+// What `threads` threads (summed over the sockets; 0: all the cores) can use of the machine: each
+// socket's reduce rate becomes one "core" of min(threads, its cores). DRAM and ports stay the
+// machine's. Ranks of one machine are each limited so (a rank's own threads), and together by the
+// machine (PlatformOptions::host_pool), not by a fixed 1/N share each: see simulate().
+void thread_limits(hw::NodeSpec& n, int threads) {
   const double S = static_cast<double>(n.sockets.size());
-  const double per_rank_cores = static_cast<double>(total_cores(n)) / ranks;
-  const double want = threads > 0 ? threads : per_rank_cores;
+  const double want = threads > 0 ? threads : static_cast<double>(total_cores(n));
   for (auto& s : n.sockets) {
-    if (ranks > 1) s.dram_bandwidth = s.dram_bandwidth / static_cast<double>(ranks);
-    const double cores = std::min(want / S, static_cast<double>(s.cpu.cores) / ranks);
+    const double cores = std::min(want / S, static_cast<double>(s.cpu.cores));
     if (s.cpu.reduce_bandwidth_per_core) s.cpu.reduce_bandwidth_per_core = *s.cpu.reduce_bandwidth_per_core * cores;
     s.cpu.cores = 1;
   }
-  if (ranks > 1 && !n.gpus.empty() && n.gpus.front().gpu.emulated())
-    for (std::size_t i : device_ports(n)) {
-      auto& port = n.ports[i];
-      port.bandwidth = port.bandwidth / static_cast<double>(ranks);
-      if (port.duplex_bandwidth) port.duplex_bandwidth = *port.duplex_bandwidth / static_cast<double>(ranks);
-      if (port.bidirectional_bandwidth)
-        port.bidirectional_bandwidth = *port.bidirectional_bandwidth / static_cast<double>(ranks);
-    }
 }
 
 namespace {
@@ -639,7 +626,7 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
     return engine.run(s, plat).makespan;
   }
   if (pt.stage == "copy" || pt.stage == "reduce") {  // no rates of its kind: the node model's DRAM view
-    if (pt.stage == "reduce") share_machine(node, 1, pt.threads);
+    if (pt.stage == "reduce") thread_limits(node, pt.threads);
     const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
     if (pt.stage == "copy") s.transfer(Place::dram(0, 0), Place::dram(0, 0), Bytes(S), TrafficClass::Other);
     else
@@ -657,7 +644,19 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
   }
   const bool multi = pt.stage == "internode" || pt.stage == "allreduce";
   const int ranks = multi ? pt.ranks : 1;
-  if (pt.stage == "pipeline" || multi) share_machine(node, ranks, pt.threads);
+  // The N ranks of an MPI stage run on one machine: each is a simulated node limited by its own
+  // threads, and every path through a node's DRAM, reduce cores or device ports also crosses the
+  // machine's (PlatformOptions::host_pool), which all of them share as they use it. (Until
+  // 2026-12-07 each rank had a fixed 1/N of the machine, so the tree's interior ranks, which move
+  // about twice a leaf's bytes, could not take what the idle leaves left: 4 ranks over-predicted by
+  // 12-30% on the Zen 3 and Zen 5 VMs; docs/calibration.md, "The ranks share one machine".)
+  platform::PlatformOptions opts;
+  if (multi) {
+    auto machine = std::make_shared<hw::NodeSpec>(node);
+    thread_limits(*machine, 0);
+    opts.host_pool = std::move(machine);
+  }
+  if (pt.stage == "pipeline" || multi) thread_limits(node, pt.threads);
   if (!multi) {
     const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
     const Place mem = Place::dram(0, node.gpus.empty() ? 0 : gpu_socket(node, 0));
@@ -686,7 +685,7 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
     }
     return engine.run(s, plat).makespan;
   }
-  const platform::Platform plat(hw::ClusterSpec{node, ranks, {}}, shared_memory_fabric(node, ranks), {});
+  const platform::Platform plat(hw::ClusterSpec{node, ranks, {}}, shared_memory_fabric(node, ranks), {}, opts);
   if (pt.stage == "internode") {
     emit_tree(s, plat, ranks, S, pt.chunk_bytes, pt.placement == "out_of_place");
   } else {

@@ -173,12 +173,11 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// has no rate for the kind.
 [[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n);
 
-/// The share of node `n` one of `ranks` ranks of one machine gets (each simulated as a node of its
-/// own), with `threads` summing threads per rank (0: all it can get): each socket's DRAM rate and
-/// cores split evenly (the reduce rate becomes one "core" of the share: its threads, at most its
-/// cores), and, on emulated devices, their ports' caps too (the host backend's copy threads run on
-/// the machine's cores).
-void share_machine(hw::NodeSpec& n, int ranks, int threads);
+/// What `threads` threads (summed over the sockets; 0: all the cores) can use of machine `n`: each
+/// socket's reduce rate becomes one "core" of min(threads, its cores); DRAM and ports stay as they
+/// are. A rank of an MPI stage is limited so, and the ranks together by the machine they share
+/// (platform::PlatformOptions::host_pool).
+void thread_limits(hw::NodeSpec& n, int threads);
 
 /// "" if the simulator rebuilds this configuration, else why it does not.
 [[nodiscard]] std::string not_simulated(const Point& pt);

@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "platform/loads.hpp"
 
+#include "core/error.hpp"
+
 #include <algorithm>
 #include <array>
 #include <functional>
@@ -52,6 +54,8 @@ PairLoads all_pairs_loads(const Machine& mc, const Router& rt, const std::vector
       build(p);
       Part part;
       const std::uint32_t b0 = mc.base(at);
+      // (Relative to the node: a machine the ranks share, PlatformOptions::host_pool, is not.)
+      FFSIM_ASSERT(!mc.options().host_pool, "pair loads: a platform whose nodes share a host (calibration only)");
       for (std::uint32_t r : p.resources) part.rel.push_back(r - b0);
       part.latency = p.latency;
       part.rate_cap = p.rate_cap;

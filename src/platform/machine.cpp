@@ -252,6 +252,25 @@ Machine::Machine(hw::ClusterSpec cluster, std::shared_ptr<const topo::Fabric> fa
       resources_.push_back(Resource{ResourceKind::Fabric, l.bandwidth.si()});
     }
   }
+  pool_base_ = static_cast<std::uint32_t>(resources_.size());
+  if (opts_.host_pool) {
+    // The machine the ranks share: its model has the node's structure (the same local indices);
+    // its DRAM, reduce cores and ports (the emulated devices' copy threads) cap the ranks together.
+    pool_t_ = make_node_model(*opts_.host_pool);
+    FFSIM_ASSERT(pool_t_.res.size() == gpu_t_.res.size(), "host_pool: another structure than the node's");
+    instantiate(pool_t_);
+    // Real GPUs are the machine's too (a CUDA run's ranks share them); an emulated device's link is
+    // a rank's own copy thread.
+    const bool real_gpus = !cluster_.node.gpus.empty() && !cluster_.node.gpus.front().gpu.emulated();
+    pool_.assign(gpu_t_.res.size(), kNoResource);
+    for (std::size_t i = 0; i < gpu_t_.res.size(); ++i) {
+      const ResourceKind k = gpu_t_.res[i].kind;
+      if (k == ResourceKind::Dram || k == ResourceKind::CpuReduce || k == ResourceKind::PciePort ||
+          k == ResourceKind::PcieDuplex || k == ResourceKind::PcieBidir || k == ResourceKind::SocketLink ||
+          k == ResourceKind::PeerToPeer || (real_gpus && (k == ResourceKind::GpuLink || k == ResourceKind::GpuCompute)))
+        pool_[i] = pool_base_ + static_cast<std::uint32_t>(i);
+    }
+  }
 }
 
 std::uint32_t Machine::base(const Place& p) const {
@@ -265,6 +284,7 @@ std::uint32_t Machine::base(const Place& p) const {
 }
 
 std::string Machine::resource_name(std::uint32_t id) const {
+  if (id >= pool_base_) return "machine." + pool_t_.res[id - pool_base_].name;
   if (id >= fabric_base_) {
     const std::uint32_t l = (id - fabric_base_) / 2;
     const auto& link = fabric_->links()[l];
@@ -283,12 +303,13 @@ std::string Machine::resource_name(std::uint32_t id) const {
 }
 
 std::pair<bool, int> Machine::node_of_resource(std::uint32_t id) const {
-  if (id >= fabric_base_) return {false, -1};
+  if (id >= fabric_base_) return {false, -1};  // the fabric's, and the ranks' machine's (host_pool)
   if (id >= storage_base_) return {true, static_cast<int>((id - storage_base_) / storage_t_.res.size())};
   return {false, static_cast<int>(id / gpu_t_.res.size())};
 }
 
 std::string Machine::resource_label(std::uint32_t id) const {
+  if (id >= pool_base_) return pool_t_.res[id - pool_base_].label + " (the machine the ranks share)";
   if (id >= fabric_base_) {
     const auto& link = fabric_->links()[(id - fabric_base_) / 2];
     return std::string("fabric ") + topo::link_kind_name(link.kind) + " link " + resource_name(id).substr(2);

@@ -57,6 +57,12 @@ struct PlatformOptions {
   /// realises class weights as route-latency penalties (CM02 shares in proportion to 1/latency),
   /// and the analytic engine charges the same delay so that both agree exactly.
   double arbitration_latency = 1e-12;
+  /// The GPU nodes are ranks of one machine (calibrating a measured machine: hfreduce-bench's ranks
+  /// under mpirun): each node's DRAM, reduce cores and device ports are that rank's own limits (what
+  /// its threads can use), and every path through one of them also crosses the machine's, built
+  /// from this spec (the node's structure, the machine's capacities): the ranks share the machine
+  /// as they use it, not in fixed shares. Null: nodes are machines of their own.
+  std::shared_ptr<const hw::NodeSpec> host_pool;
 };
 
 /// The resources of one node model, by local index (a node's resource id is its base plus the
@@ -140,6 +146,11 @@ public:
   [[nodiscard]] const NodeModel& storage_model() const { return storage_t_; }
   /// The id of the first resource of a place's node.
   [[nodiscard]] std::uint32_t base(const sched::Place& p) const;
+  /// The machine's resource that local resource `local` of a GPU node's model also loads (see
+  /// PlatformOptions::host_pool), or kNoResource.
+  [[nodiscard]] std::uint32_t pool_resource(int local) const {
+    return pool_.empty() ? kNoResource : pool_[static_cast<std::size_t>(local)];
+  }
   /// The resource of one direction of a fabric hop.
   [[nodiscard]] std::uint32_t fabric_resource(const topo::Hop& h) const {
     return fabric_base_ + static_cast<std::uint32_t>(h.link) * 2 + (h.up ? 0U : 1U);
@@ -155,7 +166,9 @@ private:
   TrafficConfig traffic_;
   PlatformOptions opts_;
   NodeModel gpu_t_, storage_t_;
-  std::uint32_t storage_base_ = 0, fabric_base_ = 0;
+  std::uint32_t storage_base_ = 0, fabric_base_ = 0, pool_base_ = 0;
+  NodeModel pool_t_;                 // PlatformOptions::host_pool's model (same local indices as gpu_t_)
+  std::vector<std::uint32_t> pool_;  // by local index of gpu_t_: its pool resource, or kNoResource
   std::vector<Resource> resources_;
   int nics_per_gpu_node_ = 0, nics_per_storage_node_ = 0;
 };

@@ -39,6 +39,10 @@ std::uint32_t Router::compute_path_id(const Place& g) const {
   return table_.intern(place_key(g), ~std::uint64_t{0}, [&] {
     Path p;
     p.resources.push_back(m_.compute_resource(g));
+    if (!g.storage)
+      if (const std::uint32_t pool = m_.pool_resource(m_.model(g).compute[static_cast<std::size_t>(g.index)]);
+          pool != kNoResource)
+        p.resources.push_back(pool);
     return p;
   });
 }
@@ -50,25 +54,28 @@ void Router::port_hop(const NodeModel& t, const std::vector<int>& dir, int q, st
   if (t.port_bidir[i] >= 0) local.push_back(t.port_bidir[i]);
 }
 
-void Router::chain_up(const NodeModel& t, std::uint32_t b, int port, Path& p) {
+std::vector<int> Router::chain(const NodeModel& t, const std::vector<int>& dir, int port) {
   std::vector<int> local;
-  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) port_hop(t, t.port_up, q, local);
-  for (int r : local) p.resources.push_back(b + static_cast<std::uint32_t>(r));
-}
-
-void Router::chain_down(const NodeModel& t, std::uint32_t b, int port, Path& p) {
-  std::vector<int> local;
-  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) port_hop(t, t.port_down, q, local);
-  for (int r : local) p.resources.push_back(b + static_cast<std::uint32_t>(r));
+  for (int q = port; q >= 0; q = t.port_parent[static_cast<std::size_t>(q)]) port_hop(t, dir, q, local);
+  return local;
 }
 
 void Router::local_path(const Place& from, const Place& to, Path& p) const {
   const NodeModel& t = m_.model(from);
   const hw::NodeSpec& n = *t.spec;
   const std::uint32_t b = m_.base(from);
+  // A local resource, and where the GPU nodes are ranks of one machine the machine's too.
   auto R = [&](int local) {
     FFSIM_ASSERT(local >= 0, "missing resource");
     p.resources.push_back(b + static_cast<std::uint32_t>(local));
+    if (!from.storage)
+      if (const std::uint32_t pool = m_.pool_resource(local); pool != kNoResource) p.resources.push_back(pool);
+  };
+  auto chain_up = [&](int port) {
+    for (int r : chain(t, t.port_up, port)) R(r);
+  };
+  auto chain_down = [&](int port) {
+    for (int r : chain(t, t.port_down, port)) R(r);
   };
   auto idx = [](const Place& x) { return static_cast<std::size_t>(x.index); };
   auto sock = [&](int a, int c) {
@@ -157,12 +164,12 @@ void Router::local_path(const Place& from, const Place& to, Path& p) const {
     R(t.dram[0]);
     R(t.dram[0]);
     sock(0, m_.socket_of(to));
-    chain_down(t, b, device_port(to), p);
+    chain_down(device_port(to));
     p.latency += pcie;
     return;
   }
   if (from.kind == PlaceKind::Nic && to.kind == PlaceKind::Disk) {
-    chain_up(t, b, device_port(from), p);
+    chain_up(device_port(from));
     sock(m_.socket_of(from), 0);
     R(t.dram[0]);
     R(t.dram[0]);
@@ -174,7 +181,7 @@ void Router::local_path(const Place& from, const Place& to, Path& p) const {
   if (is_device(from)) {
     device_memory(from);
     if (from.kind == PlaceKind::Gpu) R(t.gpu_up[idx(from)]);
-    chain_up(t, b, device_port(from), p);
+    chain_up(device_port(from));
     sock(m_.socket_of(from), m_.socket_of(to));
     if (to.kind == PlaceKind::Dram)
       R(t.dram[idx(to)]);
@@ -185,7 +192,7 @@ void Router::local_path(const Place& from, const Place& to, Path& p) const {
   }
   if (from.kind == PlaceKind::Cpu && to.kind == PlaceKind::Gpu) {  // GDRCopy: cores write through the GPU's BAR
     sock(from.index, m_.socket_of(to));
-    chain_down(t, b, device_port(to), p);
+    chain_down(device_port(to));
     R(t.gpu_down[idx(to)]);
     device_memory(to);
     p.latency += pcie;
@@ -196,7 +203,7 @@ void Router::local_path(const Place& from, const Place& to, Path& p) const {
     FFSIM_ASSERT(from.kind == PlaceKind::Dram, sched::place_name(from) + " to a device is not a data path");
     R(t.dram[idx(from)]);
     sock(m_.socket_of(from), m_.socket_of(to));
-    chain_down(t, b, device_port(to), p);
+    chain_down(device_port(to));
     if (to.kind == PlaceKind::Gpu) R(t.gpu_down[idx(to)]);
     device_memory(to);
     p.latency += pcie;

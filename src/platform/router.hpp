@@ -172,8 +172,8 @@ private:
   // Chains between a device port and its socket (in the given direction).
   /// Port q in one direction (`dir`: port_up or port_down) and its caps on both directions.
   static void port_hop(const NodeModel& t, const std::vector<int>& dir, int q, std::vector<int>& local);
-  static void chain_up(const NodeModel& t, std::uint32_t b, int port, Path& p);
-  static void chain_down(const NodeModel& t, std::uint32_t b, int port, Path& p);
+  /// The local resources up (`dir` = port_up) or down (port_down) the chain of ports from `port`.
+  static std::vector<int> chain(const NodeModel& t, const std::vector<int>& dir, int port);
 
   const Machine& m_;
   mutable PathTable table_;

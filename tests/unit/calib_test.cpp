@@ -655,35 +655,66 @@ TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where
   CHECK(slot_copy_gain(no_llc, mm, "copy memcpy", p) == 1);
 }
 
-TEST_CASE("calib::share_machine: ranks of one machine split its DRAM, cores and, on emulated devices, the copy ports") {
-  // The Xeon VM's node model: one socket of 2 cores, 8 emulated devices behind one copy port
-  // (17.2 GB/s one way, [I] 2 cores x the one-thread rate) with a cap while both directions copy.
+TEST_CASE("calib::thread_limits: what a rank's threads can use of the machine (its reduce cores)") {
+  // The Xeon VM's node model: one socket of 2 cores, 8 emulated devices behind one copy port.
   const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
-  REQUIRE(m.node.gpus.front().gpu.emulated());
-  std::size_t port = m.node.ports.size();
-  for (std::size_t i = 0; i < m.node.ports.size(); ++i)
-    if (m.node.ports[i].name == m.node.gpus.front().port) port = i;
-  REQUIRE(port < m.node.ports.size());
-  const auto& p0 = m.node.ports[port];
-  REQUIRE(p0.bidirectional_bandwidth);
-  for (int ranks : {1, 2, 3, 4}) {
-    CAPTURE(ranks);
+  const double per_core = m.node.sockets.front().cpu.reduce_bandwidth_per_core->si();
+  // threads -> cores: min(threads, 2); 0 means all of them.
+  for (const auto& [threads, cores] : std::vector<std::pair<int, double>>{{0, 2}, {1, 1}, {2, 2}, {3, 2}}) {
+    CAPTURE(threads);
     hw::NodeSpec n = m.node;
-    share_machine(n, ranks, 0);
-    // Each rank: 1 / ranks of the DRAM rate and of the port's caps (1 rank: the whole machine).
-    CHECK(n.sockets.front().dram_bandwidth.si() == doctest::Approx(m.node.sockets.front().dram_bandwidth.si() / ranks));
-    CHECK(n.ports[port].bandwidth.si() == doctest::Approx(p0.bandwidth.si() / ranks));
-    CHECK(n.ports[port].bidirectional_bandwidth->si() == doctest::Approx(p0.bidirectional_bandwidth->si() / ranks));
-    // Its reduce rate: min(2 cores / ranks, 2 / ranks) = 2 / ranks cores' worth, as one "core".
-    CHECK(n.sockets.front().cpu.reduce_bandwidth_per_core->si() ==
-          doctest::Approx(m.node.sockets.front().cpu.reduce_bandwidth_per_core->si() * 2 / ranks));
+    thread_limits(n, threads);
+    // The reduce rate of those cores as one "core"; DRAM and the copy port stay the machine's (the
+    // ranks of one machine share them through the platform's host pool, not by a fixed split).
+    CHECK(n.sockets.front().cpu.reduce_bandwidth_per_core->si() == doctest::Approx(per_core * cores));
     CHECK(n.sockets.front().cpu.cores == 1);
+    CHECK(n.sockets.front().dram_bandwidth.si() == m.node.sockets.front().dram_bandwidth.si());
+    for (std::size_t i = 0; i < n.ports.size(); ++i) CHECK(n.ports[i].bandwidth.si() == m.node.ports[i].bandwidth.si());
   }
-  // Real GPUs' ports are PCIe, not the cores: they stay as they are.
-  const BenchModel f = make_bench_model(ffsim::testing::catalog(), "fire_flyer_pcie");
-  hw::NodeSpec n = f.node;
-  share_machine(n, 2, 0);
-  for (std::size_t i = 0; i < n.ports.size(); ++i) CHECK(n.ports[i].bandwidth.si() == f.node.ports[i].bandwidth.si());
+}
+
+TEST_CASE(
+    "platform: ranks of one machine (PlatformOptions::host_pool) share its DRAM as they use it, in both engines") {
+  // Two ranks of the Xeon VM as two simulated nodes, each with the machine's DRAM rate D as its own
+  // limit, and the machine's DRAM (rate D) that both load. A DRAM-to-DRAM copy reads and writes
+  // (its path crosses the DRAM twice): alone it runs at D / 2.
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  const double D = m.node.sockets.front().dram_bandwidth.si();
+  const double S = 64.0 * MiB;
+  platform::PlatformOptions opts;
+  opts.host_pool = std::make_shared<hw::NodeSpec>(m.node);
+  const platform::Platform pooled(hw::ClusterSpec{m.node, 2, {}}, nullptr, {}, opts);
+  const platform::Platform apart(hw::ClusterSpec{m.node, 2, {}}, nullptr, {});
+  // The machine's DRAM is one resource after the fabric's, named as the machine's.
+  const std::uint32_t dram = pooled.pool_resource(pooled.model(sched::Place::dram(0, 0)).dram[0]);
+  REQUIRE(dram != platform::kNoResource);
+  CHECK(pooled.resource_name(dram) == "machine.cpu0.dram");
+  CHECK(pooled.node_of_resource(dram) == std::pair<bool, int>{false, -1});
+  CHECK(apart.pool_resource(0) == platform::kNoResource);
+  for (const char* engine : {"fluid", "simgrid"}) {
+    CAPTURE(engine);
+    auto run = [&](const platform::Platform& p, double second) {
+      sched::Schedule s;
+      (void)s.transfer(sched::Place::dram(0, 0), sched::Place::dram(0, 0), Bytes(S), sched::TrafficClass::Other);
+      if (second > 0)
+        (void)s.transfer(sched::Place::dram(1, 0), sched::Place::dram(1, 0), Bytes(second), sched::TrafficClass::Other);
+      return app::make_engine(engine)->run(s, p);
+    };
+    const double e = 1e-6;
+    // One rank copying alone has the whole machine: 2S / D (a fixed 1/2 share would take 4S / D).
+    CHECK(run(pooled, 0).makespan == doctest::Approx(2 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+    // Both at once: the machine's DRAM is shared, D / 4 each, both end at 4S / D; apart (each rank a
+    // machine of its own) each would end at 2S / D.
+    const auto both = run(pooled, S);
+    CHECK(both.ops[0].end == doctest::Approx(4 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+    CHECK(both.ops[1].end == doctest::Approx(4 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+    CHECK(run(apart, S).ops[1].end == doctest::Approx(2 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+    // Unequal: 3S on rank 1. Until 4S / D both move S at D / 4; then rank 1's remaining 2S alone at
+    // D / 2 takes 4S / D more: 8S / D.
+    const auto uneven = run(pooled, 3 * S);
+    CHECK(uneven.ops[0].end == doctest::Approx(4 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+    CHECK(uneven.ops[1].end == doctest::Approx(8 * S / D).epsilon(e).scale(ffsim::testing::kRelative));
+  }
 }
 
 TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
