@@ -186,8 +186,26 @@ TransformerMemory transformer_memory(const TransformerParams& p, const WorkloadS
     x.weights = x.params * wb / (p.zero_stage >= 3 ? dp : 1);
     x.grads = x.params * gb / (p.zero_stage >= 2 ? dp : 1);
     x.optimizer = x.params * ob / (p.zero_stage >= 1 ? dp : 1);
-    // ZeRO-3 gathers one chunk's weights at a time [I]: its full copy is the working set.
-    if (p.zero_stage >= 3) x.weights += x.params / p.interleave * wb;
+    // ZeRO-3 gathers the weights of one unit at a time and frees them after its use: a transformer
+    // block, or the embedding or the head ([I] PyTorch FSDP's per-block wrapping as people run it,
+    // e.g. llm-foundry's FULL_SHARD; DeepSpeed's ZeRO-3 gathers per module too), with the next unit
+    // gathered beside it (FSDP's default prefetch of one unit). So the working set is the two
+    // largest units of a chunk, at most the chunk's whole weights. (Until 2026-12-07 it was the
+    // chunk's whole weights: without pipeline stages, the whole model, so that ZeRO-3 saved no
+    // weight memory and refused FSDP runs that fit, e.g. a 13B model on 8 A100 80 GB.)
+    if (p.zero_stage >= 3) {
+      double first = 0, second = 0;
+      for (std::size_t k : stage_layers(p, blocks_of(w), s)) {
+        const double u = layers[k].params / p.tp;
+        if (u > first) {
+          second = first;
+          first = u;
+        } else if (u > second) {
+          second = u;
+        }
+      }
+      x.weights += std::min(x.params / p.interleave, first + second) * wb;
+    }
     // 1F1B: stage s holds the activations of min(p - s, m) micro-batches; the interleaved schedule
     // holds (1 + (p - 1) / (p v)) times as many (Korthikanti et al. 2022 Sec. 4.2.3, after
     // Narayanan et al. SC'21 Sec. 2.2.2).
@@ -264,12 +282,39 @@ TransformerStep estimate_transformer(const TransformerParams& p, const WorkloadS
     for (int d = 0; d < dp; ++d) dpg.ranks.push_back(place_of(all, tp, dp, s, d, 0));
     const double grads = params * w.grad_bytes;
     // Per micro-batch: ZeRO-2 reduce-scatters each micro-batch's gradients (no full gradient buffer
-    // to accumulate in); ZeRO-3 also gathers each chunk's weights for its forward and its backward
-    // (Rajbhandari et al. SC'20 Sec. 7.2.2) [I] none of it overlapped: an upper bound.
+    // to accumulate in); ZeRO-3 also gathers the weights for its forward and its backward
+    // (Rajbhandari et al. SC'20 Sec. 7.2.2). Both run unit by unit (a block, the embedding, the
+    // head) on a communication stream beside the compute, as PyTorch FSDP and DeepSpeed run them
+    // ([S] Zhao et al., PyTorch FSDP, VLDB 2023: forward and backward prefetch; [I] one unit ahead):
+    // a unit's gather overlaps the unit before's compute, a unit's reduce-scatter the unit after's
+    // backward. What cannot overlap: the first unit's gather before the forward starts, and the
+    // first unit's reduce-scatter after the backward ends (it is the last one computed). So
+    //   forward  = g1 + max(f C, AG - g1),  backward = max((1 - f) C, AG + RS - r1) + r1,
+    // C the stage's compute stream per micro-batch, f its forward share ([I] 1/3: a backward does
+    // twice a forward's products; 1/4 with full recomputation, which reruns the forward), AG and RS
+    // the stage's gather and reduce-scatter, g1 and r1 the first unit's share of them. (Until
+    // 2026-12-07 none of it overlapped: AG twice and RS added to every micro-batch, an upper bound.)
+    // Not modelled: the SMs NCCL's kernels take from the compute while they overlap.
+    double rs_t = 0, ag_t = 0;
+    if (p.zero_stage >= 2 && dp > 1) rs_t = costs.time(rsc.algorithm, dpg, grads);
+    if (p.zero_stage >= 3 && dp > 1) ag_t = costs.time(ag.algorithm, dpg, gather_bytes(params));
+    const double C = comp + tpc + 2.0 * v * t_p2p;
     double zero = 0;
-    if (p.zero_stage >= 2 && dp > 1) zero += costs.time(rsc.algorithm, dpg, grads);
-    if (p.zero_stage >= 3 && dp > 1) zero += 2 * costs.time(ag.algorithm, dpg, gather_bytes(params));
-    const double stage = comp + tpc + 2.0 * v * t_p2p + zero;
+    if (rs_t > 0 || ag_t > 0) {
+      double first_unit = 0;  // the stage's first layer with parameters, per tensor rank
+      for (std::size_t k : stage_layers(p, blocks_of(w), s))
+        if (layers[k].params > 0) {
+          first_unit = layers[k].params / tp;
+          break;
+        }
+      const double share = params > 0 ? std::min(1.0, first_unit / params) : 0;
+      const double f = p.recompute == "full" ? 0.25 : 1.0 / 3;
+      const double g1 = ag_t * share, r1 = rs_t * share;
+      const double fwd = g1 + std::max(f * C, ag_t - g1);
+      const double bwd = std::max((1 - f) * C, ag_t + rs_t - r1) + r1;
+      zero = fwd + bwd - C;
+    }
+    const double stage = C + zero;
     // After the flush (Megatron-LM reduces gradients once the pipeline drains, Narayanan et al.
     // SC'21 Sec. 2.2.1): ZeRO-0 allreduces; ZeRO-1 reduce-scatters and gathers the updated weights
     // (the same volume, Rajbhandari et al. Sec. 7.2.1); ZeRO-2 only gathers; ZeRO-3 neither.

@@ -137,7 +137,8 @@ TEST_CASE("transformer: memory per GPU under ZeRO 0-3 and recomputation") {
   //   ZeRO-0: 16 -> stage 0: 16 x 29600 + 50176 = 523776 (stage 1: 16 x 29152 + 30208 = 496640)
   //   ZeRO-1: 2 + 2 + 12 / 2 = 10 -> 296000 + 50176 = 346176
   //   ZeRO-2: 2 + 1 + 6 = 9 -> 266400 + 50176 = 316576
-  //   ZeRO-3: 1 + 1 + 6 = 8, plus one chunk's gathered weights 2 x 29600 -> 10 x 29600 + 50176 = 346176
+  //   ZeRO-3: 1 + 1 + 6 = 8, plus the two largest units' gathered weights (block 24992 + embedding
+  //   4608 = the whole chunk, 29600) x 2 -> 10 x 29600 + 50176 = 346176
   const double z[4] = {523776, 346176, 316576, 346176};
   for (int zero = 0; zero <= 3; ++zero) {
     CAPTURE(zero);
@@ -160,6 +161,24 @@ TEST_CASE("transformer: memory per GPU under ZeRO 0-3 and recomputation") {
   CHECK(transformer_memory(params(1, 2), w, 4, 2).activations == doctest::Approx(2 * 39936));
   // One micro-batch: stage 0 holds min(2, 1) = 1.
   CHECK(transformer_memory(params(2, 2), w, 2, 1).in_flight == 1);
+}
+
+TEST_CASE("transformer: ZeRO-3 holds two units' gathered weights, not the whole chunk's") {
+  // 4 blocks, TP 2, PP 1 (the whole model is one chunk), DP 4 on 8 GPUs. Per GPU:
+  //   (embedding 9216 + 4 x 49984 + head 8320) / 2 = 217472 / 2 = 108736 parameters;
+  //   sharded over DP 4: bf16 weights 108736 x 2 / 4 = 54368 bytes;
+  //   gathered: the two largest units (2 blocks of 49984 / 2 = 24992) = 49984 parameters x 2 bytes
+  //   = 99968 bytes, not the chunk's 217472.
+  const std::string four = R"({"extends": "gpt2_medium", "layers": 4, "hidden": 64, "heads": 4, "ffn_hidden": 256,
+      "vocab": 128, "learned_positions": 16, "max_sequence": 16, "tied_embeddings": false, "published_parameters": null})";
+  const auto e = make(R"("batch": 8, "tp": 2, "pp": 1)", 8, 1, four);
+  const TransformerMemory m = transformer_memory(params(2, 1, 3), e->w(), 4, 2);
+  CHECK(m.params == 108736);
+  CHECK(m.weights == doctest::Approx(54368 + 99968));
+  // At most the chunk: with two blocks per stage and the embedding (PP 2: stage 0 = 9216 + 2 x
+  // 49984 = 109184 / 2 = 54592 per GPU), two units are the two blocks, 49984 < 54592: 99968 bytes.
+  const TransformerMemory m2 = transformer_memory(params(2, 2, 3), e->w(), 2, 4);
+  CHECK(m2.weights == doctest::Approx(54592 * 2 / 2 + 99968));
 }
 
 TEST_CASE("transformer: interleaved stages hold 1 + (p - 1) / (p v) times the activations") {
@@ -261,6 +280,36 @@ TEST_CASE("transformer: the closed-form step is its parts") {
     CHECK(z1.optimizer_s == doctest::Approx(s.optimizer_s / 2).epsilon(1e-12).scale(ffsim::testing::kRelative));
     // ZeRO-3 adds collectives to every micro-batch.
     CHECK(estimate_transformer(params(2, 2, 3), w, *e->p, *e->costs, 8).stage_zero_s > 0);
+  }
+  SUBCASE("ZeRO-2 and 3: the reduce-scatters and gathers overlap the compute, but the first unit's") {
+    // TP 2 x PP 1 x DP 4 on 8 GPUs: one stage of 117504 / 2 = 58752 parameters per rank, its first
+    // unit the embedding, 9216 / 2 = 4608. DP group of tensor rank 0: ranks 0, 2, 4, 6. Per
+    // micro-batch, with C the compute stream (kernels + TP collectives; no sends at PP 1), f = 1/3,
+    // AG and RS the stage's gather (58752 x 2 bytes as the algorithm takes it) and reduce-scatter
+    // (58752 x 2 bytes of bf16 gradients), u = 4608 / 58752:
+    //   forward = u AG + max(C / 3, (1 - u) AG), backward = max(2C / 3, AG + (1 - u) RS) + u RS;
+    //   ZeRO-2: AG = 0. Exposed = forward + backward - C.
+    const auto e = make(R"("batch": 8, "tp": 2, "pp": 1)", 8);
+    const WorkloadSpec& w = e->w();
+    const coll::Group all = coll::Group::first_gpus(*e->p, 8);
+    const coll::Group dpg{{all.ranks[0], all.ranks[2], all.ranks[4], all.ranks[6]}};
+    const double u = 4608.0 / 58752;
+    const double rs = e->costs->time(w.algorithm(Role::GradReduceScatter).algorithm, dpg, 58752.0 * 2);
+    const RoleAlgorithm ag = w.algorithm(Role::ParamAllGather);
+    const double agt = e->costs->time(ag.algorithm, dpg, 58752.0 * 2 / (ag.per_rank_input ? 4 : 1));
+    for (int zero : {2, 3}) {
+      CAPTURE(zero);
+      const TransformerStep z = estimate_transformer(params(2, 1, zero), w, *e->p, *e->costs, 8);
+      const double C = z.stage_compute_s + z.stage_tp_s + z.stage_p2p_s;
+      const double AG = zero == 3 ? agt : 0;
+      const double fwd = u * AG + std::max(C / 3, (1 - u) * AG);
+      const double bwd = std::max(2 * C / 3, AG + (1 - u) * rs) + u * rs;
+      CHECK(z.stage_zero_s == doctest::Approx(fwd + bwd - C).epsilon(1e-9).scale(ffsim::testing::kRelative));
+      // Exposed at least the first unit's share, at most all of it (the sum of the collectives).
+      CHECK(z.stage_zero_s >= u * (AG + rs) * (1 - 1e-12));
+      CHECK(z.stage_zero_s <= 2 * AG + rs);
+      CHECK(z.pipeline_s == doctest::Approx(2 * (C + z.stage_zero_s)).epsilon(1e-12).scale(ffsim::testing::kRelative));
+    }
   }
   SUBCASE("TP = 2 without FlashAttention: a rank's memory-bound work splits the scores by heads") {
     // One stage on 2 GPUs, no sequence parallelism: each rank runs half of every product; of a
