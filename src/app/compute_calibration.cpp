@@ -47,10 +47,14 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
         const int seq = r.seq > 0 ? static_cast<int>(r.seq) : 1;
         const auto layers = train::layer_costs(net, seq, r.flash_attention);
         train::ShapedStep step;
-        step.samples = r.batch;
+        // Gradient accumulation: batch / micro_batch passes of micro_batch samples each (the
+        // products at the micro-batch's shapes), one optimizer step.
+        const double mb = r.micro_batch > 0 ? r.micro_batch : r.batch, passes = r.batch / mb;
+        step.samples = mb;
         step.act_bytes = train::element_bytes(r.precision);
+        // Sharded over `shards` ranks (FSDP / ZeRO), a GPU updates its share of the parameters.
         step.optimizer_bytes_per_param =
-            train::optimizer_bytes_per_param(r.optimizer, r.precision == "fp16" || r.precision == "bf16");
+            train::optimizer_bytes_per_param(r.optimizer, r.precision == "fp16" || r.precision == "bf16") / r.shards;
         step.memory_traffic = traffic;
         train::GemmParams gp = gemm.params(gpu.form_factor, family);
         c.ceiling = gp.ceiling;
@@ -58,6 +62,10 @@ ThroughputCalibration calibrate_throughput(const config::Catalog& cat, calib::Th
         gp.split_k_min = kSplitKMin;
         c.times = train::shaped_step(layers, step,
                                      train::ShapedGpu{gpu.sms, rate->second.peak.si(), gpu.memory_bandwidth.si()}, gp);
+        for (double* t :
+             {&c.times.conv_s, &c.times.linear_s, &c.times.attention_s, &c.times.memory_s, &c.times.score_memory_s})
+          *t *= passes;
+        c.times.gemms = static_cast<long long>(static_cast<double>(c.times.gemms) * passes);
         c.modelled = true;
       }
     }

@@ -1,6 +1,6 @@
-// Measured single-GPU training throughputs (a CSV such as models/measured/a100-public-throughputs.csv)
-// and the fit of the shaped compute model (train/shaped_compute.hpp) to them: a multiplier for the
-// convolutions, one for the matrix products of linear layers and attention, and one for the
+// Measured training throughputs of one GPU (or per GPU of a one-node FSDP run) (a CSV such as
+// models/measured/a100-public-throughputs.csv) and the fit of the shaped compute model (train/shaped_compute.hpp) to
+// them: a multiplier for the convolutions, one for the matrix products of linear layers and attention, and one for the
 // memory-bound work, with the GEMM model's parameters from `--gemm` held fixed
 // (`ffsim calibrate --throughput CSV --gemm CSV`).
 // SPDX-License-Identifier: Apache-2.0
@@ -26,6 +26,12 @@ struct ThroughputRow {
   std::string optimizer;  ///< "sgd" or "adam" (empty for an excluded row)
   bool flash_attention = false;
   double batch = 0, seq = 0, throughput = 0;
+  /// Data-parallel ranks the optimizer state is sharded over (a one-node FSDP / ZeRO run, measured
+  /// per GPU; the optional column "shards", default 1: a single GPU).
+  int shards = 1;
+  /// Samples per forward and backward pass (the optional column "micro_batch"; 0: the whole batch
+  /// at once): a step of gradient accumulation runs batch / micro_batch of them, one optimizer step.
+  double micro_batch = 0;
   bool tokens = false;   ///< throughput in tokens/s (else samples/s)
   std::string excluded;  ///< why the fit leaves the row out ("" if it uses it)
   std::string note;

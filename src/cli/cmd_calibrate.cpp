@@ -83,18 +83,20 @@ void write_shaped_model(std::ostream& os, const CalibrateArgs& a, const std::str
   const std::string thr_src = "fitted by `ffsim calibrate --throughput " + a.throughput +
                               "` (weighted least squares of the "
                               "relative step-time error on " +
-                              std::to_string(thr.fit.all.points) + " single-GPU training throughputs; in-fit MAPE " +
+                              std::to_string(thr.fit.all.points) +
+                              " training throughputs of one GPU or per GPU of one node; in-fit MAPE " +
                               fmt_f(100 * thr.fit.all.mape, 1) + "%)";
   report::JsonWriter w(os);
   w.begin_object();
   w.field("kind", "compute_model");
   w.field("name", name);
   w.field("extends", "default");
-  w.field("description", "The shaped compute model calibrated on measured single-GPU training (" + a.throughput +
-                             ") and GEMM rates (" + a.gemm +
-                             "): every product timed from its shape, memory-bound work by "
-                             "roofline, each kind times a fitted multiplier; for the GPU models and precisions listed "
-                             "under shaped");
+  w.field("description",
+          "The shaped compute model calibrated on measured training throughputs of one GPU or one node (" +
+              a.throughput + ") and GEMM rates (" + a.gemm +
+              "): every product timed from its shape, memory-bound work by "
+              "roofline, each kind times a fitted multiplier; for the GPU models and precisions listed "
+              "under shaped");
   w.field("command", a.command);
   w.field("ffsim_version", version());
   w.key("shaped");

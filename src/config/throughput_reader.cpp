@@ -62,6 +62,20 @@ calib::ThroughputCsv parse_throughput_csv(const std::string& text, const std::st
       return v;
     };
     r.batch = num("batch", used);
+    if (col.count("micro_batch") && !f[col["micro_batch"]].empty()) {
+      r.micro_batch = num("micro_batch", false);
+      if (used && (r.batch / r.micro_batch != std::floor(r.batch / r.micro_batch)))
+        throw ConfigError(file, "",
+                          where + "column micro_batch: expected a divisor of the batch (" + f[col["batch"]] +
+                              "); found \"" + f[col["micro_batch"]] + "\"");
+    }
+    if (col.count("shards") && !f[col["shards"]].empty()) {
+      const double sh = num("shards", false);
+      if (sh != std::floor(sh) || sh > 1e6)
+        throw ConfigError(
+            file, "", where + "column shards: expected a whole number of ranks; found \"" + f[col["shards"]] + "\"");
+      r.shards = static_cast<int>(sh);
+    }
     r.seq = num("seq", false);
     r.throughput = num("throughput", used);
     const auto choice = [&](const char* c, const std::vector<std::string>& valid, bool allow_empty) {

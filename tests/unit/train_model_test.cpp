@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "config/catalog.hpp"
 #include "config/train_reader.hpp"
@@ -77,6 +80,24 @@ TEST_CASE("train::nn_model: transformer parameter counts match the published exa
     const double expect = 40 * (4 * h * h + 3 * h * f + 2 * h) + 2 * 32000 * h + h;  // 13,015,864,320
     CHECK(total_params(layer_costs(m, 2048, true)) == doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
     CHECK(expect == doctest::Approx(*m.published_parameters).epsilon(1e-15).scale(ffsim::testing::kRelative));
+  }
+  SUBCASE("MPT (llm-foundry): l (12 h^2 + 13 h) + (50368 + 2048) h + 2 h, tied head, learned positions") {
+    // llm-foundry's published counts at sequence 2048 (its benchmarking README, NumParams).
+    const std::vector<std::tuple<std::string, double, double, double>> sizes{
+        {"mpt_125m", 12, 768, 125311488.0},   {"mpt_350m", 24, 1024, 355985408.0},
+        {"mpt_760m", 24, 1536, 760470528.0},  {"mpt_1b", 24, 2048, 1315950592.0},
+        {"mpt_3b", 32, 2560, 2651837440.0},   {"mpt_7b", 32, 4096, 6658859008.0},
+        {"mpt_13b", 40, 5120, 12853954560.0}, {"mpt_30b", 48, 7168, 29975214080.0},
+        {"mpt_70b", 80, 8192, 64862437376.0}};
+    for (const auto& [name, l, h, published] : sizes) {
+      CAPTURE(name);
+      const auto m = model(name);
+      const double expect = l * (12 * h * h + 13 * h) + (50368 + 2048) * h + 2 * h;
+      CHECK(expect == published);
+      CHECK(total_params(layer_costs(m, 2048, true)) ==
+            doctest::Approx(expect).epsilon(1e-15).scale(ffsim::testing::kRelative));
+      CHECK(*m.published_parameters == published);
+    }
   }
   SUBCASE("LLaMA-2-70B: grouped-query attention, k and v of 8 heads of 128") {
     const auto m = model("llama2_70b");

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "app/compute_calibration.hpp"
 #include "calib/throughput_fit.hpp"
 #include "config/catalog.hpp"
 #include "config/reader.hpp"
@@ -421,6 +422,54 @@ TEST_CASE("calib::fit_throughput: planted multipliers come back, leave one datas
     CHECK(free.values.conv == doctest::Approx(1.3).epsilon(1e-9));
     CHECK(free.fixed.empty());
   }
+}
+
+TEST_CASE("app::calibrate_throughput: accumulated micro-batches and an optimizer sharded over a node's ranks") {
+  // One row of a one-node FSDP run: a GPU's step of 6 sequences in micro-batches of 2 (3 passes),
+  // its AdamW update on 1/8 of the parameters. Expected, from the same shaped model: the products
+  // and the memory-bound work of one micro-batch of 2, times 3; the optimizer's pass over 1/8 of the
+  // parameters. The same row without the two columns: one pass of 6, the optimizer over all of them.
+  const std::string head =
+      "dataset,source,model,gpu,precision,batch,seq,optimizer,attention,throughput,unit,micro_batch,shards,excluded,"
+      "note\n";
+  const auto csv =
+      config::parse_throughput_csv(head + "d,s,mpt_125m,a100_sxm4_80gb,bf16,6,2048,adam,flash,100000,tokens/s,2,8,,\n" +
+                                       "d,s,mpt_125m,a100_sxm4_80gb,bf16,6,2048,adam,flash,100000,tokens/s,,,,\n",
+                                   "t.csv");
+  REQUIRE(csv.rows.size() == 2);
+  CHECK(csv.rows[0].micro_batch == 2);
+  CHECK(csv.rows[0].shards == 8);
+  CHECK(csv.rows[1].micro_batch == 0);
+  CHECK(csv.rows[1].shards == 1);
+  calib::GemmFitValues g;
+  g.tile = train::GemmTile{128, 64};
+  g.ceiling["sxm"]["fp16"] = calib::GemmCeiling{0.9, 1, ""};
+  g.wave_overhead_s = 4e-6;
+  g.launch_s = 5e-6;
+  const auto out = app::calibrate_throughput(ffsim::testing::catalog(), csv, g);
+  REQUIRE(out.cases.size() == 2);
+  REQUIRE(out.cases[0].modelled);
+  REQUIRE(out.cases[1].modelled);
+  const auto& acc = out.cases[0].times;
+  const auto& whole = out.cases[1].times;
+  // The optimizer: 1/8 of the unsharded row's.
+  CHECK(acc.optimizer_s == doctest::Approx(whole.optimizer_s / 8).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // The memory-bound work is linear in the samples: 3 passes of 2 = one of 6.
+  CHECK(acc.memory_s == doctest::Approx(whole.memory_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  // The products at the micro-batch's shapes: 3 times a micro-batch of 2 (M = 4096 tokens), which a
+  // 12,288-token pass does not equal (wave quantisation and fixed costs per product).
+  const auto net = config::parse_nn_model(*ffsim::testing::catalog().find(config::kNnModel, "mpt_125m"));
+  train::ShapedStep step;
+  step.samples = 2;
+  step.act_bytes = 2;
+  train::GemmParams gp = g.params("sxm", "fp16");
+  gp.split_k_min = app::kSplitKMin;
+  const auto one =
+      train::shaped_step(train::layer_costs(net, 2048, true), step, train::ShapedGpu{108, 312e12, 2039e9}, gp);
+  CHECK(acc.linear_s == doctest::Approx(3 * one.linear_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(acc.attention_s == doctest::Approx(3 * one.attention_s).epsilon(1e-12).scale(ffsim::testing::kRelative));
+  CHECK(acc.gemms == 3 * one.gemms);
+  CHECK(acc.linear_s != doctest::Approx(whole.linear_s).epsilon(1e-6));
 }
 
 TEST_CASE("config::parse_throughput_csv: the columns, units and errors") {
