@@ -2,12 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "platform/loads.hpp"
 
-#include "core/error.hpp"
-
 #include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
+
+#include "core/error.hpp"
 
 namespace ffsim::platform {
 
