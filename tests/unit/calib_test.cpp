@@ -717,10 +717,13 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
+namespace {
+
+// Series (in key order, which series_key gives: the copy series with 1 thread, then 2 threads,
+// then d2h) of 9 sizes (inserted in reverse size order), 6 sizes and 2 sizes, the second size of
+// the last measured in two files: a series is a configuration, whatever files measured its sizes.
+std::vector<Sample> three_series() {
   std::vector<Sample> s;
-  // Two series of 9 and 6 sizes (inserted in reverse size order), and one of 2 whose second size
-  // was measured in two files: a series is a configuration, whatever files measured its sizes.
   for (int i = 8; i >= 0; --i) s.push_back(Sample{"a.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
   for (int i = 0; i < 6; ++i) {
     Point p = point("copy", std::pow(4.0, i) * KiB);
@@ -729,6 +732,13 @@ TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
   }
   for (int i = 0; i < 2; ++i)
     s.push_back(Sample{i == 0 ? "c.json" : "c.json + d.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
+  const std::vector<Sample> s = three_series();
   const auto h = holdout_mask(s, 0.3);
   // n = 9: m = round(2.7) = 3 at floor((2j + 1) 9 / 6) = 1, 4, 7 (sizes 4^1, 4^4, 4^7 KiB; stored in reverse)
   std::vector<int> held_a;
@@ -755,17 +765,8 @@ TEST_CASE("calib::holdout_mask: deterministic, spread over sizes, per series") {
 }
 
 TEST_CASE("calib::fold_of: every point of a series held out once, the series' start rotated") {
-  std::vector<Sample> s;
-  // Series (in key order, which series_key gives: the copy series with 1 thread, then 2 threads,
-  // then d2h) of 9 sizes (inserted in reverse size order), 6 sizes and 2 sizes, and a d2h series
-  // of 1 point of another device count.
-  for (int i = 8; i >= 0; --i) s.push_back(Sample{"a.json", point("copy", std::pow(4.0, i) * KiB), Regime::Dram, ""});
-  for (int i = 0; i < 6; ++i) {
-    Point p = point("copy", std::pow(4.0, i) * KiB);
-    p.threads = 2;
-    s.push_back(Sample{"b.json", p, Regime::Dram, ""});
-  }
-  for (int i = 0; i < 2; ++i) s.push_back(Sample{"c.json", point("d2h", std::pow(4.0, i) * KiB), Regime::Dram, ""});
+  // The three series of holdout_mask's test, and a d2h series of 1 point of another device count.
+  std::vector<Sample> s = three_series();
   Point lone = point("d2h", KiB);
   lone.devices = 3;
   s.push_back(Sample{"c.json", lone, Regime::Dram, ""});
