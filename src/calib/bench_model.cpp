@@ -650,15 +650,32 @@ double simulate(const BenchModel& m, const ModelParams& mp, const Point& pt, eva
   // 2026-12-07 each rank had a fixed 1/N of the machine, so the tree's interior ranks, which move
   // about twice a leaf's bytes, could not take what the idle leaves left: 4 ranks over-predicted by
   // 12-30% on the Zen 3 and Zen 5 VMs; docs/calibration.md, "The ranks share one machine".)
+  //
+  // And the host threads (an emulated device's copy threads, the reducer's, the tree's, MPI's
+  // copies between ranks) take turns on the machine's cores whatever they do: each copy, reducer
+  // read and message also runs its bytes' core-seconds at that thread's rate alone on one resource
+  // of the machine's cores (PlatformOptions::host_cpu). Until 2026-12-07 each kind of work had a
+  // resource of its own, so that on 2 cores they could together use several times the cores there
+  // are (docs/calibration.md, "The host threads share the cores").
   platform::PlatformOptions opts;
-  if (multi) {
+  if (multi || pt.stage == "pipeline") {
     auto machine = std::make_shared<hw::NodeSpec>(node);
     thread_limits(*machine, 0);
     opts.host_pool = std::move(machine);
+    auto& hc = opts.host_cpu;
+    hc.cores = total_cores(node);
+    if (!node.gpus.empty() && node.gpus.front().gpu.emulated() && node.gpus.front().gpu.pcie_bandwidth.si() > 0)
+      hc.copy_s_per_byte = 1 / node.gpus.front().gpu.pcie_bandwidth.si();
+    if (const auto& r = node.sockets.front().cpu.reduce_bandwidth_per_core; r && r->si() > 0)
+      hc.reduce_s_per_byte = 1 / r->si();
+    double t = 0;
+    for (const auto& x : node.nics) t = std::max(t, x.nic.effective_bandwidth.si());
+    if (t > 0) hc.transport_s_per_byte = 1 / t;
+    hc.reduce_threads = pt.threads > 0 ? pt.threads : hc.cores;
   }
   if (pt.stage == "pipeline" || multi) thread_limits(node, pt.threads);
   if (!multi) {
-    const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {});
+    const platform::Platform plat(hw::ClusterSpec{node, 1, {}}, nullptr, {}, opts);
     const Place mem = Place::dram(0, node.gpus.empty() ? 0 : gpu_socket(node, 0));
     if (pt.stage == "d2h" || pt.stage == "h2d" || pt.stage == "bidir") {
       std::vector<sched::OpId> copies;

@@ -36,6 +36,9 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(Flow{pid, o.amount, w, o.cls, m.options().arbitration_latency / w,
                                o.capped ? std::min(r.path(pid).rate_cap, s.rate_cap(id)) : r.path(pid).rate_cap});
+      // A host thread's core-seconds beside the bytes (PlatformOptions::host_cpu): one core at most.
+      if (const double c = r.path(pid).cpu_s_per_byte; c > 0 && o.amount > 0)
+        out.flows.push_back(Flow{r.cores_path_id(), o.amount * c, w, o.cls, m.options().arbitration_latency / w, 1.0});
       return;
     }
     case sched::OpKind::Reduce: {
@@ -44,11 +47,18 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       // Its memory traffic carries its class's weight (Schedule::set_class), as the copies beside it.
       const double w = m.traffic().weight(o.cls), d = m.options().arbitration_latency / w;
       const std::uint32_t end = o.accumulate ? o.inputs_end - 1 : o.inputs_end;
+      double cpu = 0;  // the reducer's core-seconds (PlatformOptions::host_cpu), over its reads
       auto add = [&](std::uint32_t pid) {
         out.flows.push_back(Flow{pid, o.amount, w, o.cls, d, r.path(pid).rate_cap});
+        cpu += o.amount * r.path(pid).cpu_s_per_byte;
       };
       for (std::uint32_t i = o.inputs_begin; i < end; ++i) add(r.path_id(s.reduce_inputs()[i], o.at));
       if (!o.accumulate) add(r.path_id(o.at, o.to));
+      // One thread adds into an accumulator (HFReduce's tree, a thread per tree); a plain reduce
+      // runs on the reducer's threads.
+      if (cpu > 0)
+        out.flows.push_back(Flow{r.cores_path_id(), cpu, w, o.cls, d,
+                                 o.accumulate ? 1.0 : static_cast<double>(m.options().host_cpu.reduce_threads)});
       return;
     }
   }

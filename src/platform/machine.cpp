@@ -27,6 +27,7 @@ const char* resource_kind_name(ResourceKind k) {
     case ResourceKind::CpuReduce: return "cpu_reduce";
     case ResourceKind::Disk: return "disk";
     case ResourceKind::PeerToPeer: return "peer_to_peer";
+    case ResourceKind::HostCores: return "host_cores";
   }
   return "?";
 }
@@ -270,6 +271,10 @@ Machine::Machine(hw::ClusterSpec cluster, std::shared_ptr<const topo::Fabric> fa
           k == ResourceKind::PeerToPeer || (real_gpus && (k == ResourceKind::GpuLink || k == ResourceKind::GpuCompute)))
         pool_[i] = pool_base_ + static_cast<std::uint32_t>(i);
     }
+    if (opts_.host_cpu.cores > 0) {
+      host_cores_ = static_cast<std::uint32_t>(resources_.size());
+      resources_.push_back(Resource{ResourceKind::HostCores, static_cast<double>(opts_.host_cpu.cores)});
+    }
   }
 }
 
@@ -284,6 +289,7 @@ std::uint32_t Machine::base(const Place& p) const {
 }
 
 std::string Machine::resource_name(std::uint32_t id) const {
+  if (id == host_cores_) return "machine.cores";
   if (id >= pool_base_) return "machine." + pool_t_.res[id - pool_base_].name;
   if (id >= fabric_base_) {
     const std::uint32_t l = (id - fabric_base_) / 2;
@@ -309,6 +315,7 @@ std::pair<bool, int> Machine::node_of_resource(std::uint32_t id) const {
 }
 
 std::string Machine::resource_label(std::uint32_t id) const {
+  if (id == host_cores_) return "the cores the ranks' threads share";
   if (id >= pool_base_) return pool_t_.res[id - pool_base_].label + " (the machine the ranks share)";
   if (id >= fabric_base_) {
     const auto& link = fabric_->links()[(id - fabric_base_) / 2];

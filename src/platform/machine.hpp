@@ -32,6 +32,7 @@ enum class ResourceKind {
   CpuReduce,   ///< a socket's cores summing buffers (input bytes per second)
   Disk,        ///< a storage node's drives (read or write)
   PeerToPeer,  ///< a node's GPU<->NIC peer-to-peer capacity through the root complex, one direction
+  HostCores,   ///< PlatformOptions::host_cpu: the machine's cores (work in core-seconds)
 };
 [[nodiscard]] const char* resource_kind_name(ResourceKind k);
 
@@ -63,6 +64,18 @@ struct PlatformOptions {
   /// from this spec (the node's structure, the machine's capacities): the ranks share the machine
   /// as they use it, not in fixed shares. Null: nodes are machines of their own.
   std::shared_ptr<const hw::NodeSpec> host_pool;
+  /// With host_pool: the machine's cores as time the ranks' threads share, whatever they do. Every
+  /// copy a host thread makes (an emulated device's copy, a message between ranks) and every
+  /// reducer read also runs a flow of core-seconds (its bytes at that thread's rate alone) on one
+  /// resource of `cores` capacity, at most one core each (a thread), beside its bytes: on a machine
+  /// of few cores, copies, reduces and messages take turns on the same cores. 0 cores: off.
+  struct HostCpu {
+    int cores = 0;
+    double copy_s_per_byte = 0;       ///< an emulated device's copy thread: 1 / its memcpy rate
+    double reduce_s_per_byte = 0;     ///< a reducer thread: 1 / its rate of input bytes
+    double transport_s_per_byte = 0;  ///< a message between ranks: 1 / the transport's rate
+    int reduce_threads = 1;           ///< the cores one (non-accumulating) reduce may use at once
+  } host_cpu;
 };
 
 /// The resources of one node model, by local index (a node's resource id is its base plus the
@@ -151,6 +164,8 @@ public:
   [[nodiscard]] std::uint32_t pool_resource(int local) const {
     return pool_.empty() ? kNoResource : pool_[static_cast<std::size_t>(local)];
   }
+  /// PlatformOptions::host_cpu's cores resource, or kNoResource.
+  [[nodiscard]] std::uint32_t host_cores() const { return host_cores_; }
   /// The resource of one direction of a fabric hop.
   [[nodiscard]] std::uint32_t fabric_resource(const topo::Hop& h) const {
     return fabric_base_ + static_cast<std::uint32_t>(h.link) * 2 + (h.up ? 0U : 1U);
@@ -169,6 +184,7 @@ private:
   std::uint32_t storage_base_ = 0, fabric_base_ = 0, pool_base_ = 0;
   NodeModel pool_t_;                 // PlatformOptions::host_pool's model (same local indices as gpu_t_)
   std::vector<std::uint32_t> pool_;  // by local index of gpu_t_: its pool resource, or kNoResource
+  std::uint32_t host_cores_ = kNoResource;
   std::vector<Resource> resources_;
   int nics_per_gpu_node_ = 0, nics_per_storage_node_ = 0;
 };

@@ -38,11 +38,24 @@ std::uint32_t Router::compute_path_id(const Place& g) const {
   // Keyed (gpu, all ones): no place pair has that second key.
   return table_.intern(place_key(g), ~std::uint64_t{0}, [&] {
     Path p;
+    p.time = true;
     p.resources.push_back(m_.compute_resource(g));
     if (!g.storage)
       if (const std::uint32_t pool = m_.pool_resource(m_.model(g).compute[static_cast<std::size_t>(g.index)]);
           pool != kNoResource)
         p.resources.push_back(pool);
+    return p;
+  });
+}
+
+std::uint32_t Router::cores_path_id() const {
+  FFSIM_ASSERT(m_.host_cores() != kNoResource, "cores_path_id: the platform has no host_cpu");
+  return table_.intern(~std::uint64_t{0}, ~std::uint64_t{0}, [&] {
+    Path p;
+    p.time = true;
+    p.resources.push_back(m_.host_cores());
+    p.rate_cap = 1;  // a thread runs on one core at a time
+    p.cap_what = "one core";
     return p;
   });
 }
@@ -244,13 +257,27 @@ Path Router::route(const Place& from, const Place& to) const {
   Path p;
   if (from.node == to.node && from.storage == to.storage) {
     local_path(from, to, p);
-    return p;
+  } else {
+    FFSIM_ASSERT(m_.fabric() != nullptr, "inter-node transfer on a platform without a fabric");
+    const auto [na, nb] = net_nics(from, to);
+    send_side(from, na, p);
+    net_hops(from, na, to, nb, p);
+    recv_side(nb, to, p);
   }
-  FFSIM_ASSERT(m_.fabric() != nullptr, "inter-node transfer on a platform without a fabric");
-  const auto [na, nb] = net_nics(from, to);
-  send_side(from, na, p);
-  net_hops(from, na, to, nb, p);
-  recv_side(nb, to, p);
+  // The host threads' core time (PlatformOptions::host_cpu): a message between ranks, a reducer's
+  // read, an emulated device's copy.
+  const auto& hc = m_.options().host_cpu;
+  if (hc.cores > 0 && !from.storage && !to.storage) {
+    const auto emulated = [&](const Place& x) {
+      return x.kind == PlaceKind::Gpu && m_.model(x).spec->gpus[static_cast<std::size_t>(x.index)].gpu.emulated();
+    };
+    if (from.node != to.node)
+      p.cpu_s_per_byte = hc.transport_s_per_byte;
+    else if (from.kind == PlaceKind::Dram && to.kind == PlaceKind::Cpu)
+      p.cpu_s_per_byte = hc.reduce_s_per_byte;
+    else if (emulated(from) || emulated(to))
+      p.cpu_s_per_byte = hc.copy_s_per_byte;
+  }
   return p;
 }
 

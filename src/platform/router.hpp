@@ -25,6 +25,10 @@ struct Path {
   double rate_cap = std::numeric_limits<double>::infinity();  ///< bytes per second
   double latency = 0;                                         ///< seconds
   const char* cap_what = nullptr;  ///< what sets rate_cap, for labels ("GPU<->NIC peer-to-peer cap ...")
+  /// Work in seconds, not bytes (a GPU's compute, the host's cores): engines scale it as such.
+  bool time = false;
+  /// PlatformOptions::host_cpu: the core-seconds a host thread spends per byte on this path (0: none).
+  double cpu_s_per_byte = 0;
 };
 
 /// Paths by a pair of 64-bit keys, each made once and numbered in the order they were first asked
@@ -149,6 +153,9 @@ public:
   [[nodiscard]] std::uint32_t path_id(const sched::Place& from, const sched::Place& to) const;
   /// The path of a GPU's compute resource alone (Compute ops).
   [[nodiscard]] std::uint32_t compute_path_id(const sched::Place& gpu) const;
+  /// The path of a host thread's core-seconds (PlatformOptions::host_cpu): the machine's cores, at
+  /// most one core.
+  [[nodiscard]] std::uint32_t cores_path_id() const;
   [[nodiscard]] const Path& path(std::uint32_t id) const { return table_[id]; }
   [[nodiscard]] std::size_t path_count() const { return table_.size(); }
 

@@ -208,11 +208,12 @@ void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered) {
   platform::Lowered mine;  // local: callbacks during start() may lower other ops
   if (lowered == nullptr) sh.p->lower(*sh.s, op, mine);
   const platform::Lowered& low = lowered != nullptr ? *lowered : mine;
-  const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
-  const double scale = compute ? kComputeScale : kByteScale;
+  // Work in seconds (a GPU's compute, the host's cores) is scaled as such, bytes as bytes.
+  auto scale_of = [&](const platform::Flow& f) { return sh.p->path(f.path).time ? kComputeScale : kByteScale; };
   std::vector<const platform::Flow*> todo;
   for (const platform::Flow& f : low.flows) {
     const platform::Path& path = sh.p->path(f.path);
+    const double scale = scale_of(f);
     if (f.amount <= 0 || (path.resources.empty() && !std::isfinite(f.rate_cap))) continue;
     // A flow below SimGrid's resolution (a payload that rounds to 0 units, such as the 1e-13 B left
     // where a 1-byte ring is cut into pieces) moves nothing: SimGrid 3.32 never completes a comm of
@@ -235,7 +236,7 @@ void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered) {
       if (h.weight == f->weight && h.cap == f->rate_cap) hp = &h;
     if (hp == nullptr) throw SimulationError("simgrid engine: a flow on a route the platform was not built with");
     sg4::CommPtr c = sg4::Comm::sendto_init();
-    c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale)));
+    c->set_payload_size(static_cast<std::uint64_t>(std::llround(f->amount * scale_of(*f))));
     std::uint32_t slot;
     if (!sh.free_slots.empty()) {
       slot = sh.free_slots.back();
@@ -249,7 +250,7 @@ void start_flows(Shared& sh, sched::OpId op, const platform::Lowered* lowered) {
     sh.tag_op[slot] = op;
     sh.tag_path[slot] = f->path;
     c->set_data(reinterpret_cast<void*>(static_cast<std::uintptr_t>(slot) + 1));
-    if (!compute) bidir_update(sh, f->path, +1);
+    if (!sh.p->path(f->path).time) bidir_update(sh, f->path, +1);
     sh.handle[slot] = c;
     c->set_source(hp->a)->set_destination(hp->b);
   }
@@ -281,7 +282,7 @@ void on_complete(const sg4::Activity& a) {
   sh.finished.emplace_back(now, slot);
   if (sh.debug)
     std::fprintf(stderr, "t=%.12g op %u flow done (%s)\n", sg4::Engine::get_clock(), op, a.get_state_str());
-  if (sh.s->op(op).kind != sched::OpKind::Compute) bidir_update(sh, sh.tag_path[slot], -1);
+  if (!sh.p->path(sh.tag_path[slot]).time) bidir_update(sh, sh.tag_path[slot], -1);
   if (--sh.flows_left[op] == 0) op_done(sh, op);
   drain(sh);
 }
@@ -345,14 +346,12 @@ void export_replay(Shared& sh, const char* file) {
     sh.p->lower(*sh.s, op, low);
     bool instead = false;
     const double t = timer_of(sh, low, instead);
-    const bool compute = sh.s->op(op).kind == sched::OpKind::Compute;
-    const double scale = compute ? kComputeScale : kByteScale;
     std::vector<std::pair<std::size_t, long long>> flows;
     if (!instead)
       for (const platform::Flow& fl : low.flows) {
         const platform::Path& path = sh.p->path(fl.path);
         if (fl.amount <= 0 || (path.resources.empty() && !std::isfinite(fl.rate_cap))) continue;
-        const long long units = std::llround(fl.amount * scale);
+        const long long units = std::llround(fl.amount * (path.time ? kComputeScale : kByteScale));
         if (units == 0) continue;
         for (const auto& h : sh.hosts[fl.path])
           if (h.weight == fl.weight && h.cap == fl.rate_cap) flows.emplace_back(h.route, units);
@@ -403,7 +402,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   std::map<std::tuple<std::uint32_t, double, double>, bool> used;
   for (sched::OpId i = 0; i < s.size(); ++i) {
     p.lower(s, i, sh.lowered);
-    for (const auto& f : sh.lowered.flows) used[{f.path, f.weight, f.rate_cap}] = s.op(i).kind == sched::OpKind::Compute;
+    for (const auto& f : sh.lowered.flows) used[{f.path, f.weight, f.rate_cap}] = p.path(f.path).time;
   }
   auto* zone = new RouteZone();  // the first zone is the root; the engine owns it
   sg4::NetZone* iz = zone->get_iface();

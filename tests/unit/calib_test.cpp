@@ -717,6 +717,42 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("platform: host threads share the machine's cores (PlatformOptions::host_cpu), in both engines") {
+  // One rank of the Xeon VM, two emulated devices copying S bytes each to DRAM at once, each copy's
+  // thread spending 1 ns per byte (1 GB/s alone, far under the byte paths' rates, so the cores
+  // bind): on 1 core the two copies take turns, 2S x 1 ns; on 2 cores each has its own, S x 1 ns;
+  // without host_cpu the bytes alone set the time (well under S x 1 ns).
+  const BenchModel m = make_bench_model(ffsim::testing::catalog(), "xeon_2c_vm");
+  REQUIRE(m.node.gpus.size() >= 2);
+  REQUIRE(m.node.gpus.front().gpu.emulated());
+  const double S = 16.0 * MiB, c = 1e-9;
+  auto platform_with = [&](int cores) {
+    platform::PlatformOptions opts;
+    opts.host_pool = std::make_shared<hw::NodeSpec>(m.node);
+    opts.host_cpu.cores = cores;
+    opts.host_cpu.copy_s_per_byte = cores > 0 ? c : 0;
+    return std::make_unique<platform::Platform>(hw::ClusterSpec{m.node, 1, {}}, nullptr, platform::TrafficConfig{},
+                                                opts);
+  };
+  const auto one = platform_with(1), two = platform_with(2), none = platform_with(0);
+  CHECK(one->resource_name(one->host_cores()) == "machine.cores");
+  CHECK(none->host_cores() == platform::kNoResource);
+  for (const char* engine : {"fluid", "simgrid"}) {
+    CAPTURE(engine);
+    auto run = [&](const platform::Platform& p) {
+      sched::Schedule s;
+      for (int g = 0; g < 2; ++g)
+        (void)s.transfer(sched::Place::gpu(0, g), sched::Place::dram(0, 0), Bytes(S), sched::TrafficClass::Other);
+      return app::make_engine(engine)->run(s, p).makespan;
+    };
+    // (Each copy also pays its path's latency, the device copy's fixed time.)
+    const double lat = m.node.pcie_latency.si();
+    CHECK(run(*one) == doctest::Approx(lat + 2 * S * c).epsilon(1e-6).scale(ffsim::testing::kRelative));
+    CHECK(run(*two) == doctest::Approx(lat + S * c).epsilon(1e-6).scale(ffsim::testing::kRelative));
+    CHECK(run(*none) < lat + S * c / 2);
+  }
+}
+
 namespace {
 
 // Series (in key order, which series_key gives: the copy series with 1 thread, then 2 threads,
