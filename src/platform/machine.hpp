@@ -64,11 +64,11 @@ struct PlatformOptions {
   /// from this spec (the node's structure, the machine's capacities): the ranks share the machine
   /// as they use it, not in fixed shares. Null: nodes are machines of their own.
   std::shared_ptr<const hw::NodeSpec> host_pool;
-  /// With host_pool: the machine's cores as time the ranks' threads share, whatever they do. Every
-  /// copy a host thread makes (an emulated device's copy, a message between ranks) and every
-  /// reducer read also runs a flow of core-seconds (its bytes at that thread's rate alone) on one
-  /// resource of `cores` capacity, at most one core each (a thread), beside its bytes: on a machine
-  /// of few cores, copies, reduces and messages take turns on the same cores. 0 cores: off.
+  /// With host_pool (without it, nothing): the machine's cores as time the ranks' threads share,
+  /// whatever they do. Every copy a host thread makes (an emulated device's copy, a message between
+  /// ranks) and every reducer read also runs a flow of core-seconds (its bytes at that thread's rate
+  /// alone) on one resource of `cores` capacity, at most one core each (a thread), beside its bytes:
+  /// on a machine of few cores, copies, reduces and messages take turns on the same cores. 0: off.
   struct HostCpu {
     int cores = 0;
     double copy_s_per_byte = 0;       ///< an emulated device's copy thread: 1 / its memcpy rate

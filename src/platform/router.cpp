@@ -267,7 +267,7 @@ Path Router::route(const Place& from, const Place& to) const {
   // The host threads' core time (PlatformOptions::host_cpu): a message between ranks, a reducer's
   // read, an emulated device's copy.
   const auto& hc = m_.options().host_cpu;
-  if (hc.cores > 0 && !from.storage && !to.storage) {
+  if (m_.host_cores() != kNoResource && !from.storage && !to.storage) {
     const auto emulated = [&](const Place& x) {
       return x.kind == PlaceKind::Gpu && m_.model(x).spec->gpus[static_cast<std::size_t>(x.index)].gpu.emulated();
     };
