@@ -57,5 +57,21 @@ if [ -n "$mpiexec" ]; then
   for f in busbw_Bps '"stage": "mpi_p2p"' "$fair" '"name": "allreduce_bound_sendrecv"'; do
     grep -q "$f" "$tmp/m.json" || { echo "FAIL: $f missing from the JSON"; exit 1; }
   done
+  # Every point of the MPI stages records its core-seconds per call over both ranks (time_s.cpu_s,
+  # since 2026-12-07): positive, and at most the 2 ranks' whole time (each rank's process: its
+  # threads on at most the machine's cores) plus a margin for the clock's granularity.
+  if command -v python3 > /dev/null; then
+    python3 - "$tmp/m.json" <<'PY' || exit 1
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+cores = os.cpu_count() or 1
+for p in d["points"]:
+    t = p["time_s"]
+    if "cpu_s" not in t:
+        sys.exit("FAIL: no time_s.cpu_s in a %s point" % p["stage"])
+    if not (0 < t["cpu_s"] <= 2 * cores * t["max"] + 0.01):
+        sys.exit("FAIL: %s cpu_s %g for a max time of %g" % (p["stage"], t["cpu_s"], t["max"]))
+PY
+  fi
 fi
 echo ok

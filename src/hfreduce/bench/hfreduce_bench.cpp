@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
 #include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -371,7 +372,20 @@ struct Timing {
   double max = 0;
   std::vector<double> samples;
   int calls = 1;  ///< calls timed together per sample (each sample is their mean)
+  /// Core-seconds per call: the CPU time (user + system, every thread) of every rank's process over
+  /// the timed repetitions, barriers between them included, over the calls; -1 where not measured.
+  double cpu_s = -1;
 };
+
+/// This process's CPU time so far (user + system, all its threads), seconds.
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  const auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -418,12 +432,15 @@ Timing measure(const Options& o, Ranks& ranks, const std::function<void()>& run)
   // barriers (a repetition is the slowest rank's).
   const int calls = ranks.size() > 1 ? 1 : calls_per_sample(first);
   std::vector<double> samples;
+  const double cpu_begin = process_cpu_seconds();
   for (int r = 0; r < reps; ++r) {
     if (ranks.size() > 1) ranks.barrier();
     samples.push_back(ranks.max(time_calls(run, calls)));
   }
+  const double cpu = ranks.sum(process_cpu_seconds() - cpu_begin);
   Timing t = summarize(samples);
   t.calls = calls;
+  t.cpu_s = cpu / (static_cast<double>(reps) * calls);
   return t;
 }
 
@@ -439,13 +456,20 @@ std::pair<Timing, Timing> measure_interleaved(const Options& o, const std::funct
   const int point_calls = calls_per_sample(point_first), bound_calls = calls_per_sample(bound_first);
   std::vector<double> point_samples;
   std::vector<double> bound_samples;
+  double point_cpu = 0, bound_cpu = 0;
   for (int r = 0; r < reps; ++r) {
+    const double before = process_cpu_seconds();
     bound_samples.push_back(time_calls(bound, bound_calls));
+    const double between = process_cpu_seconds();
+    bound_cpu += between - before;
     point_samples.push_back(time_calls(point, point_calls));
+    point_cpu += process_cpu_seconds() - between;
   }
   Timing p = summarize(point_samples), b = summarize(bound_samples);
   p.calls = point_calls;
   b.calls = bound_calls;
+  p.cpu_s = point_cpu / (static_cast<double>(reps) * point_calls);
+  b.cpu_s = bound_cpu / (static_cast<double>(reps) * bound_calls);
   return {p, b};
 }
 
@@ -465,29 +489,39 @@ std::vector<Timing> measure_together(const Options& o, Ranks& ranks, const std::
   // another large MPI transfer of the process runs several times slower (8 MiB, 2 ranks: 0.56 vs
   // 6.4 GB/s; docs/hfreduce.md), and each is measured in its steady state, as in a training loop
   // that repeats the same collective.
+  double cpu_of_run = 0;  // this process's CPU time over the last timed run
   auto timed = [&](const Contender& c) {
     if (c.setup) c.setup();
     ranks.barrier();
     c.run();
     ranks.barrier();
+    const double cpu_begin = process_cpu_seconds();
     const auto begin = Clock::now();
     c.run();
-    return ranks.max(seconds_since(begin)) * c.scale;
+    const double t = seconds_since(begin);
+    cpu_of_run = process_cpu_seconds() - cpu_begin;
+    return ranks.max(t) * c.scale;
   };
   double first = 0;
   for (const Contender& c : contenders) (void)timed(c);
   for (const Contender& c : contenders) first += timed(c);
   const int reps = ranks.broadcast(std::clamp(static_cast<int>(o.budget_s / std::max(first, 1e-7)), o.reps, 500));
   std::vector<std::vector<double>> samples(contenders.size());
+  std::vector<double> cpu(contenders.size(), 0.0);
   for (int r = 0; r < reps; ++r) {
     ranks.heartbeat();
     for (std::size_t i = 0; i < contenders.size(); ++i) {
       const std::size_t c = (i + static_cast<std::size_t>(r)) % contenders.size();
       samples[c].push_back(timed(contenders[c]));
+      cpu[c] += cpu_of_run;
     }
   }
   std::vector<Timing> result;
-  for (auto& s : samples) result.push_back(summarize(s));
+  for (std::size_t c = 0; c < samples.size(); ++c) {
+    result.push_back(summarize(samples[c]));
+    // Core-seconds per call over every rank (the timed runs only; a ping-pong's scale as its time's).
+    result.back().cpu_s = ranks.sum(cpu[c]) / reps * contenders[c].scale;
+  }
   return result;
 }
 
@@ -579,9 +613,11 @@ std::vector<Point> merge_rounds(const std::vector<std::vector<Point>>& rounds) {
     const auto& v = of[key(m)];
     if (v.size() < 2) continue;
     std::vector<double> medians, samples;
+    double cpu = 0;
     for (const Point* p : v) {
       medians.push_back(p->time.median);
       samples.insert(samples.end(), p->time.samples.begin(), p->time.samples.end());
+      cpu = cpu >= 0 && p->time.cpu_s >= 0 ? cpu + p->time.cpu_s / static_cast<double>(v.size()) : -1;
     }
     std::vector<double> sorted = medians;
     std::sort(sorted.begin(), sorted.end());
@@ -594,6 +630,7 @@ std::vector<Point> merge_rounds(const std::vector<std::vector<Point>>& rounds) {
     m.time = summarize(samples);
     m.time.median = median;
     m.time.calls = nearest->time.calls;  // the rounds size their batches alike (within 2x: the first call's time)
+    m.time.cpu_s = cpu;                  // the rounds' mean (-1 if one was not measured)
     m.rounds = medians;
   }
   return merged;
@@ -1368,6 +1405,7 @@ void write_json(const Options& o, const std::string& date, const std::string& mp
     json.field("max", p.time.max);
     json.field("reps", p.time.samples.size());
     if (p.time.calls > 1) json.field("calls_per_sample", p.time.calls);
+    if (p.time.cpu_s >= 0) json.field("cpu_s", p.time.cpu_s);
     json.key("samples");
     json.begin_array();
     for (std::size_t i = 0; i < std::min<std::size_t>(p.time.samples.size(), 50); ++i) json.value(p.time.samples[i]);

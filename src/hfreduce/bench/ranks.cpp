@@ -126,6 +126,13 @@ double MpiRanks::max(double value) {
   return result;
 }
 
+double MpiRanks::sum(double value) {
+  auto guard = watchdog_.arm("the sum of the ranks' CPU times (MPI_Allreduce of one double)");
+  double result = 0;
+  FFSIM_MPI_CHECK(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_SUM, comm_));
+  return result;
+}
+
 int MpiRanks::broadcast(int value) {
   auto guard = watchdog_.arm("a broadcast from rank 0");
   FFSIM_MPI_CHECK(MPI_Bcast(&value, 1, MPI_INT, 0, comm_));

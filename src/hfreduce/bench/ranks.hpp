@@ -73,6 +73,8 @@ class Ranks {
   /// Barrier that sleeps while it waits, so that idle ranks leave the cores to the measured one.
   virtual void barrier() = 0;
   virtual double max(double value) = 0;
+  /// The sum over the ranks (every rank gets it).
+  virtual double sum(double value) = 0;
   virtual int broadcast(int value) = 0;
   /// Every rank passes its plan (the options that decide which collectives it runs); a rank whose
   /// plan differs from rank 0's is a usage error on every rank (exit 2) naming both.
@@ -90,6 +92,7 @@ class SingleRank final : public Ranks {
   int size() const override { return 1; }
   void barrier() override {}
   double max(double value) override { return value; }
+  double sum(double value) override { return value; }
   int broadcast(int value) override { return value; }
   void agree(const std::string&) override {}
 };
@@ -103,6 +106,7 @@ class MpiRanks final : public Ranks {
   int size() const override { return size_; }
   void barrier() override;
   double max(double value) override;
+  double sum(double value) override;
   int broadcast(int value) override;
   void agree(const std::string& plan) override;
   void heartbeat() override;
