@@ -373,7 +373,9 @@ struct Timing {
   std::vector<double> samples;
   int calls = 1;  ///< calls timed together per sample (each sample is their mean)
   /// Core-seconds per call: the CPU time (user + system, every thread) of every rank's process over
-  /// the timed repetitions, barriers between them included, over the calls; -1 where not measured.
+  /// the timed calls, summed over the ranks, over the calls (measure: the repetitions' barriers and
+  /// time exchanges included; measure_together and measure_interleaved: the timed calls alone);
+  /// -1 where not measured.
   double cpu_s = -1;
 };
 
