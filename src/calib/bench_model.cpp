@@ -141,33 +141,46 @@ double kind_rate(const KindRates& k, Level l) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n) {
+double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n, double share) {
   const double g = is_set(k.gain) ? std::clamp(k.gain, 0.0, 1.0) : 1.0;
   double r = (1 + (std::max(1, n) - 1) * g) * kind_rate(k, l);
   const double cap = mm.shared[static_cast<std::size_t>(l)];
-  if (is_set(cap) && cap > 0) r = std::min(r, cap);
+  if (is_set(cap) && cap > 0) r = std::min(r, cap * share);
   return r;
+}
+
+double counted_share(const std::string& kind, int k) {
+  const auto ends_with = [&](std::string_view tail) {
+    return kind.size() >= tail.size() && kind.compare(kind.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (kind == "copy memcpy" || kind == "copy kernel_regular") return 2.0 / 3.0;
+  if (kind.rfind("reduce ", 0) == 0 && ends_with(" regular")) {
+    const double inputs = std::max(1, k);
+    return (inputs + 1) / (inputs + 2);
+  }
+  return 1;
 }
 
 namespace {
 // Seconds per traffic byte over the levels' fractions (the harmonic mix of their rates).
-double per_byte(const MemoryModel& mm, const KindRates& k, const std::array<double, kLevels>& f, int n) {
+double per_byte(const MemoryModel& mm, const KindRates& k, const std::array<double, kLevels>& f, int n, double share) {
   double t = 0;
   for (int l = 0; l < kLevels; ++l) {
     const double fl = f[static_cast<std::size_t>(l)];
-    if (fl > 0) t += fl / level_rate(mm, k, static_cast<Level>(l), n);
+    if (fl > 0) t += fl / level_rate(mm, k, static_cast<Level>(l), n, share);
   }
   return t;
 }
 double value_or(double v, double fallback) { return is_set(v) ? v : fallback; }
 }  // namespace
 
-double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n) {
+double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n, int k) {
   const auto it = mm.kinds.find(kind);
   if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
-  const double mixed = per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n);
+  const double share = counted_share(kind, k);
+  const double mixed = per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n, share);
   // A streaming copy's written half goes to DRAM whatever the working set (as kernel_seconds).
-  if (kind == "copy kernel_nt") return 1 / (0.5 * mixed + 0.5 / level_rate(mm, it->second, Level::Dram, n));
+  if (kind == "copy kernel_nt") return 1 / (0.5 * mixed + 0.5 / level_rate(mm, it->second, Level::Dram, n, share));
   return 1 / mixed;
 }
 
@@ -183,8 +196,9 @@ double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& p
   const bool streaming = pt.stage == "copy" ? kind == "copy kernel_nt" : pt.store == "nt";
   const double written = streaming ? S : 0;
   const auto f = level_fractions(m, mm.sharpness, W, n);
-  double t = (W - written) * per_byte(mm, k, f, n);
-  if (written > 0) t += written / level_rate(mm, k, Level::Dram, n);
+  const double share = counted_share(kind, pt.k);
+  double t = (W - written) * per_byte(mm, k, f, n, share);
+  if (written > 0) t += written / level_rate(mm, k, Level::Dram, n, share);
   return value_or(mm.call_latency, 0) + (n - 1) * value_or(mm.fork_cost, 0) + t;
 }
 
@@ -580,7 +594,7 @@ void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string&
       auto& cap = port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth : port.duplex_bandwidth;
       if (cap) cap = BytesPerSecond(cap->si() * factor);
     }
-  if (const double red = mixed_rate(m, mm, reduce_kind, W, 1); is_set(red) && red > 0) {
+  if (const double red = mixed_rate(m, mm, reduce_kind, W, 1, std::max(2, pt.devices)); is_set(red) && red > 0) {
     const double k = std::max(2, pt.devices);
     for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(red * k / (k + 1));
   }

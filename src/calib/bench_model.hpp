@@ -67,12 +67,13 @@ struct KindRates {
 /// The memory model of the measured machine's CPU kernels (copies and reduces). A call of a kernel
 /// on n threads that moves W traffic bytes (W_w of them written) takes
 ///   t = call_latency + (n - 1) x fork_cost + sum over levels l of f_l x W_c / R_l + W_s / R_dram,
-///   R_l = min((1 + (n - 1) x min(gain, 1)) x rate_l, shared_l),
+///   R_l = min((1 + (n - 1) x min(gain, 1)) x rate_l, shared_l x share),
 /// where W_c are the bytes that may come from a cache (all of W; with streaming stores the read
 /// bytes only, the written W_s = W_w always going to DRAM) and f_l the fraction of them level l
 /// serves: with the per-thread working set w = W / n against the per-core caches and W against the
 /// shared one, h(x, C) = 1 / (1 + (x / C)^sharpness) of a cache of size C, f_L1 = h(w, L1),
-/// f_L2 = (1 - f_L1) h(w, L2), f_LLC = (1 - h(w, L1))(1 - h(w, L2)) h(W, LLC), f_DRAM the rest.
+/// f_L2 = (1 - f_L1) h(w, L2), f_LLC = (1 - h(w, L1))(1 - h(w, L2)) h(W, LLC), f_DRAM the rest;
+/// `share` the kind's counted traffic over its physical traffic (counted_share: write-allocate).
 struct MemoryModel {
   double call_latency = 0;  ///< fixed time of a kernel call (seconds)
   double fork_cost = 0;     ///< time each thread beyond the first adds to a call (waking a pool thread and joining it)
@@ -164,14 +165,25 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// level nearer the core serves its bytes at least as fast as the levels behind it: the rates are
 /// monotone, L1 >= L2 >= LLC >= DRAM), else the nearest faster level's; NaN if the kind has none.
 [[nodiscard]] double kind_rate(const KindRates& k, Level l);
-/// R_l of the memory model for `n` threads of a kind (above); NaN if the kind has no rate.
-[[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n);
+/// R_l of the memory model for `n` threads of a kind (above); NaN if the kind has no rate. The
+/// shared caps bound physical traffic: `share` is the counted traffic's share of it (counted_share).
+[[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n, double share = 1);
+/// The share of a kind's counted traffic (its reads plus its writes) in what it moves through the
+/// shared levels. Ordinary stores that miss the core's caches read each line before writing it
+/// (write-allocate): a copy with ordinary stores ("copy memcpy" below glibc's streaming threshold,
+/// "copy kernel_regular") moves 3 bytes for the 2 counted, a reduce of k inputs with ordinary stores
+/// k + 2 for k + 1. Streaming stores write around the caches: 1. The per-thread rates are fitted on
+/// counted traffic and absorb the extra read; the shared caps (llc_shared_bandwidth,
+/// dram_shared_bandwidth) are what all threads and kinds together move, so a kind reaches cap x share.
+[[nodiscard]] double counted_share(const std::string& kind, int k);
 /// Time of one copy or reduce call by the memory model (seconds; NaN if its kind has no rates).
 [[nodiscard]] double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt);
 /// The traffic rate all `n` threads of `kind` reach over a working set of W bytes (the levels'
 /// rates mixed by level_fractions; the streaming copy's written half at DRAM's); NaN if the model
 /// has no rate for the kind.
-[[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n);
+/// `k`: a reduce kind's inputs (counted_share).
+[[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n,
+                                int k = 2);
 
 /// What `threads` threads (summed over the sockets; 0: all the cores) can use of machine `n`: each
 /// socket's reduce rate becomes one "core" of min(threads, its cores); DRAM and ports stay as they

@@ -355,7 +355,7 @@ ParamSet node_params(const Calibration& c) {
   // From the memory model: DRAM as every core's memcpy reaches it, one core's reduce input rate.
   const auto dram = static_cast<std::size_t>(Level::Dram);
   if (auto it = c.memory.kinds.find("copy memcpy"); it != c.memory.kinds.end() && set(it->second.rate[dram])) {
-    const double v = level_rate(c.memory, it->second, Level::Dram, c.cores);
+    const double v = level_rate(c.memory, it->second, Level::Dram, c.cores, counted_share("copy memcpy", 0));
     if (set(v)) at(p, Param::DramBandwidth) = v;
     // An emulated device's link: one copy thread's memcpy from DRAM, half of its traffic the payload.
     if (c.emulated_devices) at(p, Param::DeviceLink) = it->second.rate[dram] / 2;
@@ -515,7 +515,9 @@ void fit_memory(Fitter& fitter, const BenchModel& m, Calibration& c, const std::
       for (int l : {static_cast<int>(Level::Llc), static_cast<int>(Level::Dram)})
         if (f[static_cast<std::size_t>(l)] >= kCovered) {
           capped[static_cast<std::size_t>(l)] = true;
-          top[static_cast<std::size_t>(l)] = std::max(top[static_cast<std::size_t>(l)], measured_rate(s->point) * n);
+          top[static_cast<std::size_t>(l)] =
+              std::max(top[static_cast<std::size_t>(l)],
+                       measured_rate(s->point) * n / counted_share(model_kind(m, s->point), s->point.k));
         }
     }
   }

@@ -70,13 +70,16 @@ std::vector<Override> node_overrides(const BenchModel& m, const Calibration& c, 
   };
   auto status_of = [&](const Fit& f, Param p) {
     if (f.levels)
-      return p == Param::DeviceLink
-                 ? std::string("from the memory model: one copy thread's memcpy from DRAM, memcpy dram_rate / 2 (payload: half its traffic)")
+      return p == Param::DeviceLink ? std::string(
+                                          "from the memory model: one copy thread's memcpy from DRAM, memcpy dram_rate "
+                                          "/ 2 (payload: half its traffic)")
              : p == Param::DramBandwidth
                  ? std::string("from the memory model: DRAM as all ") + std::to_string(c.cores) +
-                       " cores' memcpy reaches it, min(cores x memcpy dram_rate (with the thread gain), dram_shared_bandwidth)"
-                 : "from the memory model: one core's DRAM rate of " + c.node_reduce_group + " x k / (k + 1), k = " +
-                       std::to_string(c.node_reduce_k) + " (traffic to input bytes)";
+                       " cores' memcpy reaches it, min(cores x memcpy dram_rate (with the thread gain), "
+                       "dram_shared_bandwidth x 2/3: "
+                       "its ordinary stores read each line first)"
+                 : "from the memory model: one core's DRAM rate of " + c.node_reduce_group +
+                       " x k / (k + 1), k = " + std::to_string(c.node_reduce_k) + " (traffic to input bytes)";
     for (const FittedValue& fv : f.values)
       if (fv.name == param_name(p)) return fv.status;
     return std::string();

@@ -119,14 +119,16 @@ namespace {
 
 // A memory model with every value set: the Xeon VM's caches (48 KiB L1, 2 MiB L2, 105 MiB LLC),
 // rates per kind and level (traffic bytes per second and thread), gains below 1, and shared caps
-// chosen to bind: DRAM 30 GB/s < 2 threads x 18 GB/s x (1 + 0.9); the LLC 40 GB/s < 2 x 25 x 1.9.
+// chosen to bind. The caps bound physical traffic, of which a memcpy's counted traffic is 2/3
+// (ordinary stores read each line first: counted_share): DRAM 45 x 2/3 = 30 GB/s < 18 GB/s x
+// (1 + 0.9) on 2 threads; the LLC 60 x 2/3 = 40 GB/s < 25 x 1.9.
 MemoryModel planted_memory() {
   MemoryModel mm = unset_memory_model();
   mm.call_latency = 0.4e-6;
   mm.fork_cost = 12e-6;
   mm.sharpness = 3.5;
-  mm.shared[static_cast<std::size_t>(Level::Llc)] = 40e9;
-  mm.shared[static_cast<std::size_t>(Level::Dram)] = 30e9;
+  mm.shared[static_cast<std::size_t>(Level::Llc)] = 60e9;
+  mm.shared[static_cast<std::size_t>(Level::Dram)] = 45e9;
   mm.kinds["copy memcpy"] = KindRates{{300e9, 80e9, 25e9, 18e9}, 0.9};
   mm.kinds["copy kernel_regular"] = KindRates{{250e9, 60e9, 20e9, 12e9}, 0.95};
   mm.kinds["copy kernel_nt"] = KindRates{{140e9, 120e9, 35e9, 16e9}, 0.85};
@@ -205,7 +207,9 @@ BenchModel xeon_without_switch() {
 TEST_CASE("calib: the memory model is the time of a kernel call, level by level") {
   // One memcpy on 2 threads of 1 GiB: per-thread working set 1 GiB, far above L1 and L2 (fractions
   // 1/(1 + (W/C)^3.5) ~ 1e-14 and 1e-10) and W = 2 GiB above the LLC (105 MiB: h = 3e-5): DRAM serves
-  // the rest. R = min((1 + 0.9) x 18 GB/s, 30 GB/s) = 30 GB/s; t = 0.4 us + 12 us + 2 GiB / 30 GB/s.
+  // the rest. R = min((1 + 0.9) x 18 GB/s, 45 GB/s x 2/3) = 30 GB/s (the cap bounds physical traffic,
+  // 3 bytes for the 2 a copy with ordinary stores counts); t = 0.4 us + 12 us + 2 GiB / 30 GB/s, the
+  // LLC's share at min(1.9 x 25 GB/s, 60 GB/s x 2/3).
   const BenchModel m = xeon_without_switch();
   CHECK(m.l1 == 48 * KiB);
   CHECK(m.l2 == 2 * MiB);
@@ -217,7 +221,7 @@ TEST_CASE("calib: the memory model is the time of a kernel call, level by level"
   const auto f = level_fractions(m, mm.sharpness, 2 * p.bytes, 2);
   CHECK(f[3] > 0.9999);
   CHECK(f[0] + f[1] + f[2] + f[3] == doctest::Approx(1.0));
-  const double llc_part = f[2] * 2 * p.bytes / 30e9 - f[2] * 2 * p.bytes / std::min(1.9 * 25e9, 40e9);
+  const double llc_part = f[2] * 2 * p.bytes / 30e9 - f[2] * 2 * p.bytes / std::min(1.9 * 25e9, 60e9 * 2 / 3);
   check_rel(kernel_seconds(m, mm, p), 0.4e-6 + 12e-6 + 2 * p.bytes / 30e9 - llc_part);
   // The Reducer hands each thread >= 64 KiB of output: a 4 KiB reduce on 2 threads runs on 1 (no
   // fork cost); a 256 KiB one on 2. The bench's memcpy splits over every thread at any size.
@@ -242,6 +246,35 @@ TEST_CASE("calib: the memory model is the time of a kernel call, level by level"
   ModelParams mp;
   mp.memory = mm;
   for (const Point& q : {p, r, nt}) check_rel(simulate(m, mp, q, fluid), kernel_seconds(m, mm, q));
+}
+
+TEST_CASE("calib: the shared caps bound physical traffic: ordinary stores read each line before writing it") {
+  // Counted traffic is a call's reads plus its writes; an ordinary store that misses the core's
+  // caches also reads the line (write-allocate). A copy counts 2 bytes per byte copied and moves 3:
+  // share 2/3. A reduce of k inputs counts k + 1 and moves k + 2: k = 1 2/3, k = 8 9/10, k = 16
+  // 17/18. Streaming stores write around the caches (share 1), as does an unknown kind.
+  CHECK(counted_share("copy memcpy", 0) == doctest::Approx(2.0 / 3));
+  CHECK(counted_share("copy kernel_regular", 8) == doctest::Approx(2.0 / 3));
+  CHECK(counted_share("copy kernel_nt", 0) == 1);
+  CHECK(counted_share("reduce avx512 fp32 regular", 1) == doctest::Approx(2.0 / 3));
+  CHECK(counted_share("reduce avx512 fp32 regular", 8) == doctest::Approx(9.0 / 10));
+  CHECK(counted_share("reduce avx2 bf16 regular", 16) == doctest::Approx(17.0 / 18));
+  CHECK(counted_share("reduce avx2 bf16 regular", 0) == doctest::Approx(2.0 / 3));  // at least one input
+  CHECK(counted_share("reduce scalar bf16 nt", 8) == 1);
+  CHECK(counted_share("something else", 8) == 1);
+  // level_rate: min((1 + (n - 1) g) x rate, cap x share). The planted memcpy at DRAM, 18 GB/s per
+  // thread, gain 0.9, cap 45 GB/s: 1 thread 18 (below 30), 2 threads min(34.2, 30) = 30, and a
+  // share of 1 (a streaming copy's) leaves the cap at 45: min(34.2, 45) = 34.2.
+  const MemoryModel mm = planted_memory();
+  const KindRates& memcpy = mm.kinds.at("copy memcpy");
+  CHECK(level_rate(mm, memcpy, Level::Dram, 1, 2.0 / 3) == doctest::Approx(18e9));
+  CHECK(level_rate(mm, memcpy, Level::Dram, 2, 2.0 / 3) == doctest::Approx(30e9));
+  CHECK(level_rate(mm, memcpy, Level::Dram, 2) == doctest::Approx(34.2e9));
+  // Two threads of a 4 GiB regular-store copy (DRAM serves all but 1e-4): the same memcpy with
+  // streaming stores would run at DRAM's 34.2 GB/s on its read half and 34.2 on its written half;
+  // with ordinary stores the cap holds it to 30 GB/s of counted traffic.
+  const BenchModel m = xeon_without_switch();
+  CHECK(mixed_rate(m, mm, "copy memcpy", 8.0 * 1024 * MiB, 2) == doctest::Approx(30e9).epsilon(1e-3));
 }
 
 TEST_CASE("calib: the host backend's bidir waits for a second round trip, a lone copy and CUDA's bidir for one") {
@@ -344,7 +377,7 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
     CAPTURE(smp.point.pointer);
     check_rel(simulate(m, params_for(c, smp.point, smp.regime), smp.point, fluid), smp.point.time_median);
   }
-  // The node model's DRAM view: all cores' memcpy at DRAM, min(1.9 x 18 GB/s, 30 GB/s) = 30 GB/s;
+  // The node model's DRAM view: all cores' memcpy at DRAM, min(1.9 x 18 GB/s, 45 GB/s x 2/3) = 30 GB/s;
   // one core's reduce input rate 17 GB/s x 8/9.
   check_rel(at(node_params(c), Param::DramBandwidth), 30e9);
   check_rel(at(node_params(c), Param::ReducePerCore), 17e9 * 8 / 9);
