@@ -555,7 +555,9 @@ double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::str
   const double ranks = pt.stage == "allreduce" ? pt.ranks : 1;  // an mpirun's ranks share the cache
   const bool in_place = pt.placement != "out_of_place";
   const double h = served(ranks * (staging + (in_place ? 1 : 2) * D * slots), m.llc, mm.sharpness);
-  const double dram = level_rate(mm, it->second, Level::Dram, 1), llc = level_rate(mm, it->second, Level::Llc, 1);
+  const double share = counted_share(copy, 0);
+  const double dram = level_rate(mm, it->second, Level::Dram, 1, share),
+               llc = level_rate(mm, it->second, Level::Llc, 1, share);
   const double from_dram = in_place ? 0.25 : 0.5;
   const double chunk_copy = 1 / (from_dram / dram + (1 - from_dram) * (h / llc + (1 - h) / dram));
   const double over_w = mixed_rate(m, mm, copy, working_set(pt), 1);  // what the whole working set gives
