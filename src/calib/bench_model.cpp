@@ -560,7 +560,7 @@ double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::str
                llc = level_rate(mm, it->second, Level::Llc, 1, share);
   const double from_dram = in_place ? 0.25 : 0.5;
   const double chunk_copy = 1 / (from_dram / dram + (1 - from_dram) * (h / llc + (1 - h) / dram));
-  const double over_w = mixed_rate(m, mm, copy, working_set(pt), 1);  // what the whole working set gives
+  const double over_w = mixed_rate(m, mm, copy, working_set(pt), 1, 0);  // what the whole working set gives
   if (!is_set(chunk_copy) || !is_set(over_w) || over_w <= 0) return 1;
   return std::max(1.0, chunk_copy / over_w);
 }
@@ -585,10 +585,10 @@ void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string&
   // backend both directions' copies contend in memory) scale by that gain.
   const bool emulated = !n.gpus.empty() && n.gpus.front().gpu.emulated();
   const double factor = emulated ? slot_copy_gain(m, mm, copy, pt) : 1.0;
-  if (const double dram = mixed_rate(m, mm, copy, W, cores); is_set(dram) && dram > 0)
+  if (const double dram = mixed_rate(m, mm, copy, W, cores, 0); is_set(dram) && dram > 0)
     for (auto& s : n.sockets) s.dram_bandwidth = BytesPerSecond(dram * factor);
   if (emulated)
-    if (const double link = mixed_rate(m, mm, copy, W, 1); is_set(link) && link > 0)
+    if (const double link = mixed_rate(m, mm, copy, W, 1, 0); is_set(link) && link > 0)
       for (auto& g : n.gpus) g.gpu.pcie_bandwidth = BytesPerSecond(link * factor / 2);
   if (factor != 1)
     for (std::size_t i : device_ports(n)) {
@@ -596,8 +596,8 @@ void apply_memory(const BenchModel& m, const MemoryModel& mm, const std::string&
       auto& cap = port_cap_is_bidirectional(port) ? port.bidirectional_bandwidth : port.duplex_bandwidth;
       if (cap) cap = BytesPerSecond(cap->si() * factor);
     }
-  if (const double red = mixed_rate(m, mm, reduce_kind, W, 1, std::max(2, pt.devices)); is_set(red) && red > 0) {
-    const double k = std::max(2, pt.devices);
+  const int k = std::max(2, pt.devices);  // the reduce's inputs: a chunk of each device
+  if (const double red = mixed_rate(m, mm, reduce_kind, W, 1, k); is_set(red) && red > 0) {
     for (auto& s : n.sockets) s.cpu.reduce_bandwidth_per_core = BytesPerSecond(red * k / (k + 1));
   }
 }

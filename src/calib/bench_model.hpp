@@ -181,9 +181,9 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// The traffic rate all `n` threads of `kind` reach over a working set of W bytes (the levels'
 /// rates mixed by level_fractions; the streaming copy's written half at DRAM's); NaN if the model
 /// has no rate for the kind.
-/// `k`: a reduce kind's inputs (counted_share).
+/// `k`: a reduce kind's inputs (counted_share); a copy's is not used (pass 0).
 [[nodiscard]] double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string& kind, double W, int n,
-                                int k = 2);
+                                int k);
 
 /// What `threads` threads (summed over the sockets; 0: all the cores) can use of machine `n`: each
 /// socket's reduce rate becomes one "core" of min(threads, its cores); DRAM and ports stay as they

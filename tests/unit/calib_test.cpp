@@ -274,7 +274,7 @@ TEST_CASE("calib: the shared caps bound physical traffic: ordinary stores read e
   // streaming stores would run at DRAM's 34.2 GB/s on its read half and 34.2 on its written half;
   // with ordinary stores the cap holds it to 30 GB/s of counted traffic.
   const BenchModel m = xeon_without_switch();
-  CHECK(mixed_rate(m, mm, "copy memcpy", 8.0 * 1024 * MiB, 2) == doctest::Approx(30e9).epsilon(1e-3));
+  CHECK(mixed_rate(m, mm, "copy memcpy", 8.0 * 1024 * MiB, 2, 0) == doctest::Approx(30e9).epsilon(1e-3));
 }
 
 TEST_CASE("calib: the host backend's bidir waits for a second round trip, a lone copy and CUDA's bidir for one") {
