@@ -6,8 +6,8 @@ For each copy kind and each cache level C (the CPU model's L1d, L2 and last-leve
 of a working set of x bytes (2 x the bytes copied) served by the cache rather than by the next level is
     f(x) = (1 / r(x) - 1 / r_next) / (1 / r_cache - 1 / r_next)
 with r the measured traffic rate and r_cache, r_next the plateaus on either side (the median rate of the
-points between 0.25 C and 0.6 C, and between 2.5 C and 6 C of the next level's own range, or beyond 8 C
-for the LLC). The model's share h(x) = 1 / (1 + (x / C)^s) is a line in log-odds,
+points between 0.25 C and 0.6 C, and between 2.5 C and 0.6 of the next level's size, or beyond 8 C for
+the LLC, whose next level is DRAM). The model's share h(x) = 1 / (1 + (x / C)^s) is a line in log-odds,
 log(1 / f - 1) = s log x - s log C, so a least-squares line through the points with 0.05 < f < 0.95
 gives the exponent s and the effective size C (where h = 1/2); with C held at the CPU model's size, s
 alone. Usage: scripts/cache-sweep.py SWEEP.json --l1 48KiB --l2 1MiB --llc 32MiB
