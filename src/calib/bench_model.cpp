@@ -430,7 +430,9 @@ double working_set(const Point& pt) {
 
 Regime regime_of(const BenchModel& m, const Point& pt) {
   // With a working set W above the cache's size C, a cache that keeps what is reused serves about
-  // C / W of the bytes: the cache serves most of them up to W = 2C.
+  // C / W of the bytes: half of them at W = 2C. (Where C is measured as the size at which a sweep's
+  // copies take half their bytes from the cache, the Zen 5 VM's 54 MiB, the cache serves about a
+  // fifth at 2C: docs/calibration.md, "The last-level cache, measured".)
   return m.llc > 0 && working_set(pt) <= 2 * m.llc ? Regime::Cache : Regime::Dram;
 }
 

@@ -123,8 +123,8 @@ struct ModelParams {
 /// copy 2S, reduce (k+1)S, host-backend D2H/H2D 2S (CUDA: S), both at once twice that, pipeline
 /// D x S plus its staging slots, inter-node ranks x S, whole allreduce ranks x the pipeline's.
 [[nodiscard]] double working_set(const Point& pt);
-/// Cache when the working set is at most twice the last-level cache (the cache then serves most of
-/// its bytes), else DRAM; always DRAM when the model gives no cache size.
+/// Cache when the working set is at most twice the last-level cache, else DRAM (see the .cpp);
+/// always DRAM when the model gives no cache size.
 [[nodiscard]] Regime regime_of(const BenchModel& m, const Point& pt);
 
 /// The memory-model kind of a copy or reduce point: "copy memcpy", "reduce avx512 fp32 regular";

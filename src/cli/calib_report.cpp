@@ -21,7 +21,7 @@ namespace ffsim::cli {
 std::string calib_regime_rule(const calib::BenchModel& m) {
   if (m.llc <= 0) return "the node's CPU gives no last-level cache: every point is in the DRAM regime";
   return "working set <= 2 x " + fmt_bytes(Bytes(m.llc)) + " (twice the last-level cache of " +
-         m.node.sockets.front().cpu.name + ", which then serves most of its bytes): cache regime; above: DRAM regime " +
+         m.node.sockets.front().cpu.name + "): cache regime; above: DRAM regime " +
          "(the node model takes the DRAM regime's values)";
 }
 
