@@ -9,8 +9,9 @@ with r the measured traffic rate and r_cache, r_next the plateaus on either side
 points between 0.25 C and 0.6 C, and between 2.5 C and 0.6 of the next level's size, or beyond 8 C for
 the LLC, whose next level is DRAM). The model's share h(x) = 1 / (1 + (x / C)^s) is a line in log-odds,
 log(1 / f - 1) = s log x - s log C, so a least-squares line through the points with 0.05 < f < 0.95
-gives the exponent s and the effective size C (where h = 1/2); with C held at the CPU model's size, s
-alone. Usage: scripts/cache-sweep.py SWEEP.json --l1 48KiB --l2 1MiB --llc 32MiB
+(at least 4 of them) gives the exponent s and the effective size C (where h = 1/2); with C held at the
+CPU model's size, s alone. Plateaus that are not flat (the Zen 5 VM's L1 and L2) make the shares, and
+so the line, say little: read the rates themselves there. Usage: scripts/cache-sweep.py SWEEP.json --l1 48KiB --l2 1MiB --llc 32MiB
 SPDX-License-Identifier: Apache-2.0
 """
 import argparse
@@ -63,8 +64,10 @@ def main():
                 if 0.05 < f < 0.95:
                     xs.append(math.log(x))
                     ys.append(math.log(1 / f - 1))
-            if len(xs) < 2 or r_c <= r_n:
-                print(f"{kind:15s} {name:5s} {r_c / 1e9:8.1f} {r_n / 1e9:8.1f} {len(xs):6d}  (no transition: a step, or no faster cache rate)")
+            # Fewer than 4 points inside the transition: at 2^(1/4) steps that is an exponent of
+            # about 8 or more (a step), or plateaus too uneven to place it: no line is fitted.
+            if len(xs) < 4 or not r_c > r_n:
+                print(f"{kind:15s} {name:5s} {r_c / 1e9:8.1f} {r_n / 1e9:8.1f} {len(xs):6d}  (no line: a step, or no faster cache rate)")
                 continue
             mx, my = statistics.fmean(xs), statistics.fmean(ys)
             sxx = sum((x - mx) ** 2 for x in xs)
