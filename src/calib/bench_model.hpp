@@ -167,7 +167,7 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 [[nodiscard]] double kind_rate(const KindRates& k, Level l);
 /// R_l of the memory model for `n` threads of a kind (above); NaN if the kind has no rate. The
 /// shared caps bound physical traffic: `share` is the counted traffic's share of it (counted_share).
-[[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n, double share = 1);
+[[nodiscard]] double level_rate(const MemoryModel& mm, const KindRates& k, Level l, int n, double share);
 /// The share of a kind's counted traffic (its reads plus its writes) in what it moves through the
 /// shared levels. Ordinary stores that miss the core's caches read each line before writing it
 /// (write-allocate): a copy with ordinary stores ("copy memcpy" below glibc's streaming threshold,

@@ -269,7 +269,7 @@ TEST_CASE("calib: the shared caps bound physical traffic: ordinary stores read e
   const KindRates& memcpy = mm.kinds.at("copy memcpy");
   CHECK(level_rate(mm, memcpy, Level::Dram, 1, 2.0 / 3) == doctest::Approx(18e9));
   CHECK(level_rate(mm, memcpy, Level::Dram, 2, 2.0 / 3) == doctest::Approx(30e9));
-  CHECK(level_rate(mm, memcpy, Level::Dram, 2) == doctest::Approx(34.2e9));
+  CHECK(level_rate(mm, memcpy, Level::Dram, 2, 1) == doctest::Approx(34.2e9));
   // Two threads of a 4 GiB regular-store copy (DRAM serves all but 1e-4): the same memcpy with
   // streaming stores would run at DRAM's 34.2 GB/s on its read half and 34.2 on its written half;
   // with ordinary stores the cap holds it to 30 GB/s of counted traffic.
