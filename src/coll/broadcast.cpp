@@ -51,12 +51,16 @@ public:
       const auto& order = orders[static_cast<std::size_t>(r)];
       const auto [e0, e1] = split(elems, R, r);
       const double part = o.with_data ? static_cast<double>(e1 - e0) * o.elem_size : bytes / R;
+      // Whole chunks and a shorter last one, as NCCL's broadcast loop cuts a channel's share
+      // (broadcast.h, runRing: nelem = min(realChunkSize, size - offset)).
       const int chunks = piece_count(part, chunk, n);
+      const Cut cu = cut(part, chunk);
       std::vector<sched::OpId> last_at(static_cast<std::size_t>(n), kNoOp);  // last chunk received at position
       for (int i = 0; i < n; ++i) last_at[static_cast<std::size_t>(i)] = ready_of(o, order[static_cast<std::size_t>(i)]);
       for (int c = 0; c < chunks; ++c) {
-        const auto [b0, b1] = split(o.with_data ? e1 - e0 : static_cast<std::size_t>(chunks), chunks, c);
-        const double cb = o.with_data ? static_cast<double>(b1 - b0) * o.elem_size : part / chunks;
+        const auto [b0, b1] =
+            o.with_data ? cut_elems(e1 - e0, chunk, o.elem_size, chunks, c) : std::pair<std::size_t, std::size_t>{0, 0};
+        const double cb = o.with_data ? static_cast<double>(b1 - b0) * o.elem_size : cu.len(c);
         const double off = o.with_data ? static_cast<double>(e0 + b0) * o.elem_size : 0;
         sched::OpId arrived = last_at[0];
         for (int h = 0; h + 1 < n; ++h) {
@@ -105,7 +109,8 @@ public:
     if (n == 1) return est;
     const auto orders = rings_from(p, lib, g, 0);
     const int R = static_cast<int>(orders.size());
-    const double chunks = piece_count_real(bytes / R, broadcast_chunk(lib));
+    const Cut cu = cut(bytes / R, broadcast_chunk(lib));  // whole chunks and a shorter last one, as emit cuts them
+    const double chunks = cu.count;
     // Pipeline: in each ring the first chunk crosses the hops one after another, each at its own
     // pace (the fill: the slowest ring's); the other chunks follow one period apart, the period
     // being the bottleneck bound of every ring's every hop moving a chunk at once (the steady state,
@@ -123,15 +128,16 @@ public:
         const auto& b = g.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(h + 1)])];
         const auto pid = p.path_id(a, b);
         const double lat_h = nccl_path_latency(p, nccl_hop_latency(p, lib, a, b), a, b);
-        ring_fill += bottleneck_bound(p, {{pid, bytes / R / chunks}}).time + lat_h + p.options().arbitration_latency;
-        all.emplace_back(pid, bytes / R / chunks);
+        ring_fill += bottleneck_bound(p, {{pid, cu.piece}}).time + lat_h + p.options().arbitration_latency;
+        all.emplace_back(pid, cu.piece);
       }
       fill = std::max(fill, ring_fill);
     }
     const Bound bd = bottleneck_bound(p, all);
     const double period = bd.time + p.options().arbitration_latency;  // the latencies overlap the previous sends
     const std::uint32_t why = bd.resource;
-    est.time = fill + (chunks - 1) * period;
+    // chunks - 1 periods after the first chunk's trip, the last one the shorter chunk's transfer.
+    est.time = fill + (chunks - 1) * period - (chunks > 1 ? (1 - cu.last_share()) * bd.time : 0.0);
     est.bottleneck = bound_label(p, why);
     return est;
   }

@@ -397,4 +397,19 @@ double piece_count_real(double bytes, double piece) {
   return piece > 0 && bytes > 0 ? std::max(1.0, std::ceil(bytes / piece)) : 1.0;
 }
 
+Cut cut(double bytes, double piece) {
+  Cut c;
+  c.count = piece_count_real(bytes, piece);
+  c.piece = c.count > 1 ? piece : bytes;
+  c.last = bytes - (c.count - 1) * c.piece;
+  return c;
+}
+
+std::pair<std::size_t, std::size_t> cut_elems(std::size_t elems, double piece_bytes, int elem_size, int count, int i) {
+  const auto per = static_cast<std::size_t>(std::max(1.0, std::floor(piece_bytes / std::max(elem_size, 1))));
+  const auto ui = static_cast<std::size_t>(i);
+  const std::size_t begin = std::min(elems, ui * per);
+  return {begin, i + 1 >= count ? elems : std::min(elems, begin + per)};
+}
+
 }  // namespace ffsim::coll

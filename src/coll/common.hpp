@@ -66,6 +66,26 @@ sched::OpId with_protocol_cap(sched::Schedule& s, sched::OpId op, double cap);
 /// count stays an int). Closed forms count pieces in doubles instead (piece_count_real).
 [[nodiscard]] int piece_count(double bytes, double piece, int copies);
 [[nodiscard]] double piece_count_real(double bytes, double piece);
+
+/// How a library cuts `bytes` into pieces of at most `piece` bytes: whole pieces, the remainder as
+/// one shorter piece last (our hfreduce cuts its chunks and tree slices so, src/hfreduce/pipeline.cpp
+/// and tree.cpp; NCCL's tree and broadcast loops cut chunkSize pieces, the last one short). A vector
+/// one byte over k pieces is k pieces and a 1-byte one, not k + 1 equal ones (which would pipeline
+/// better than the k whole pieces). `count` = piece_count_real; piece <= 0 or bytes <= piece: one piece.
+struct Cut {
+  double count = 1;  ///< pieces (a double for closed forms; piece_count checks it for schedules)
+  double piece = 0;  ///< bytes of each piece but the last (the whole vector when there is one)
+  double last = 0;   ///< bytes of the last piece, in (0, piece] (bytes > 0)
+  [[nodiscard]] double off(int i) const { return i * piece; }
+  [[nodiscard]] double len(int i) const { return i + 1 < count ? piece : last; }
+  /// The last piece's share of a whole one, in (0, 1]: a pipeline's last period scales by it.
+  [[nodiscard]] double last_share() const { return piece > 0 ? last / piece : 1.0; }
+};
+[[nodiscard]] Cut cut(double bytes, double piece);
+/// [begin, end) in elements of piece `i` of `count` of `elems` elements cut as `cut` cuts bytes:
+/// pieces of max(1, floor(piece_bytes / elem_size)) elements, the last one to the end.
+[[nodiscard]] std::pair<std::size_t, std::size_t> cut_elems(std::size_t elems, double piece_bytes, int elem_size,
+                                                            int count, int i);
 /// Throws the SimulationError above when `ops` operations (what: how they come about) exceed what
 /// a simulated schedule holds.
 void check_schedule_size(double ops, const std::string& what);

@@ -39,25 +39,32 @@ struct Layout {
 // NVLink: the vector's first half (A) is reduced by the first GPU of each pair, the second (B) by the
 // second; chunk c is chunk c of A (tree 0) and chunk c of B (tree 1), each half a chunk, so that a
 // chunk is `chunk` bytes of the vector either way (one 4 MiB tensor of the artifact's benchmark).
+// Chunks are whole chunks and a shorter last one, as the library cuts them (src/hfreduce/pipeline.cpp;
+// until 2026-12-07 the model cut equal parts, so that 4 MiB + 1 B went as two 2 MiB chunks, in less
+// time than 4 MiB as one).
 Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem, int copies) {
   Layout L;
   const double span = nvlink ? S / 2 : S;
-  L.chunks = piece_count(span, nvlink ? chunk / 2 : chunk, copies);
+  const double piece = nvlink ? chunk / 2 : chunk;
+  L.chunks = piece_count(span, piece, copies);
+  const Cut cu = cut(span, piece);
   const std::size_t elems = data ? static_cast<std::size_t>(S / elem) : 0;
   const std::size_t half_elems = elems / 2;
   for (int c = 0; c < L.chunks; ++c) {
     std::array<Range, 2> r;
     if (!data) {
-      const double cl = span / L.chunks;
-      if (nvlink) r = {Range{c * cl, cl}, Range{S / 2 + c * cl, cl}};
-      else r = {Range{c * cl, cl / 2}, Range{c * cl + cl / 2, cl / 2}};
+      const double off = cu.off(c), cl = cu.len(c);
+      if (nvlink)
+        r = {Range{off, cl}, Range{S / 2 + off, cl}};
+      else
+        r = {Range{off, cl / 2}, Range{off + cl / 2, cl / 2}};
     } else if (nvlink) {
-      const auto [a0, a1] = split(half_elems, L.chunks, c);
-      const auto [b0, b1] = split(elems - half_elems, L.chunks, c);
+      const auto [a0, a1] = cut_elems(half_elems, piece, elem, L.chunks, c);
+      const auto [b0, b1] = cut_elems(elems - half_elems, piece, elem, L.chunks, c);
       r = {Range{static_cast<double>(a0) * elem, static_cast<double>(a1 - a0) * elem},
            Range{static_cast<double>(half_elems + b0) * elem, static_cast<double>(b1 - b0) * elem}};
     } else {
-      const auto [c0, c1] = split(elems, L.chunks, c);
+      const auto [c0, c1] = cut_elems(elems, piece, elem, L.chunks, c);
       const std::size_t mid = c0 + (c1 - c0) / 2;
       r = {Range{static_cast<double>(c0) * elem, static_cast<double>(mid - c0) * elem},
            Range{static_cast<double>(mid) * elem, static_cast<double>(c1 - mid) * elem}};
@@ -359,17 +366,18 @@ public:
     for (int v = 0; v < N; ++v)
       for (int t = 0; t < 2; ++t) final_[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)] =
                                     up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)];
-    auto slices_of = [&](const Range& r) {
+    auto slices_of = [&](const Range& r) {  // whole slices and a shorter last one, as the library's tree cuts
       const double sl = h.tree_slice_bytes > 0 ? h.tree_slice_bytes : r.len;
       const int m = r.len > 0 && sl > 0 ? piece_count(r.len, sl, 1) : 1;
       std::vector<Range> v;
       if (!o.with_data) {
-        for (int k = 0; k < m; ++k) v.push_back(Range{r.off + k * (r.len / m), r.len / m});
+        const Cut cu = cut(r.len, sl);
+        for (int k = 0; k < m; ++k) v.push_back(Range{r.off + cu.off(k), cu.len(k)});
         return v;
       }
       const auto elems = static_cast<std::size_t>(std::llround(r.len / o.elem_size));
       for (int k = 0; k < m; ++k) {
-        const auto [a, b] = split(elems, m, k);
+        const auto [a, b] = cut_elems(elems, sl, o.elem_size, m, k);
         v.push_back(Range{r.off + static_cast<double>(a) * o.elem_size, static_cast<double>(b - a) * o.elem_size});
       }
       return v;
@@ -598,7 +606,8 @@ public:
   //   the result directly: only the barrier;
   //   H2D (GDRCopy): per socket with GPUs, ovh + a read per distinct range (1; NVLink 2) + a
   //   barrier, and L writes (memcpy: L writes); NVLink: L swaps over the pair.
-  // Per tree (2) and chunk on 2+ nodes, m = ceil(part / tree_slice_bytes) slices; per slice at
+  // Per tree (2) and chunk on 2+ nodes, m = ceil(part / tree_slice_bytes) slices (a whole chunk's
+  // part, and the last chunk's: whole chunks and a shorter last one); per slice at
   // most N - 1 adds, N - 1 sends up, N - 1 sends down and N - 1 barriers over a parent's sends;
   // ovh per send up and down on the chunk's first slice (2 (N - 1)). A done per rank at the end.
   // E.g. 2 GPUs on 1 node, 1 socket, no interleave, 1 chunk, no overhead, GDRCopy: D2H 2 x 1 = 2,
@@ -609,7 +618,8 @@ public:
     if (S <= 0) return q.ranks + 1.0;  // no_traffic: a zero-time op per rank
     const double N = q.nodes, L = q.ranks_per_node, Q = q.sockets;
     const double span = nvlink_ ? S / 2 : S;
-    const double K = piece_count_real(span, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
+    const Cut cu = cut(span, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
+    const double K = cu.count;
     const double ovh = h.chunk_overhead > 0 ? 1 : 0;
     const bool inter = h.interleave_d2h;
     const bool spread = inter && Q > 1;
@@ -622,9 +632,12 @@ public:
     const double per_node = (nvlink_ ? 2 * L : 0) + L * P + reduce + h2d + (nvlink_ ? L : 0);
     double tree = 0;
     if (q.nodes > 1) {
-      const double part = nvlink_ ? span / K : span / K / 2;
-      const double m = h.tree_slice_bytes > 0 ? piece_count_real(part, h.tree_slice_bytes) : 1;
-      tree = 2 * K * (m * 4 * (N - 1) + ovh * 2 * (N - 1));
+      auto slices = [&](double chunk) {
+        const double part = nvlink_ ? chunk : chunk / 2;
+        return h.tree_slice_bytes > 0 ? piece_count_real(part, h.tree_slice_bytes) : 1;
+      };
+      const double m = (K - 1) * slices(cu.piece) + slices(cu.last);
+      tree = 2 * (m * 4 * (N - 1) + K * ovh * 2 * (N - 1));
     }
     return K * N * per_node + tree + q.ranks;
   }
@@ -645,8 +658,9 @@ public:
     const auto by_node = g.ranks_by_node();
     const int N = static_cast<int>(by_node.size());
     const int L = static_cast<int>(by_node.front().size());
-    const double K = piece_count_real(nvlink_ ? S / 2 : S, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
-    const double C = (nvlink_ ? S / 2 : S) / K;  // bytes per GPU per chunk (NVLink: of its half)
+    const Cut cu = cut(nvlink_ ? S / 2 : S, nvlink_ ? h.chunk_bytes / 2 : h.chunk_bytes);
+    const double K = cu.count;
+    const double C = cu.piece;                    // bytes per GPU per whole chunk (NVLink: of its half)
     const double chunk = nvlink_ ? 2 * C : C;     // bytes of the node's result per chunk
     const int nd = g.ranks[0].node;
     const int sockets = static_cast<int>(node.sockets.size());
@@ -764,7 +778,9 @@ public:
       hop_down = std::min(t_chunk, send_down + h.chunk_overhead) + lat_net;
     }
     const double fill = t_chunk + depth * (hop_up + hop_down);
-    est.time = fill + (K - 1) * t_chunk;
+    // The last chunk is shorter (whole chunks and the remainder, as emit cuts them): its period's
+    // transfer part scales with its bytes, its software overhead does not.
+    est.time = fill + (K - 1) * t_chunk - (K > 1 ? (1 - cu.last_share()) * (t_chunk - h.chunk_overhead) : 0.0);
     est.bottleneck = why;
     est.note = "per chunk " + std::to_string(static_cast<long long>(chunk)) + " B, " + std::to_string(K) +
                " chunks, tree depth " + std::to_string(depth);

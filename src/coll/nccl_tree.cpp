@@ -91,14 +91,18 @@ public:
         const auto [h0, h1] = o.with_data ? split(p1 - p0, 2, t) : std::make_pair<std::size_t, std::size_t>(0, 0);
         const double half = o.with_data ? static_cast<double>(h1 - h0) * o.elem_size : S / R / 2;
         const double base = o.with_data ? static_cast<double>(p0 + h0) * o.elem_size : (rail + t * 0.5) * S / R;
-        const int K = piece_count(half, nccl_tree_chunk(lib, S / R / 2, n, N), n);
+        // Whole chunks and a shorter last one, as NCCL's loop cuts them (all_reduce.h, runTreeUpDown:
+        // nelem = min(chunkSize, size - offset)).
+        const double C = nccl_tree_chunk(lib, S / R / 2, n, N);
+        const int K = piece_count(half, C, n);
+        const Cut cu = cut(half, C);
         for (int c = 0; c < K; ++c) {
           if (o.with_data) {
-            const auto [c0, c1] = split(h1 - h0, K, c);
+            const auto [c0, c1] = cut_elems(h1 - h0, C, o.elem_size, K, c);
             chunks[static_cast<std::size_t>(t)].push_back(
                 Range{base + static_cast<double>(c0) * o.elem_size, static_cast<double>(c1 - c0) * o.elem_size});
           } else {
-            chunks[static_cast<std::size_t>(t)].push_back(Range{base + c * half / K, half / K});
+            chunks[static_cast<std::size_t>(t)].push_back(Range{base + cu.off(c), cu.len(c)});
           }
         }
       }
@@ -258,8 +262,9 @@ public:
     const auto nodes = g.ranks_by_node();
     const int N = static_cast<int>(nodes.size());
     const double C = nccl_tree_chunk(lib, S / R / 2, g.size(), N);
-    const double K = piece_count_real(S / R / 2, C);
-    const double c = S / R / 2 / K * lib.nccl.active().wire_factor;  // a chunk's bytes on the wire
+    const Cut cu = cut(S / R / 2, C);  // whole chunks and a shorter last one, as emit cuts them
+    const double K = cu.count;
+    const double c = cu.piece * lib.nccl.active().wire_factor;  // a whole chunk's bytes on the wire
     const double cap = nccl_protocol_cap(lib, true, nccl_channels_per_ring(p, lib, R) / 2, R, N);
     std::vector<std::pair<std::uint32_t, double>> flows;
     double chain_hops = 0, net_hop = 0;
@@ -313,7 +318,9 @@ public:
     }
     const int depth = std::max(tree_depth(trees[0]), tree_depth(trees[1]));
     const double per = b.time;  // the hop latencies overlap the previous chunks' sends: in the fill only
-    est.time = (K - 1) * per + 2 * (chain_hops + depth * net_hop) + lib.nccl.active().tree_base_latency;
+    // K - 1 periods after the first chunk's trip, the last one the shorter chunk's.
+    est.time = (K > 1 ? K - 2 + cu.last_share() : 0.0) * per + 2 * (chain_hops + depth * net_hop) +
+               lib.nccl.active().tree_base_latency;
     est.bottleneck = bound_label(p, b);
     return est;
   }
