@@ -501,8 +501,7 @@ public:
     // (the first piece's copies, and a whole piece's trip after the bound: a short last piece
     // finishes behind the whole one before it), and each hop's latency share. (With the pieces'
     // mean instead, one byte over a whole block took 23% less time: 16 GPUs, 8 MiB.)
-    const Cut cu = cut(S / N, lib.hfreduce.chunk_bytes > 0 ? lib.hfreduce.chunk_bytes : S);
-    const double share = cu.piece / (S / N);
+    const double share = G.pieces.front().front().len / G.block(0).len;
     const double period = b.time / N * share;
     est.time = std::max(b.time, gdr) + N * pieces * lib.hfreduce.chunk_overhead + 2 * period +
                (N > 1 ? (N - 1) * (hop_lat + lib.hfreduce.chunk_overhead) * share + hop_lat : 0.0);
@@ -686,8 +685,8 @@ public:
     // so the chain (or the bottleneck bound, if that is longer) is the time, after the first
     // piece's D2H (a period of the bound).
     const double chain = (lib.hfreduce.h2d == "gdrcopy" ? gdr : 0.0) + N * pieces * lib.hfreduce.chunk_overhead;
-    const Cut cu = cut(S / N, lib.hfreduce.chunk_bytes > 0 ? lib.hfreduce.chunk_bytes : S);  // as geometry cuts
-    est.time = std::max(b.time, chain) + b.time / N * cu.piece / (S / N) + hop_lat;
+    // After the first piece's D2H: a whole piece (geometry cuts whole chunks and a shorter last one).
+    est.time = std::max(b.time, chain) + b.time / N * G.pieces.front().front().len / G.block(0).len + hop_lat;
     est.bottleneck = chain > b.time ? (lib.hfreduce.h2d == "gdrcopy" ? "GDRCopy write rate (H2D chain)" : "H2D chain (software overhead)")
                                     : bound_label(p, b);
     est.host_traffic_per_byte = host_memory_bytes(p, flows, nd) / S;
