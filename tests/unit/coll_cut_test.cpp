@@ -153,3 +153,30 @@ TEST_CASE("coll: a larger vector never takes less time (whole pieces)") {
     }
   }
 }
+
+// On DGX-A100 nodes (8 NICs: 8 rails, each carrying an eighth of the vector, its trees a half of that)
+// the closed forms of NCCL's tree and the broadcast, 8 to 96 MiB in 8 MiB steps and 4 B over each
+// (a rail's tree half crosses whole 4 MiB chunks at 64 MiB): never less time for more bytes. The
+// simulated broadcast is not checked here: its rings' chunks collide in lockstep on the NVSwitch
+// ports in ways the short chunk's size changes (docs/results.md, "Chunk boundaries").
+TEST_CASE("coll: on 8-rail nodes the closed forms never fall as the size grows") {
+  const auto p = plan::make_platform(
+      plan::load_scenario(std::string(FFSIM_SOURCE_DIR) + "/scenarios/dgx-a100-cluster.json", testing::catalog()));
+  for (const std::string algo : {"nccl_tree", "broadcast"}) {
+    const auto a = coll::algorithms().get(algo).factory();
+    for (const int gpus : {16, 24}) {
+      const auto g = coll::Group::first_gpus(*p, gpus);
+      double prev = 0;
+      for (int m = 1; m <= 12; ++m)
+        for (const double extra : {0.0, 4.0}) {
+          const double S = m * 8 * 1048576.0 + extra;
+          CAPTURE(algo);
+          CAPTURE(gpus);
+          CAPTURE(S);
+          const double est = a->estimate(*p, lib(), g, S).time;
+          CHECK(est >= prev * (1 - 1e-12));
+          prev = est;
+        }
+    }
+  }
+}
