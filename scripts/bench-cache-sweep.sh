@@ -3,7 +3,8 @@
 # shows (scripts/cache-sweep.py): what a CPU model's last_level_cache should be on this machine (the
 # size at which one thread's copies take half their bytes from the cache; docs/calibration.md, "The
 # last-level cache, measured"). Writes models/measured/<machine>-<date>-wss.json.
-# Usage: scripts/bench-cache-sweep.sh [extra hfreduce-bench flags, e.g. --threads 2]
+# Usage: scripts/bench-cache-sweep.sh [extra hfreduce-bench flags, e.g. --budget 0.2; not --threads:
+# the sweep is one thread's, which is what the analysis reads]
 # Environment: MACHINE (default: short hostname), BUILD_DIR (default build-hf), BENCH (a built
 # hfreduce-bench to use instead of building one), ROUNDS (default 3), MAX_WS (largest working set,
 # default 512MiB; from 16 KiB), OUT_DIR (default models/measured), SUFFIX (appended to the date; an

@@ -53,8 +53,8 @@ public:
       const double part = o.with_data ? static_cast<double>(e1 - e0) * o.elem_size : bytes / R;
       // Whole chunks and a shorter last one, as NCCL's broadcast loop cuts a channel's share
       // (broadcast.h, runRing: nelem = min(realChunkSize, size - offset)).
-      const int chunks = piece_count(part, chunk, n);
-      const Cut cu = cut(part, chunk);
+      const Cut cu = cut(part, chunk, n);
+      const auto chunks = static_cast<int>(cu.count);
       std::vector<sched::OpId> last_at(static_cast<std::size_t>(n), kNoOp);  // last chunk received at position
       for (int i = 0; i < n; ++i) last_at[static_cast<std::size_t>(i)] = ready_of(o, order[static_cast<std::size_t>(i)]);
       for (int c = 0; c < chunks; ++c) {

@@ -405,6 +405,11 @@ Cut cut(double bytes, double piece) {
   return c;
 }
 
+Cut cut(double bytes, double piece, int copies) {
+  (void)piece_count(bytes, piece, copies);
+  return cut(bytes, piece);
+}
+
 std::pair<std::size_t, std::size_t> cut_elems(std::size_t elems, double piece_bytes, int elem_size, int count, int i) {
   const auto per = static_cast<std::size_t>(std::max(1.0, std::floor(piece_bytes / std::max(elem_size, 1))));
   const auto ui = static_cast<std::size_t>(i);

@@ -82,6 +82,9 @@ struct Cut {
   [[nodiscard]] double last_share() const { return piece > 0 ? last / piece : 1.0; }
 };
 [[nodiscard]] Cut cut(double bytes, double piece);
+/// The same for a schedule that repeats each piece for `copies` ranks or nodes, checked as
+/// piece_count checks it (a SimulationError before any piece is built when they are too many).
+[[nodiscard]] Cut cut(double bytes, double piece, int copies);
 /// [begin, end) in elements of piece `i` of `count` of `elems` elements cut as `cut` cuts bytes:
 /// pieces of max(1, floor(piece_bytes / elem_size)) elements, the last one to the end.
 [[nodiscard]] std::pair<std::size_t, std::size_t> cut_elems(std::size_t elems, double piece_bytes, int elem_size,

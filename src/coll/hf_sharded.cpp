@@ -105,10 +105,10 @@ Geometry geometry(const platform::Platform& p, const LibraryParams& lib, const G
   for (int v = 0; v < G.N; ++v) {
     const Span bl = G.block(v);
     // Whole chunks and a shorter last one, as the library's pipeline cuts them.
-    const int m = bl.len > 0 && chunk > 0 ? piece_count(bl.len, chunk, G.n) : 1;
+    const Cut cu = cut(bl.len, chunk, G.n);
+    const auto m = static_cast<int>(cu.count);
     std::vector<Span> ps;
     if (!o.with_data) {
-      const Cut cu = cut(bl.len, chunk);
       for (int j = 0; j < m; ++j) ps.push_back(Span{bl.off + cu.off(j), cu.len(j)});
     } else {
       const auto be = static_cast<std::size_t>(std::llround(bl.len / o.elem_size));

@@ -46,8 +46,8 @@ Layout make_layout(double S, double chunk, bool nvlink, bool data, int elem, int
   Layout L;
   const double span = nvlink ? S / 2 : S;
   const double piece = nvlink ? chunk / 2 : chunk;
-  L.chunks = piece_count(span, piece, copies);
-  const Cut cu = cut(span, piece);
+  const Cut cu = cut(span, piece, copies);
+  L.chunks = static_cast<int>(cu.count);
   const std::size_t elems = data ? static_cast<std::size_t>(S / elem) : 0;
   const std::size_t half_elems = elems / 2;
   for (int c = 0; c < L.chunks; ++c) {
@@ -368,10 +368,10 @@ public:
                                     up_ready[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)];
     auto slices_of = [&](const Range& r) {  // whole slices and a shorter last one, as the library's tree cuts
       const double sl = h.tree_slice_bytes > 0 ? h.tree_slice_bytes : r.len;
-      const int m = r.len > 0 && sl > 0 ? piece_count(r.len, sl, 1) : 1;
+      const Cut cu = cut(r.len, sl, 1);
+      const auto m = static_cast<int>(cu.count);
       std::vector<Range> v;
       if (!o.with_data) {
-        const Cut cu = cut(r.len, sl);
         for (int k = 0; k < m; ++k) v.push_back(Range{r.off + cu.off(k), cu.len(k)});
         return v;
       }

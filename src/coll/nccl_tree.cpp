@@ -94,8 +94,8 @@ public:
         // Whole chunks and a shorter last one, as NCCL's loop cuts them (all_reduce.h, runTreeUpDown:
         // nelem = min(chunkSize, size - offset)).
         const double C = nccl_tree_chunk(lib, S / R / 2, n, N);
-        const int K = piece_count(half, C, n);
-        const Cut cu = cut(half, C);
+        const Cut cu = cut(half, C, n);
+        const auto K = static_cast<int>(cu.count);
         for (int c = 0; c < K; ++c) {
           if (o.with_data) {
             const auto [c0, c1] = cut_elems(h1 - h0, C, o.elem_size, K, c);
