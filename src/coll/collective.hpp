@@ -138,6 +138,11 @@ struct Options {
   /// Ops each rank must wait for before starting (kNoOp or empty: none).
   std::vector<sched::OpId> ready;
   int root = 0;                     ///< Broadcast root rank; SendRecv: sender 0 -> receiver 1
+  /// Copies that nothing tells apart (a node's alike GPUs: alike_gpus in common.hpp) may be one
+  /// replicated transfer (sched::Schedule::replicate), which an engine that runs replicas runs as
+  /// one flow. Only where the collective runs alone (no other flow crosses a GPU's own link), with
+  /// no `ready` and no data: simulate() sets it for such an engine; simulate_full() never does.
+  bool replicas = false;
 };
 
 /// What an emitted collective gives back.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "core/error.hpp"
@@ -415,6 +416,63 @@ std::pair<std::size_t, std::size_t> cut_elems(std::size_t elems, double piece_by
   const auto ui = static_cast<std::size_t>(i);
   const std::size_t begin = std::min(elems, ui * per);
   return {begin, i + 1 >= count ? elems : std::min(elems, begin + per)};
+}
+
+std::vector<std::vector<int>> alike_gpus(const platform::Platform& p,
+                                         const std::vector<std::vector<std::pair<sched::Place, sched::Place>>>& copies,
+                                         const std::vector<std::pair<sched::Place, sched::Place>>& others) {
+  const std::size_t L = copies.size(), kinds = L ? copies[0].size() : 0;
+  // paths[l][k]: GPU l's copy of kind k. Who crosses each resource: the GPUs (as a bit set) and
+  // whether any other transfer does.
+  std::vector<std::vector<std::uint32_t>> paths(L);
+  std::map<std::uint32_t, std::pair<std::uint64_t, bool>> users;
+  FFSIM_ASSERT(L <= 64, "alike_gpus: at most 64 GPUs a node");
+  for (std::size_t l = 0; l < L; ++l) {
+    FFSIM_ASSERT(copies[l].size() == kinds, "alike_gpus: the same kinds of copies for every GPU");
+    for (const auto& [from, to] : copies[l]) {
+      paths[l].push_back(p.path_id(from, to));
+      for (std::uint32_t r : p.path(paths[l].back()).resources) users[r].first |= std::uint64_t{1} << l;
+    }
+  }
+  for (const auto& [from, to] : others)
+    for (std::uint32_t r : p.path(p.path_id(from, to)).resources) users[r].second = true;
+  // Can GPU l join the class whose first GPU is f? Its own resources (where its paths and f's differ,
+  // position by position) must be its alone, and answer to f's the same way in every kind.
+  auto joins = [&](const std::vector<int>& cls, int l) {
+    std::map<std::uint32_t, std::uint32_t> to_first, from_first;  // l's own resource <-> f's
+    const int f = cls.front();
+    for (std::size_t k = 0; k < kinds; ++k) {
+      std::vector<std::uint32_t> ids;
+      for (int m : cls) ids.push_back(paths[static_cast<std::size_t>(m)][k]);
+      ids.push_back(paths[static_cast<std::size_t>(l)][k]);
+      if (!p.router().replicable(ids)) return false;
+      const auto& a = p.path(paths[static_cast<std::size_t>(f)][k]).resources;
+      const auto& b = p.path(paths[static_cast<std::size_t>(l)][k]).resources;
+      for (std::size_t j = 0; j < a.size(); ++j) {
+        if (a[j] == b[j]) continue;
+        for (const auto& [r, gpu] : {std::pair{a[j], f}, std::pair{b[j], l}}) {
+          const auto& u = users.at(r);
+          if (u.second || u.first != std::uint64_t{1} << gpu) return false;
+        }
+        const auto [i1, new1] = to_first.emplace(b[j], a[j]);
+        const auto [i2, new2] = from_first.emplace(a[j], b[j]);
+        if (i1->second != a[j] || i2->second != b[j]) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<std::vector<int>> classes;
+  for (std::size_t l = 0; l < L; ++l) {
+    bool placed = false;
+    for (auto& cls : classes)
+      if (joins(cls, static_cast<int>(l))) {
+        cls.push_back(static_cast<int>(l));
+        placed = true;
+        break;
+      }
+    if (!placed) classes.push_back({static_cast<int>(l)});
+  }
+  return classes;
 }
 
 }  // namespace ffsim::coll

@@ -140,6 +140,20 @@ sched::OpId barrier(sched::Schedule& s, const std::vector<sched::OpId>& ops, std
 /// The per-rank "ready" op of options (kNoOp if none).
 [[nodiscard]] sched::OpId ready_of(const Options& o, int rank);
 
+/// Classes of a node's GPUs whose copies nothing tells apart, for transfers that run as one flow
+/// (sched::Schedule::replicate, Options::replicas). `copies[l]` are GPU l's copies as (from, to)
+/// places, one per kind (the same kinds in the same order for every GPU), `others` every other
+/// transfer of the node. GPUs join a class when, kind by kind, the router can run their copies as
+/// one flow (Router::replicable), no resource of one GPU's own (where their paths differ) is on
+/// another GPU's copies or on `others`, and each GPU's own resources answer to the first GPU's the
+/// same way in every kind. Then swapping two GPUs of a class, with their own resources, maps the
+/// node's flows onto themselves, so their max-min rates are equal and one flow stands for all.
+/// Classes in the order of their first GPU (which stands for the others), each ascending; a GPU
+/// like no other is a class of its own.
+[[nodiscard]] std::vector<std::vector<int>> alike_gpus(
+    const platform::Platform& p, const std::vector<std::vector<std::pair<sched::Place, sched::Place>>>& copies,
+    const std::vector<std::pair<sched::Place, sched::Place>>& others);
+
 /// A collective that moves nothing (one rank of the host-path shards, or a zero-byte call of the
 /// HFReduce family, which our library returns from at once: src/hfreduce/pipeline.cpp returns at
 /// count 0): every rank is done when it is ready. With data, each rank gets a `full`-byte buffer

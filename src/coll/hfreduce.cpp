@@ -193,6 +193,73 @@ public:
       for (const Piece& pc : pieces(l, 0)) slot = std::max(slot, pc.r.off + pc.r.len - base(l, 0));
     const int B = h.staging_buffers;
 
+    // GPUs whose copies run as one replicated transfer (Options::replicas): per distinct list of the
+    // node's GPU indices, the classes alike_gpus finds among the GPUs of one socket, over their D2H
+    // copies to every socket and their H2D copy, with the node's other transfers (the reducer's, the
+    // tree's) beside them. Without replicas (or with NVLink, whose pair transfers tell GPUs apart),
+    // every GPU is a class of its own.
+    auto place_of_rank = [&](int rank) { return g.ranks[static_cast<std::size_t>(rank)]; };
+    const bool replicas = o.replicas && !o.with_data && o.ready.empty() && !nvlink_ && L > 1;
+    std::map<std::vector<int>, std::vector<std::vector<int>>> classes_by_list;
+    auto classes_of = [&](int v) -> const std::vector<std::vector<int>>& {
+      std::vector<int> idx;
+      for (int l = 0; l < L; ++l)
+        idx.push_back(
+            g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])].index);
+      auto [it, fresh] = classes_by_list.try_emplace(idx);
+      if (!fresh) return it->second;
+      if (!replicas) {
+        for (int l = 0; l < L; ++l) it->second.push_back({l});
+        return it->second;
+      }
+      const int nd = g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][0])].node;
+      std::vector<std::pair<Place, Place>> others;
+      for (int q = 0; q < sockets; ++q) {
+        others.emplace_back(Place::dram(nd, q), Place::cpu(nd, q));   // the reducer's reads
+        others.emplace_back(Place::cpu(nd, q), Place::dram(nd, sN));  // its writes
+        others.emplace_back(Place::dram(nd, sN), Place::cpu(nd, q));  // GDRCopy's reads
+      }
+      if (N > 1) {  // the tree's messages, to and from another node
+        const int nd2 = g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v == 0 ? 1 : 0)][0])].node;
+        others.emplace_back(Place::dram(nd, sN), Place::dram(nd2, sN));
+        others.emplace_back(Place::dram(nd2, sN), Place::dram(nd, sN));
+      }
+      std::vector<std::vector<int>> all;
+      for (int q = 0; q < sockets; ++q) {
+        std::vector<int> mine;
+        std::vector<std::vector<std::pair<Place, Place>>> copies;
+        for (int l = 0; l < L; ++l) {
+          if (gpu_socket[static_cast<std::size_t>(l)] != q) continue;
+          mine.push_back(l);
+          const Place gl = place_of_rank(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
+          copies.emplace_back();
+          for (int d = 0; d < sockets; ++d) copies.back().emplace_back(gl, Place::dram(nd, d));
+          copies.back().emplace_back(h.h2d == "gdrcopy" ? Place::cpu(nd, q) : Place::dram(nd, sN), gl);
+        }
+        for (const auto& alike : alike_gpus(p, copies, others)) {
+          all.emplace_back();
+          for (int i : alike) all.back().push_back(mine[static_cast<std::size_t>(i)]);
+        }
+      }
+      std::sort(all.begin(), all.end());
+      it->second = std::move(all);
+      return it->second;
+    };
+    // Marks `t` (the class's first GPU's copy, from `from(v, l)` to `to(v, l)` for GPU l) as standing
+    // for the same copy of every other GPU of its class; `kind` names the copy (a socket its D2H
+    // lands on, or -1 for the H2D), whose list of copies is made once per node.
+    std::map<std::tuple<int, int, int>, sched::Schedule::ReplicaList> lists;
+    auto replicate = [&](OpId t, int v, const std::vector<int>& alike, int kind, auto&& from, auto&& to) {
+      if (alike.size() < 2) return;
+      auto [it, fresh] = lists.try_emplace({v, alike.front(), kind});
+      if (fresh) {
+        std::vector<std::pair<Place, Place>> rest;
+        for (std::size_t i = 1; i < alike.size(); ++i) rest.emplace_back(from(v, alike[i]), to(v, alike[i]));
+        it->second = s.replica_list(rest);
+      }
+      s.replicate(t, it->second);
+    };
+
     Emitted e;
     e.done.assign(static_cast<std::size_t>(g.size()), kNoOp);
     // Per node state.
@@ -293,26 +360,34 @@ public:
         // D2H of every piece; a staging slot is reused once the reduce of its previous chunk is done.
         // (part, offset, socket) -> (gpu, its D2H): the copies one reduce sums.
         std::map<std::tuple<int, double, int>, std::vector<std::pair<int, OpId>>> by_piece;
-        for (int l = 0; l < L; ++l) {
+        // (A class of alike GPUs copies as one replicated transfer: its first GPU's, standing for all.)
+        for (const auto& alike : classes_of(v)) {
+          const int l = alike.front();
           const Place gl = place_of(v, l);
           for (const Piece& pc : pieces(l, c)) {
             const double soff = (c % B) * slot + (pc.r.off - base(l, c));
             OpId t;
-            if (o.with_data)
+            if (o.with_data) {
               t = s.transfer(ref(nb.gpu[static_cast<std::size_t>(l)], pc.r.off),
                              direct ? ref(nb.result, pc.r.off)
                                     : ref(nb.stage[static_cast<std::size_t>(l)][static_cast<std::size_t>(pc.socket)], soff),
                              Bytes(pc.r.len), cls, t_d2h);
-            else
+            } else {
               t = s.transfer(gl, Place::dram(nd, pc.socket), Bytes(pc.r.len), cls, t_d2h);
+              replicate(t, v, alike, pc.socket, place_of, [&](int, int) { return Place::dram(nd, pc.socket); });
+            }
             dep(t, d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
             const OpId hand = handoff(t);
             const OpId gate = hand == kNoOp ? t : hand;  // what waits for the copy's other inputs
-            dep(gate, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]));
-            dep(gate, nv_ready[static_cast<std::size_t>(l)]);
+            for (int m : alike) {
+              dep(gate, ready_of(o, by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)]));
+              dep(gate, nv_ready[static_cast<std::size_t>(m)]);
+            }
             if (c >= B) dep(gate, reduce_done[static_cast<std::size_t>(v)][static_cast<std::size_t>(c - B)]);
-            d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = t;
-            by_piece[{pc.part, pc.r.off, pc.socket}].push_back({l, t});
+            for (int m : alike) {
+              d2h_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)] = t;
+              by_piece[{pc.part, pc.r.off, pc.socket}].push_back({m, t});
+            }
             if (direct) direct_d2h[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)].push_back(gate);
           }
         }
@@ -345,7 +420,8 @@ public:
           }
           s.set_class(red, cls);
           dep(red, start);
-          for (const auto& [l, d] : list) s.depend(red, d);
+          for (std::size_t i = 0; i < list.size(); ++i)  // (a replicated copy once: its GPUs are adjacent)
+            if (i == 0 || list[i].second != list[i - 1].second) s.depend(red, list[i].second);
           reds.push_back(red);
         }
         if (R > 0) reduces_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(c)] = reds;
@@ -533,42 +609,56 @@ public:
               for (OpId f : rf.second) s.depend(rd, f);
               ops.push_back(rd);
             }
-            for (int l : mine) {
+            for (const auto& alike : classes_of(v)) {
+              const int l = alike.front();
+              if (gpu_socket[static_cast<std::size_t>(l)] != q) continue;
               auto [r, fin] = needs(l);
               const Place gl = place_of(v, l);
               OpId w;
-              if (o.with_data)
+              if (o.with_data) {
                 w = s.transfer(Place::cpu(nd, q), gl, ref(nb.result, r.off), ref(nb.gpu[static_cast<std::size_t>(l)], r.off),
                                Bytes(r.len), cls, t_h2d);
-              else
+              } else {
                 w = s.transfer(Place::cpu(nd, q), gl, Bytes(r.len), cls, t_h2d);
+                replicate(
+                    w, v, alike, -1, [&](int, int) { return Place::cpu(nd, q); }, place_of);
+              }
               s.set_rate_cap(w, h.gdrcopy_write_bandwidth);
               dep(w, start);
               for (OpId f : fin) s.depend(w, f);
               ops.push_back(w);
-              landed[static_cast<std::size_t>(l)] = w;
+              for (int m : alike) landed[static_cast<std::size_t>(m)] = w;
             }
             h2d_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(q)] = barrier(s, ops);
           }
         } else {
-          for (int l = 0; l < L; ++l) {
+          for (const auto& alike : classes_of(v)) {
+            const int l = alike.front();
             auto [r, fin] = needs(l);
             OpId w;
-            if (o.with_data)
+            if (o.with_data) {
               w = s.transfer(ref(nb.result, r.off), ref(nb.gpu[static_cast<std::size_t>(l)], r.off), Bytes(r.len), cls, t_h2d);
-            else
+            } else {
               w = s.transfer(Place::dram(nd, sN), place_of(v, l), Bytes(r.len), cls, t_h2d);
+              replicate(
+                  w, v, alike, -1, [&](int, int) { return Place::dram(nd, sN); }, place_of);
+            }
             dep(w, gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
             const OpId hand = handoff(w);
             for (OpId f : fin) s.depend(hand == kNoOp ? w : hand, f);
-            gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)] = w;
-            landed[static_cast<std::size_t>(l)] = w;
+            for (int m : alike) {
+              gpu_last[static_cast<std::size_t>(v)][static_cast<std::size_t>(m)] = w;
+              landed[static_cast<std::size_t>(m)] = w;
+            }
           }
         }
         // Slots: the result slot of chunk c takes chunk c + R's reduce once chunk c went back to every GPU.
         if (R > 0 && !direct && c + R < K)
           for (OpId red : reduces_of[static_cast<std::size_t>(v)][static_cast<std::size_t>(c + R)])
-            for (int l = 0; l < L; ++l) s.depend(red, landed[static_cast<std::size_t>(l)]);
+            for (int l = 0; l < L; ++l)  // (a replicated copy once)
+              if (std::find(landed.begin(), landed.begin() + l, landed[static_cast<std::size_t>(l)]) ==
+                  landed.begin() + l)
+                s.depend(red, landed[static_cast<std::size_t>(l)]);
         // Direct: the result slot of chunk c takes chunk c + B once chunk c went back to the GPU
         // (the D2H's hand-off waits for it: the stream waits on the H2D's event, then is woken).
         if (direct && c + B < K)
@@ -613,6 +703,17 @@ public:
   // E.g. 2 GPUs on 1 node, 1 socket, no interleave, 1 chunk, no overhead, GDRCopy: D2H 2 x 1 = 2,
   // reduce 1 + 1 = 2, H2D 1 read + 1 barrier + 2 writes = 4, dones 2: 10 ops (built: 10, tests/unit/
   // coll_size_test.cpp).
+  // Alone on an engine that runs replicas, a node's alike GPUs copy as one replicated transfer
+  // (Options::replicas: the same times as the copies apart, tests/unit/coll_replicas_test.cpp).
+  double simulate(eval::Engine& e, const platform::Platform& p, const LibraryParams& lib, const Group& g,
+                  double S) const override {
+    sched::Schedule s;
+    Options o;
+    o.replicas = e.runs_replicas();
+    (void)emit(s, p, lib, g, S, o);
+    return e.run(s, p).makespan;
+  }
+
   double schedule_ops(const LibraryParams& lib, const GroupShape& q, double S, bool) const override {
     const auto& h = lib.hfreduce;
     if (S <= 0) return q.ranks + 1.0;  // no_traffic: a zero-time op per rank

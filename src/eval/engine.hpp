@@ -46,6 +46,9 @@ public:
   virtual ~Engine() = default;
   /// Runs `s` on `p`. Throws SimulationError for a schedule that cannot finish.
   [[nodiscard]] virtual Result run(const sched::Schedule& s, const platform::Platform& p) = 0;
+  /// Whether it runs replicated transfers (sched::Schedule::replicate) as one flow each; an engine
+  /// that does not is given the copies apart (coll::Options::replicas) and refuses replicas.
+  [[nodiscard]] virtual bool runs_replicas() const { return false; }
 };
 
 /// Makes a fresh engine (one per thread where runs go side by side).
@@ -71,6 +74,10 @@ public:
   explicit FluidEngine(bool lazy_constraints = true, bool merge_identical = true, bool partial_solves = true)
       : lazy_(lazy_constraints), merge_(merge_identical), partial_(partial_solves) {}
   [[nodiscard]] Result run(const sched::Schedule& s, const platform::Platform& p) override;
+  /// Replicated transfers run as one flow on their replica path (platform::Router::replica_path_id);
+  /// a flow that crosses a resource one of them mirrors or stands for is refused (SimulationError),
+  /// and at the end each mirrored resource's usage is the one that stood for it.
+  [[nodiscard]] bool runs_replicas() const override { return true; }
 
 private:
   bool lazy_;

@@ -132,6 +132,10 @@ struct alignas(64) ResState {
   bool active = true;  // a constraint of the solve (see resolve: lazy constraints)
   bool saturated = false;
   bool bidir = false;  // a both-ways cap (PcieBidir)
+  // Replicas (Router::replica_path_id): crossed by a replica flow as a copy's own resource that
+  // stands for the others' (rep), mirrored by one (mirrored), crossed by any other flow (plain). A
+  // plain flow on one of the first two would tell the copies apart: refused.
+  bool rep = false, mirrored = false, plain = false;
   // Line 2: what a solve touches on the resources in it.
   alignas(64) double cap_rem = 0;
   double wsum = 0;
@@ -141,7 +145,9 @@ struct alignas(64) ResState {
   std::uint32_t compact_stamp = 0;    // kill_group: in compact_res_ already
   // Line 3: the flows, which their starts and ends touch.
   alignas(64) std::vector<std::uint32_t> flows;  // active flows (with multiplicity per path entry)
+  std::uint32_t mirror_of = kLimitNone;          // mirrored: the resource that stands for it
 };
+static_assert(sizeof(ResState) == 192, "a resource's state in three cache lines");
 
 // Groups by the hash of their key (signature, cap level): open addressing with linear probing in
 // one array, a slot per group, so that a lookup is one or two cache lines (the node-based
@@ -276,6 +282,8 @@ public:
     r.makespan = now;
     r.usage.resize(res_.size());
     for (std::size_t i = 0; i < res_.size(); ++i) r.usage[i] = res_[i].use;
+    // A mirrored resource carried what the one that stood for it carried.
+    for (const std::uint32_t other : mirrored_) r.usage[other] = r.usage[res_[other].mirror_of];
     return r;
   }
 
@@ -532,6 +540,14 @@ private:
         merged_flow_.push_back(next_flow_id());
         merged_count_.push_back(1);
       }
+      if (path.mirrors.empty() ? note_plain(path) : note_replica(path)) {
+        std::string names;
+        for (const auto& [other, own] : path.mirrors) names += " " + p_.resource_name(own);
+        throw SimulationError("operation " + std::to_string(op) + " (" + s_.tags()[s_.op(op).tag] +
+                              "): copies run as one flow share a resource of their own (" +
+                              (names.empty() ? std::string("a path") : names.substr(1)) +
+                              ") with other flows: they are not alike; run them apart");
+      }
       FlowState st;
       st.op = op;
       st.len = static_cast<std::uint32_t>(path.resources.size());
@@ -570,6 +586,30 @@ private:
     free_pending_.push_back(slot);
     ops_[op].pending = kLimitNone;
     if (ops_[op].flows_left == 0) done_ops_.push_back(op);
+  }
+
+  // Marks a plain path's resources; true if one is a replica's own or mirrored (see ResState::rep).
+  bool note_plain(const platform::Path& path) {
+    bool clash = false;
+    for (const std::uint32_t res : path.resources) {
+      ResState& st = res_[res];
+      st.plain = true;
+      clash = clash || st.rep || st.mirrored;
+    }
+    return clash;
+  }
+  // Marks a replica path's own and mirrored resources; true if a plain flow crossed one.
+  bool note_replica(const platform::Path& path) {
+    bool clash = false;
+    for (const auto& [other, own] : path.mirrors) {
+      ResState& o = res_[other];
+      if (!o.mirrored) mirrored_.push_back(other);
+      clash = clash || o.plain || res_[own].plain || o.rep || res_[own].mirrored ||
+              (o.mirrored && o.mirror_of != own);  // one resource mirrors one other
+      o.mirrored = res_[own].rep = true;
+      o.mirror_of = own;
+    }
+    return clash;
   }
 
   void finish_flow(std::uint32_t id, double now) {
@@ -1172,6 +1212,7 @@ private:
   std::vector<std::uint32_t> merged_of_, merged_flow_;
   std::vector<double> merged_count_;
   platform::Lowered lowered_;
+  std::vector<std::uint32_t> mirrored_;  // the resources replicas mirrored, in the order met (see ResState::rep)
 };
 
 }  // namespace

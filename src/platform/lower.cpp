@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
+
 namespace ffsim::platform {
 
 using sched::Place;
@@ -30,15 +32,34 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       // copies 4:1 in host memory: 1.8% faster at 72 GPUs, the host-path reduce-scatter 6-8%.
       // What remains: service levels arbitrate only the NIC and switch ports, but here another
       // class's flows in the same DRAM or PCIe link meet the weights too.
-      const std::uint32_t pid = r.path_id(o.at, o.to);
+      std::uint32_t pid = r.path_id(o.at, o.to);
+      // Copies that run as one flow (Schedule::replicate): one copy's flow on their replica path.
+      if (o.replicated) {
+        if (out.replica_schedule != &s) {
+          out.replica_paths.clear();
+          out.replica_schedule = &s;
+        }
+        const std::uint64_t key = (std::uint64_t{o.inputs_begin} << 32) | pid;
+        if (const auto it = out.replica_paths.find(key); it != out.replica_paths.end()) {
+          pid = it->second;
+        } else {
+          std::vector<std::uint32_t> ids{pid};
+          for (const auto& [from, to] : s.replicas(id)) ids.push_back(r.path_id(from, to));
+          pid = out.replica_paths[key] = r.replica_path_id(ids);
+        }
+      }
       const double w = m.traffic().weight(o.cls);
       out.latency = o.own_latency ? s.latency(id) : r.path(pid).latency;
       // A zero-byte transfer still costs its latency and arbitration, as a flow of nothing.
       out.flows.push_back(Flow{pid, o.amount, w, o.cls, m.options().arbitration_latency / w,
                                o.capped ? std::min(r.path(pid).rate_cap, s.rate_cap(id)) : r.path(pid).rate_cap});
       // A host thread's core-seconds beside the bytes (PlatformOptions::host_cpu): one core at most.
-      if (const double c = r.path(pid).cpu_s_per_byte; c > 0 && o.amount > 0)
-        out.flows.push_back(Flow{r.cores_path_id(), o.amount * c, w, o.cls, m.options().arbitration_latency / w, 1.0});
+      // (Copies as one flow: a thread each, one core each at most.)
+      if (const double c = r.path(pid).cpu_s_per_byte; c > 0 && o.amount > 0) {
+        std::uint32_t cores = r.cores_path_id();
+        if (o.replicated) cores = r.replica_path_id(std::vector<std::uint32_t>(s.replicas(id).size() + 1, cores));
+        out.flows.push_back(Flow{cores, o.amount * c, w, o.cls, m.options().arbitration_latency / w, 1.0});
+      }
       return;
     }
     case sched::OpKind::Reduce: {

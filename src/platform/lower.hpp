@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "platform/machine.hpp"
@@ -31,6 +32,10 @@ struct Flow {
 struct Lowered {
   double latency = 0;
   std::vector<Flow> flows;
+  /// The replica paths of `replica_schedule` by (replica list, first copy's path), each looked up
+  /// in the router once (an engine keeps one Lowered per run); another schedule starts afresh.
+  std::unordered_map<std::uint64_t, std::uint32_t> replica_paths;
+  const sched::Schedule* replica_schedule = nullptr;
 };
 
 /// Lowers operation `op` of `s` into flows on `m`'s resources by `r`'s paths (replaces `out`).

@@ -60,6 +60,80 @@ std::uint32_t Router::cores_path_id() const {
   });
 }
 
+bool Router::replicable(const std::vector<std::uint32_t>& ids, std::string* why) const {
+  auto no = [&](const std::string& w) {
+    if (why) *why = w;
+    return false;
+  };
+  if (ids.empty()) return no("no copies");
+  const Path& first = path(ids[0]);
+  const std::size_t n = first.resources.size();
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    const Path& q = path(ids[i]);
+    if (q.resources.size() != n || q.latency != first.latency || q.rate_cap != first.rate_cap || q.time != first.time ||
+        q.cpu_s_per_byte != first.cpu_s_per_byte || !q.mirrors.empty())
+      return no("copy " + std::to_string(i) + "'s path differs from the first's in length, latency, cap or kind");
+  }
+  // Which copies each resource is on (a resource on two copies' paths must be at one position of all).
+  std::map<std::uint32_t, std::vector<std::size_t>> on;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    for (std::uint32_t r : path(ids[i]).resources) {
+      auto& v = on[r];
+      if (v.empty() || v.back() != i) v.push_back(i);
+    }
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint32_t r0 = first.resources[k];
+    bool same = true;
+    for (std::size_t i = 1; i < ids.size(); ++i) same = same && path(ids[i]).resources[k] == r0;
+    if (same) continue;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::uint32_t r = path(ids[i]).resources[k];
+      const Resource& a = m_.resource(r0);
+      const Resource& b = m_.resource(r);
+      if (on[r].size() != 1) return no(m_.resource_name(r) + " is on the paths of some copies and not all");
+      if (a.kind != b.kind || a.capacity != b.capacity || a.one_way != b.one_way)
+        return no(m_.resource_name(r) + " and " + m_.resource_name(r0) + " differ in kind or capacity");
+      if (b.kind == ResourceKind::PcieBidir) return no(m_.resource_name(r) + " is a both-ways cap of one copy's own");
+      // Each copy's own resources repeat where the first's do (a path that crosses one twice).
+      for (std::size_t j = 0; j < k; ++j)
+        if ((first.resources[j] == r0) != (path(ids[i]).resources[j] == r))
+          return no(m_.resource_name(r) + " repeats on its path unlike " + m_.resource_name(r0));
+    }
+  }
+  return true;
+}
+
+std::uint32_t Router::replica_path_id(const std::vector<std::uint32_t>& ids) const {
+  FFSIM_ASSERT(!ids.empty(), "replica_path_id: no copies");
+  if (ids.size() == 1) return ids[0];
+  const std::lock_guard<std::mutex> lock(replica_m_);
+  if (const auto it = replica_ids_.find(ids); it != replica_ids_.end()) return it->second;
+  std::string why;
+  if (!replicable(ids, &why))
+    throw SimulationError("copies of a transfer run as one flow cannot be told apart only where their paths line up: " +
+                          why);
+  const Path& first = path(ids[0]);
+  Path p = first;
+  p.resources.clear();
+  for (std::size_t k = 0; k < first.resources.size(); ++k) {
+    const std::uint32_t r0 = first.resources[k];
+    bool same = true;
+    for (std::size_t i = 1; i < ids.size(); ++i) same = same && path(ids[i]).resources[k] == r0;
+    if (same) {
+      p.resources.insert(p.resources.end(), ids.size(), r0);  // once per copy
+      continue;
+    }
+    p.resources.push_back(r0);
+    for (std::size_t i = 1; i < ids.size(); ++i) {
+      const std::pair<std::uint32_t, std::uint32_t> m{path(ids[i]).resources[k], r0};
+      if (std::find(p.mirrors.begin(), p.mirrors.end(), m) == p.mirrors.end()) p.mirrors.push_back(m);
+    }
+  }
+  const auto id = table_.intern(kReplicaKey, replica_ids_.size(), [&] { return std::move(p); });
+  replica_ids_.emplace(ids, id);
+  return id;
+}
+
 void Router::port_hop(const NodeModel& t, const std::vector<int>& dir, int q, std::vector<int>& local) {
   const auto i = static_cast<std::size_t>(q);
   local.push_back(dir[i]);

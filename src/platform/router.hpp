@@ -9,7 +9,9 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,9 @@ struct Path {
   bool time = false;
   /// PlatformOptions::host_cpu: the core-seconds a host thread spends per byte on this path (0: none).
   double cpu_s_per_byte = 0;
+  /// A replica path (Router::replica_path_id): (another copy's own resource, the first copy's own
+  /// resource that stands for it). Empty for every other path.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> mirrors;
 };
 
 /// Paths by a pair of 64-bit keys, each made once and numbered in the order they were first asked
@@ -159,6 +164,24 @@ public:
   [[nodiscard]] const Path& path(std::uint32_t id) const { return table_[id]; }
   [[nodiscard]] std::size_t path_count() const { return table_.size(); }
 
+  /// The path on which copies of one transfer run as one flow (sched::Schedule::replicate): `paths`
+  /// are the copies' own paths, the first copy's first. The flow is one copy: its rate and bytes are
+  /// each copy's. Where every copy crosses the same resource (a socket's DRAM), the flow crosses it
+  /// once per copy, so its load is the copies' summed; where each crosses a resource of its own (its
+  /// GPU's link and root port), the flow crosses the first copy's, which carries what each of the
+  /// others' carries (Path::mirrors pairs them). That is the same max-min allocation as the copies
+  /// apart when nothing else tells them apart: no other flow crosses one copy's own resource and not
+  /// the others' (the caller's promise; the fluid engine refuses a flow that crosses a mirrored
+  /// resource or one that stands for others, and tests compare with the copies apart).
+  /// Throws SimulationError when the paths do not line up (see replicable).
+  [[nodiscard]] std::uint32_t replica_path_id(const std::vector<std::uint32_t>& paths) const;
+  /// Whether copies on these paths can run as one flow: the same length, latency, cap and work per
+  /// byte; at each position either one resource for all or a resource of each copy's own (found on
+  /// no other copy's path) of one kind and capacity and not a both-ways cap (whose capacity depends
+  /// on the other direction's flows); each copy's own resources in the same pattern as the first's.
+  /// Otherwise false and, with `why`, the reason.
+  [[nodiscard]] bool replicable(const std::vector<std::uint32_t>& paths, std::string* why = nullptr) const;
+
   /// The path between two places, made afresh.
   [[nodiscard]] Path route(const sched::Place& from, const sched::Place& to) const;
   // An inter-node path in three parts, which route concatenates and all_pairs_loads counts once
@@ -184,6 +207,11 @@ private:
 
   const Machine& m_;
   mutable PathTable table_;
+  // Replica paths by their copies' paths (exact keys: few, made once), interned under (kReplicaKey,
+  // their number), a key no pair of places has (place_key's bits 24-30 are 0).
+  static constexpr std::uint64_t kReplicaKey = ~std::uint64_t{0} - 1;
+  mutable std::mutex replica_m_;
+  mutable std::map<std::vector<std::uint32_t>, std::uint32_t> replica_ids_;
 };
 
 }  // namespace ffsim::platform

@@ -189,6 +189,37 @@ double Schedule::rate_cap(OpId id) const {
   return ops_[id].capped ? rate_caps_.at(id) : std::numeric_limits<double>::infinity();
 }
 
+Schedule::ReplicaList Schedule::replica_list(const std::vector<std::pair<Place, Place>>& places) {
+  for (std::size_t i = 0; i < places.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) FFSIM_ASSERT(places[i] != places[j], "a replica given twice");
+  const auto first = static_cast<std::uint32_t>(replica_places_.size());
+  replica_places_.insert(replica_places_.end(), places.begin(), places.end());
+  return {first, static_cast<std::uint32_t>(replica_places_.size())};
+}
+
+void Schedule::replicate(OpId id, ReplicaList others) {
+  FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Transfer && !ops_[id].replicated,
+               "replicas apply to a transfer, once");
+  FFSIM_ASSERT(!data_refs_.contains(id), "a replicated transfer has no data semantics");
+  FFSIM_ASSERT(others.begin <= others.end && others.end <= replica_places_.size(),
+               "replicate: not a list of this schedule");
+  if (others.begin == others.end) return;
+  Op& o = ops_[id];
+  for (std::uint32_t i = others.begin; i < others.end; ++i)
+    FFSIM_ASSERT(!(replica_places_[i].first == o.at && replica_places_[i].second == o.to),
+                 "a replica repeats the op's own places");
+  o.replicated = true;
+  o.inputs_begin = others.begin;
+  o.inputs_end = others.end;
+  ++replicated_;
+}
+
+std::span<const std::pair<Place, Place>> Schedule::replicas(OpId id) const {
+  const Op& o = ops_[id];
+  if (!o.replicated) return {};
+  return {replica_places_.data() + o.inputs_begin, o.inputs_end - o.inputs_begin};
+}
+
 void Schedule::set_latency(OpId id, double seconds) {
   FFSIM_ASSERT(id < ops_.size() && ops_[id].kind == OpKind::Transfer && seconds >= 0 && std::isfinite(seconds),
                "latencies set apart from the path apply to transfers (finite, not negative)");

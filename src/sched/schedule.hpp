@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,11 +83,12 @@ struct Op {
   bool accumulate = false;
   bool capped : 1 = false;       ///< Transfer: Schedule::rate_cap holds a cap for it (lowering looks it up only then)
   bool own_latency : 1 = false;  ///< Transfer: Schedule::latency holds its latency (instead of its path's)
+  bool replicated : 1 = false;   ///< Transfer: Schedule::replicas holds the copies it stands for beside its own
   Place at;
   Place to;
   std::uint32_t tag = 0;  ///< index into Schedule::tags() (what the op is, for reports)
   double amount = 0;
-  std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs()
+  std::uint32_t inputs_begin = 0;  ///< Reduce: range in Schedule::reduce_inputs(); replicated Transfer: its list's
   std::uint32_t inputs_end = 0;
 };
 static_assert(sizeof(Op) <= 48, "an op in 48 bytes");
@@ -157,6 +159,22 @@ public:
   void set_latency(OpId id, double seconds);
   /// A transfer's latency set by set_latency, or NaN when it pays its path's.
   [[nodiscard]] double latency(OpId id) const;
+  /// Copies of transfers between other places, for replicate(): made once, given to many ops.
+  struct ReplicaList {
+    std::uint32_t begin = 0, end = 0;  ///< range in replica_places()
+  };
+  [[nodiscard]] ReplicaList replica_list(const std::vector<std::pair<Place, Place>>& places);
+  /// Makes transfer `id` stand for copies of itself between other places too: one copy of its bytes
+  /// from each `(from, to)` of `others` beside its own (`at` -> `to`), started together, ending
+  /// together, under the same cap. For copies that nothing tells apart (a node's alike GPUs copying
+  /// the same chunk): an engine that runs replicas (eval::Engine::runs_replicas) runs them as one
+  /// flow (platform::Router::replica_path_id says when that is exact); the others refuse such a
+  /// schedule. No data semantics (a plain transfer); an empty list changes nothing.
+  void replicate(OpId id, ReplicaList others);
+  /// The copies set by replicate() beside the op's own (empty for any other op).
+  [[nodiscard]] std::span<const std::pair<Place, Place>> replicas(OpId id) const;
+  /// Whether any op is replicated (engines that cannot run them check this once).
+  [[nodiscard]] bool has_replicas() const { return replicated_ > 0; }
   /// Data semantics (optional): the op's refs [first, second) in refs(). Transfer: source,
   /// destination. Reduce and GPU reduce: inputs..., output, `data_bytes` each. {0, 0}: none.
   [[nodiscard]] std::pair<std::uint32_t, std::uint32_t> data_refs(OpId id) const;
@@ -202,7 +220,9 @@ private:
   std::vector<DataRef> refs_;
   std::unordered_map<OpId, double> data_amount_;
   std::unordered_map<OpId, double> rate_caps_;
-  std::vector<std::pair<OpId, double>> latencies_;  // by op id (set_latency: made in op order, so appended)
+  std::vector<std::pair<OpId, double>> latencies_;       // by op id (set_latency: made in op order, so appended)
+  std::vector<std::pair<Place, Place>> replica_places_;  // replica lists (a replicated op keeps its range)
+  std::size_t replicated_ = 0;
   std::unordered_map<OpId, std::pair<std::uint32_t, std::uint32_t>> data_refs_;
   Paged<std::pair<OpId, OpId>> edges_;  // (after, before), in insertion order
   std::vector<std::string> tags_{""};

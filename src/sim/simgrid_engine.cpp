@@ -483,6 +483,8 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
 
 eval::Result SimGridEngine::run(const sched::Schedule& s, const platform::Platform& p) {
   s.check_acyclic();
+  // Copies as one flow are the fluid engine's (runs_replicas): SimGrid is given them apart.
+  FFSIM_ASSERT(!s.has_replicas(), "the SimGrid engine runs no replicated transfers");
   if (const char* nf = std::getenv("FFSIM_SIMGRID_NO_FORK"); nf && *nf == '1') {
     // Debugging aid: simulate in this process (only once per process).
     int fds0[2];
