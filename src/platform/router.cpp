@@ -67,6 +67,7 @@ bool Router::replicable(const std::vector<std::uint32_t>& ids, std::string* why)
   };
   if (ids.empty()) return no("no copies");
   const Path& first = path(ids[0]);
+  if (!first.mirrors.empty()) return no("the first copy's path is a replica path itself");
   const std::size_t n = first.resources.size();
   for (std::size_t i = 1; i < ids.size(); ++i) {
     const Path& q = path(ids[i]);
@@ -110,8 +111,7 @@ std::uint32_t Router::replica_path_id(const std::vector<std::uint32_t>& ids) con
   if (const auto it = replica_ids_.find(ids); it != replica_ids_.end()) return it->second;
   std::string why;
   if (!replicable(ids, &why))
-    throw SimulationError("copies of a transfer run as one flow cannot be told apart only where their paths line up: " +
-                          why);
+    throw SimulationError("copies of a transfer cannot run as one flow: " + why);
   const Path& first = path(ids[0]);
   Path p = first;
   p.resources.clear();
