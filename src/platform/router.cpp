@@ -110,8 +110,7 @@ std::uint32_t Router::replica_path_id(const std::vector<std::uint32_t>& ids) con
   const std::lock_guard<std::mutex> lock(replica_m_);
   if (const auto it = replica_ids_.find(ids); it != replica_ids_.end()) return it->second;
   std::string why;
-  if (!replicable(ids, &why))
-    throw SimulationError("copies of a transfer cannot run as one flow: " + why);
+  if (!replicable(ids, &why)) throw SimulationError("copies of a transfer cannot run as one flow: " + why);
   const Path& first = path(ids[0]);
   Path p = first;
   p.resources.clear();
