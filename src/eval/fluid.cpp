@@ -540,13 +540,18 @@ private:
         merged_flow_.push_back(next_flow_id());
         merged_count_.push_back(1);
       }
-      if (path.mirrors.empty() ? note_plain(path) : note_replica(path)) {
-        std::string names;
-        for (const auto& [other, own] : path.mirrors) names += " " + p_.resource_name(own);
-        throw SimulationError("operation " + std::to_string(op) + " (" + s_.tags()[s_.op(op).tag] +
-                              "): copies run as one flow share a resource of their own (" +
-                              (names.empty() ? std::string("a path") : names.substr(1)) +
-                              ") with other flows: they are not alike; run them apart");
+      // Each path once (the marks stay, so a clash shows when the second of two paths comes).
+      if (f.path >= noted_.size()) noted_.resize(std::max<std::size_t>(f.path + 1, p_.path_count()), 0);
+      if (!noted_[f.path]) {
+        noted_[f.path] = 1;
+        if (path.mirrors.empty() ? note_plain(path) : note_replica(path)) {
+          std::string names;
+          for (const auto& [other, own] : path.mirrors) names += " " + p_.resource_name(own);
+          throw SimulationError("operation " + std::to_string(op) + " (" + s_.tags()[s_.op(op).tag] +
+                                "): copies run as one flow share a resource of their own (" +
+                                (names.empty() ? std::string("a path") : names.substr(1)) +
+                                ") with other flows: they are not alike; run them apart");
+        }
       }
       FlowState st;
       st.op = op;
@@ -1213,6 +1218,7 @@ private:
   std::vector<double> merged_count_;
   platform::Lowered lowered_;
   std::vector<std::uint32_t> mirrored_;  // the resources replicas mirrored, in the order met (see ResState::rep)
+  std::vector<std::uint8_t> noted_;      // by path id: its resources marked (see note_plain)
 };
 
 }  // namespace

@@ -35,17 +35,31 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
       std::uint32_t pid = r.path_id(o.at, o.to);
       // Copies that run as one flow (Schedule::replicate): one copy's flow on their replica path.
       if (o.replicated) {
-        if (out.replica_schedule != &s) {
-          out.replica_paths.clear();
+        if (out.replica_schedule != &s || out.replica_paths.size() < s.replica_places_count()) {
+          if (out.replica_schedule != &s) {
+            out.replica_paths.clear();
+            out.replica_paths_more.clear();
+          }
+          out.replica_paths.resize(s.replica_places_count(), {kNoResource, 0});
           out.replica_schedule = &s;
         }
-        const std::uint64_t key = (std::uint64_t{o.inputs_begin} << 32) | pid;
-        if (const auto it = out.replica_paths.find(key); it != out.replica_paths.end()) {
-          pid = it->second;
-        } else {
+        auto make = [&] {
           std::vector<std::uint32_t> ids{pid};
           for (const auto& [from, to] : s.replicas(id)) ids.push_back(r.path_id(from, to));
-          pid = out.replica_paths[key] = r.replica_path_id(ids);
+          return r.replica_path_id(ids);
+        };
+        auto& [first, made] = out.replica_paths[o.inputs_begin];
+        if (first == kNoResource) {
+          first = pid;
+          made = make();
+        }
+        if (first == pid) {
+          pid = made;
+        } else {
+          const std::uint64_t key = (std::uint64_t{o.inputs_begin} << 32) | pid;
+          const auto [it, fresh] = out.replica_paths_more.try_emplace(key, 0);
+          if (fresh) it->second = make();
+          pid = it->second;
         }
       }
       const double w = m.traffic().weight(o.cls);
@@ -73,7 +87,13 @@ void lower(const Machine& m, const Router& r, const sched::Schedule& s, sched::O
         out.flows.push_back(Flow{pid, o.amount, w, o.cls, d, r.path(pid).rate_cap});
         cpu += o.amount * r.path(pid).cpu_s_per_byte;
       };
-      for (std::uint32_t i = o.inputs_begin; i < end; ++i) add(r.path_id(s.reduce_inputs()[i], o.at));
+      // (Inputs in one place, as a node's staging buffers in one socket's DRAM: one path lookup.)
+      const auto& in = s.reduce_inputs();
+      std::uint32_t pid = 0;
+      for (std::uint32_t i = o.inputs_begin; i < end; ++i) {
+        if (i == o.inputs_begin || !(in[i] == in[i - 1])) pid = r.path_id(in[i], o.at);
+        add(pid);
+      }
       if (!o.accumulate) add(r.path_id(o.at, o.to));
       // One thread adds into an accumulator (HFReduce's tree, a thread per tree); a plain reduce
       // runs on the reducer's threads.

@@ -32,9 +32,11 @@ struct Flow {
 struct Lowered {
   double latency = 0;
   std::vector<Flow> flows;
-  /// The replica paths of `replica_schedule` by (replica list, first copy's path), each looked up
-  /// in the router once (an engine keeps one Lowered per run); another schedule starts afresh.
-  std::unordered_map<std::uint64_t, std::uint32_t> replica_paths;
+  /// The replica paths of `replica_schedule`, each looked up in the router once (an engine keeps
+  /// one Lowered per run; another schedule starts afresh): by replica list (its first index), the
+  /// first copy's path and the replica path; other first copies of one list by (list, path).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> replica_paths;
+  std::unordered_map<std::uint64_t, std::uint32_t> replica_paths_more;
   const sched::Schedule* replica_schedule = nullptr;
 };
 

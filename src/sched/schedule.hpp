@@ -173,6 +173,8 @@ public:
   void replicate(OpId id, ReplicaList others);
   /// The copies set by replicate() beside the op's own (empty for any other op).
   [[nodiscard]] std::span<const std::pair<Place, Place>> replicas(OpId id) const;
+  /// The places of every replica list so far (a list's indices are below it).
+  [[nodiscard]] std::size_t replica_places_count() const { return replica_places_.size(); }
   /// Whether any op is replicated (engines that cannot run them check this once).
   [[nodiscard]] bool has_replicas() const { return replicated_ > 0; }
   /// Data semantics (optional): the op's refs [first, second) in refs(). Transfer: source,
