@@ -222,7 +222,8 @@ public:
       : s_(s), p_(p), lazy_(lazy), merge_(merge), partial_(partial) {}
 
   Result run() {
-    s_.check_acyclic();
+    // (A cycle leaves its ops waiting: found at the end, where an op never finished, rather than by
+    // a search of the whole graph before the run, which built it twice.)
     graph_ = s_.graph();
     const auto& g = graph_;
     const std::size_t n = s_.size();
@@ -284,7 +285,10 @@ public:
     }
     for (std::size_t i = 0; i < res_.size(); ++i) account(static_cast<std::uint32_t>(i), now);
     for (sched::OpId i = 0; i < n; ++i)
-      if (ops_[i].end < 0) throw SimulationError("operation " + std::to_string(i) + " never finished");
+      if (ops_[i].end < 0) {
+        s_.check_acyclic();  // throws where a cycle is the reason
+        throw SimulationError("operation " + std::to_string(i) + " never finished");
+      }
     r.ops.resize(n);
     for (sched::OpId i = 0; i < n; ++i) r.ops[i] = OpTiming{ops_[i].start, ops_[i].end, ops_[i].limiter};
     r.makespan = std::max(now, delays_end_);  // a delay at the end ends without an event
