@@ -841,10 +841,11 @@ private:
   //  - several at one instant: the lowest of their levels.
   // The solve then starts from the groups at or above L on the touched resources (the groups below
   // L keep their rates, taken off the capacities of the resources in the solve; a group with a new
-  // flow in it always takes part: see kept) and grows only where settled_solution finds a group
-  // without a bottleneck; until 2026-12-01 it took every group at or above L that the touched
-  // resources reached (17.6 per solve against 116.8 for the whole component, 411 MB HFReduce at
-  // 512 GPUs; now about 5 per round and 1.3 rounds per solve). The allocation is the same max-min
+  // flow in it always takes part: see kept), with the groups that the solved groups' other
+  // resources limited, and grows only where settled_solution finds a group without a bottleneck;
+  // until 2026-12-01 it took every group at or above L that the touched resources reached (17.6 per
+  // solve against 116.8 for the whole component, 411 MB HFReduce at 512 GPUs; then about 5 per round
+  // and 1.3-1.5 rounds per solve, 1.01 since 2026-12-07). The allocation is the same max-min
   // one, up to rounding (tests/unit/eval_fluid_partial_test.cpp compares every op against the
   // full solve).
   double unchanged_level() {
