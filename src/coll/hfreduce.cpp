@@ -198,21 +198,18 @@ public:
     // copies to every socket and their H2D copy, with the node's other transfers (the reducer's, the
     // tree's) beside them. Without replicas (or with NVLink, whose pair transfers tell GPUs apart),
     // every GPU is a class of its own.
-    auto place_of_rank = [&](int rank) { return g.ranks[static_cast<std::size_t>(rank)]; };
+    auto place_of = [&](int v, int l) {
+      return g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])];
+    };
+    auto nd_of = [&](int v) { return place_of(v, 0).node; };
     const bool replicas = o.replicas && !o.with_data && o.ready.empty() && !nvlink_ && L > 1;
-    std::map<std::vector<int>, std::vector<std::vector<int>>> classes_by_list;
-    auto classes_of = [&](int v) -> const std::vector<std::vector<int>>& {
-      std::vector<int> idx;
-      for (int l = 0; l < L; ++l)
-        idx.push_back(
-            g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])].index);
-      auto [it, fresh] = classes_by_list.try_emplace(idx);
-      if (!fresh) return it->second;
+    auto make_classes = [&](int v) {
+      std::vector<std::vector<int>> all;
       if (!replicas) {
-        for (int l = 0; l < L; ++l) it->second.push_back({l});
-        return it->second;
+        for (int l = 0; l < L; ++l) all.push_back({l});
+        return all;
       }
-      const int nd = g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][0])].node;
+      const int nd = nd_of(v);
       std::vector<std::pair<Place, Place>> others;
       for (int q = 0; q < sockets; ++q) {
         others.emplace_back(Place::dram(nd, q), Place::cpu(nd, q));   // the reducer's reads
@@ -220,18 +217,17 @@ public:
         others.emplace_back(Place::dram(nd, sN), Place::cpu(nd, q));  // GDRCopy's reads
       }
       if (N > 1) {  // the tree's messages, to and from another node
-        const int nd2 = g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v == 0 ? 1 : 0)][0])].node;
+        const int nd2 = nd_of(v == 0 ? 1 : 0);
         others.emplace_back(Place::dram(nd, sN), Place::dram(nd2, sN));
         others.emplace_back(Place::dram(nd2, sN), Place::dram(nd, sN));
       }
-      std::vector<std::vector<int>> all;
       for (int q = 0; q < sockets; ++q) {
         std::vector<int> mine;
         std::vector<std::vector<std::pair<Place, Place>>> copies;
         for (int l = 0; l < L; ++l) {
           if (gpu_socket[static_cast<std::size_t>(l)] != q) continue;
           mine.push_back(l);
-          const Place gl = place_of_rank(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)]);
+          const Place gl = place_of(v, l);
           copies.emplace_back();
           for (int d = 0; d < sockets; ++d) copies.back().emplace_back(gl, Place::dram(nd, d));
           copies.back().emplace_back(h.h2d == "gdrcopy" ? Place::cpu(nd, q) : Place::dram(nd, sN), gl);
@@ -242,8 +238,20 @@ public:
         }
       }
       std::sort(all.begin(), all.end());
-      it->second = std::move(all);
-      return it->second;
+      return all;
+    };
+    // Each node's classes, made once per distinct list of the node's GPU indices.
+    std::map<std::vector<int>, std::vector<std::vector<int>>> classes_by_list;
+    std::vector<const std::vector<std::vector<int>>*> node_classes(static_cast<std::size_t>(N));
+    for (int v = 0; v < N; ++v) {
+      std::vector<int> idx;
+      for (int l = 0; l < L; ++l) idx.push_back(place_of(v, l).index);
+      auto [it, fresh] = classes_by_list.try_emplace(idx);
+      if (fresh) it->second = make_classes(v);
+      node_classes[static_cast<std::size_t>(v)] = &it->second;
+    }
+    auto classes_of = [&](int v) -> const std::vector<std::vector<int>>& {
+      return *node_classes[static_cast<std::size_t>(v)];
     };
     // Marks `t` (the class's first GPU's copy, from `from(v, l)` to `to(v, l)` for GPU l) as standing
     // for the same copy of every other GPU of its class; `kind` names the copy (a socket its D2H
@@ -315,11 +323,6 @@ public:
     // D2H ops, or their hand-offs where the copies have one.
     std::vector<std::vector<std::vector<OpId>>> direct_d2h(
         static_cast<std::size_t>(N), std::vector<std::vector<OpId>>(static_cast<std::size_t>(direct ? K : 0)));
-
-    auto place_of = [&](int v, int l) {
-      return g.ranks[static_cast<std::size_t>(by_node[static_cast<std::size_t>(v)][static_cast<std::size_t>(l)])];
-    };
-    auto nd_of = [&](int v) { return place_of(v, 0).node; };
 
     // Stage 1-2 for every chunk: (NVLink pair reduce), D2H, CPU reduce.
     for (int c = 0; c < K; ++c) {
