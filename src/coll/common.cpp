@@ -454,9 +454,8 @@ std::vector<std::vector<int>> alike_gpus(const platform::Platform& p,
           const auto& u = users.at(r);
           if (u.second || u.first != std::uint64_t{1} << gpu) return false;
         }
-        const auto [i1, new1] = to_first.emplace(b[j], a[j]);
-        const auto [i2, new2] = from_first.emplace(a[j], b[j]);
-        if (i1->second != a[j] || i2->second != b[j]) return false;
+        if (to_first.emplace(b[j], a[j]).first->second != a[j] || from_first.emplace(a[j], b[j]).first->second != b[j])
+          return false;
       }
     }
     return true;

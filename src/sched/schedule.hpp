@@ -161,7 +161,7 @@ public:
   [[nodiscard]] double latency(OpId id) const;
   /// Copies of transfers between other places, for replicate(): made once, given to many ops.
   struct ReplicaList {
-    std::uint32_t begin = 0, end = 0;  ///< range in replica_places()
+    std::uint32_t begin = 0, end = 0;  ///< range of the schedule's replica places (see replica_places_count)
   };
   [[nodiscard]] ReplicaList replica_list(const std::vector<std::pair<Place, Place>>& places);
   /// Makes transfer `id` stand for copies of itself between other places too: one copy of its bytes
