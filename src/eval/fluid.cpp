@@ -1213,7 +1213,33 @@ private:
     for (std::uint32_t res : comp_res_) {
       ResState& st = res_[res];
       st.saturated = st.load >= cap_of(res) * (1 - 1e-9);
-      if (lazy_ && st.load < cap_of(res) * (1 - 1e-6)) set_active(res, false);
+      if (lazy_ && st.load < cap_of(res) * (1 - 1e-6) && st.active) {
+        st.active = false;
+        dropped_.push_back(res);
+      }
+    }
+    // The flows through the resources that left the constraint set move to their new groups once,
+    // after all of them left (set_active per resource moved a flow once per resource: a send
+    // between nodes crosses two NICs and two fabric links, which often leave together): 512 GPUs, 1.7% fewer
+    // instructions; 1,440 GPUs, 4 alternated pairs: median 0.695 -> 0.68 s; the same times to 6e-15
+    // (members join in another order, so sums run in another order).
+    if (!dropped_.empty()) {
+      ++moved_gen_;
+      moved_.clear();
+      for (const std::uint32_t res : dropped_)
+        for (const std::uint32_t fid : res_[res].flows) {
+          if (fid >= moved_stamp_.size()) moved_stamp_.resize(flows_.size(), 0);
+          if (flows_[fid].group != kLimitNone && moved_stamp_[fid] != moved_gen_) {
+            moved_stamp_[fid] = moved_gen_;
+            moved_.push_back(fid);
+          }
+        }
+      dropped_.clear();
+      for (const std::uint32_t fid : moved_) {
+        leave_group(fid);
+        join_group(fid);
+      }
+      compact();
     }
   }
 
@@ -1274,6 +1300,10 @@ private:
   std::vector<std::uint32_t> merged_of_, merged_flow_;
   std::vector<double> merged_count_;
   platform::Lowered lowered_;
+  // solve_once: the resources that left the constraint set, the flows through them (each once: its
+  // stamp is moved_gen_)
+  std::vector<std::uint32_t> dropped_, moved_, moved_stamp_;
+  std::uint32_t moved_gen_ = 0;
   std::vector<std::uint32_t> mirrored_;  // the resources replicas mirrored, in the order met (see ResState::rep)
   std::vector<std::uint8_t> noted_;      // by path id: its resources marked (see note_plain)
 };
