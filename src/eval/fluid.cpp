@@ -548,9 +548,9 @@ private:
   void move_flows() {
     ++moved_gen_;
     moved_.clear();
+    if (moved_stamp_.size() < flows_.size()) moved_stamp_.resize(flows_.size(), 0);
     for (const std::uint32_t res : changed_)
       for (const std::uint32_t fid : res_[res].flows) {
-        if (fid >= moved_stamp_.size()) moved_stamp_.resize(flows_.size(), 0);
         if (flows_[fid].group != kLimitNone && moved_stamp_[fid] != moved_gen_) {
           moved_stamp_[fid] = moved_gen_;
           moved_.push_back(fid);
