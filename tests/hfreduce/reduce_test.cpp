@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -544,4 +545,26 @@ TEST_CASE("thread_pool: task i runs on participant i and errors are rethrown and
   }),
                        "task 1 failed", std::runtime_error);
   CHECK_THROWS_AS(pool.run(4, [](int) {}), KernelError);
+}
+
+TEST_CASE("thread_pool: polling and sleeping waits give every task set its own tasks, whatever the gaps") {
+  // Task sets of 1..4 tasks in turn on a 4-participant pool, back to back (the workers still
+  // polling) and after gaps longer than the polling time (asleep): a worker outside a set skips
+  // its generation, and must then take the next set's count, not an older one. Each set adds
+  // its generation number to its participants' slots, so a task run twice, run for the wrong set
+  // or missed changes a sum: expected sum[i] = sum of g over the sets g whose count is > i.
+  for (const auto spin : {std::chrono::microseconds{0}, std::chrono::microseconds{50}, ThreadPool::kDefaultSpin}) {
+    CAPTURE(spin.count());
+    ThreadPool pool(4, spin);
+    CHECK(pool.spin() == spin);
+    std::vector<long> sum(4, 0), expected(4, 0);
+    for (int g = 1; g <= 400; ++g) {
+      const int tasks = 1 + (g * 7) % 4;  // 4, 3, 2, 1, 4, ... in a scrambled order
+      if (g % 97 == 0) std::this_thread::sleep_for(std::chrono::microseconds(300));  // past any polling
+      pool.run(tasks, [&](int i) { sum[static_cast<std::size_t>(i)] += g; });
+      for (int i = 0; i < tasks; ++i) expected[static_cast<std::size_t>(i)] += g;
+    }
+    CHECK(sum == expected);
+  }
+  CHECK_THROWS_AS(ThreadPool(2, std::chrono::microseconds{-1}), KernelError);
 }
