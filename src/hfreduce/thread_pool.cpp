@@ -1,5 +1,5 @@
 // ThreadPool: generation-counted fork-join over persistent workers, NUMA-bound when nodes > 1;
-// waiting participants poll, then sleep (see thread_pool.hpp).
+// the caller polls for the workers before it sleeps (see thread_pool.hpp).
 // SPDX-License-Identifier: Apache-2.0
 #include "ffsim/hfreduce/thread_pool.hpp"
 
@@ -118,7 +118,7 @@ void ThreadPool::worker_main(int participant) {
     return stop_.load(std::memory_order_acquire) || (state_.load(std::memory_order_acquire) >> kTaskBits) != seen;
   };
   while (true) {
-    if (!poll(ready, spin_)) {
+    if (!ready()) {  // the workers do not poll (thread_pool.hpp)
       std::unique_lock lock(mutex_);
       ++sleepers_;
       start_cv_.wait(lock, ready);

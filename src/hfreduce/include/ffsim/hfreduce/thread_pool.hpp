@@ -19,19 +19,21 @@ namespace ffsim::hfreduce {
 /// thread (and, when libnuma reports more than one node, on the same node: worker i is bound to
 /// node i * nodes / size()). Concurrent run() calls are serialised.
 ///
-/// Waiting: a worker waiting for the next task set, and the caller waiting for the workers, poll
-/// for up to `spin` (first with the CPU's pause, then yielding the core to whatever else is
-/// runnable) before they sleep on a condition variable. A fork-join that finds its threads
-/// asleep pays the kernel's wake-up of each, which on the 2-vCPU VMs these sessions measure on
-/// took 30-55 us (hfreduce-bench, 2-thread memcpy of 18-72 KiB: 43-46 us where one thread takes
-/// 0.13-0.6 us; models/measured/epyc-zen5-2c-vm-2026-12-0{6,7}.json), more than a reduce of a
-/// 1 MiB chunk. OpenMP runtimes poll before sleeping for the same reason (libgomp's
-/// GOMP_SPINCOUNT, Intel's KMP_BLOCKTIME).
+/// Waiting: the caller, once its own task is done, polls for the workers for up to `spin` (first
+/// with the CPU's pause, then yielding its core to whatever else is runnable) before it sleeps on a
+/// condition variable; the workers sleep as soon as they have nothing to do. A fork-join whose
+/// caller sleeps pays a second wake-up, the caller's, after the workers' own: on the 2-vCPU VMs
+/// these sessions measure on each took tens of microseconds (hfreduce-bench, 2-thread memcpy of
+/// 288 KiB: 38-54 us sleeping, 7-8 us polling, where one thread takes 2.2 us; a 2-thread k = 8
+/// fp32 reduce of 256 KiB 53-64 us -> 26-27 us; 2026-12-07, docs/hfreduce.md "The pool's waits").
+/// Workers that poll too were measured and not kept: the pollers of a process's idle pools took
+/// the vCPU from the working pool's threads (the bench's kernel against the plain loop, each with
+/// its pool, moved from 0.97-1.00 to 0.69-1.64).
 class ThreadPool {
  public:
-   /// How long a waiting participant polls before it sleeps (default; 0: sleep at once, as the
-   /// pool did until 2026-12-07). Longer than the wake-ups measured above, short enough that a
-   /// pool left idle gives its cores back within a tenth of a millisecond.
+   /// How long the caller polls for the workers before it sleeps (default; 0: sleep at once, as
+   /// the pool did until 2026-12-07). Longer than the wake-ups measured above; the caller has
+   /// nothing else to do meanwhile.
    static constexpr std::chrono::microseconds kDefaultSpin{100};
 
    /// threads >= 1 participants in all.
@@ -53,7 +55,7 @@ class ThreadPool {
   const int threads_;
   const std::chrono::microseconds spin_;
   std::mutex run_mutex_;
-  std::mutex mutex_;  // guards sleepers_, caller_sleeping_, error_; the sleeping side of the atomics
+  std::mutex mutex_;  // guards sleepers_, caller_sleeping_, error_, and the sleeping side of the atomics
   std::condition_variable start_cv_;
   std::condition_variable done_cv_;
   // The task set: its generation (bits 16 and up) and its task count (the low 16 bits) in one
