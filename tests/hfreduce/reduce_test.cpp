@@ -550,10 +550,10 @@ TEST_CASE("thread_pool: task i runs on participant i and errors are rethrown and
 TEST_CASE("thread_pool: polling or sleeping, waits give every task set its own tasks, whatever the gaps") {
   // Task sets of 1..4 tasks in turn on a 4-participant pool, with the caller polling for the
   // workers or sleeping at once, back to back and after gaps longer than the polling time (every
-  // thread asleep): a worker outside a set skips
-  // its generation, and must then take the next set's count, not an older one. Each set adds
-  // its generation number to its participants' slots, so a task run twice, run for the wrong set
-  // or missed changes a sum: expected sum[i] = sum of g over the sets g whose count is > i.
+  // thread asleep): a worker outside a set skips its generation, and must then take the next
+  // set's count, not an older one. Each set adds its generation number to its participants'
+  // slots, so a task run twice, run for the wrong set or missed changes a sum: expected sum[i] =
+  // the sum of g over the sets g whose count is > i.
   for (const auto spin : {std::chrono::microseconds{0}, std::chrono::microseconds{50}, ThreadPool::kDefaultSpin}) {
     CAPTURE(spin.count());
     ThreadPool pool(4, spin);

@@ -28,28 +28,29 @@ namespace ffsim::hfreduce {
 /// fp32 reduce of 256 KiB 53-64 us -> 26-27 us; 2026-12-07, docs/hfreduce.md "The pool's waits").
 /// Workers that poll too were measured and not kept: the pollers of a process's idle pools took
 /// the vCPU from the working pool's threads (the bench's kernel against the plain loop, each with
-/// its pool, moved from 0.97-1.00 to 0.69-1.64).
+/// its pool, at 2 threads and 256 KiB-4 MiB: 0.57-0.93 in a whole run, 0.84-1.05 with only the
+/// caller polling).
 class ThreadPool {
- public:
-   /// How long the caller polls for the workers before it sleeps (default; 0: sleep at once, as
-   /// the pool did until 2026-12-07). Longer than the wake-ups measured above; the caller has
-   /// nothing else to do meanwhile.
-   static constexpr std::chrono::microseconds kDefaultSpin{100};
+public:
+  /// How long the caller polls for the workers before it sleeps (default; 0: sleep at once, as
+  /// the pool did until 2026-12-07). Longer than the wake-ups measured above; the caller has
+  /// nothing else to do meanwhile.
+  static constexpr std::chrono::microseconds kDefaultSpin{100};
 
-   /// threads >= 1 participants in all.
-   explicit ThreadPool(int threads, std::chrono::microseconds spin = kDefaultSpin);
-   ThreadPool(const ThreadPool&) = delete;
-   ThreadPool& operator=(const ThreadPool&) = delete;
-   ~ThreadPool();
+  /// threads >= 1 participants in all.
+  explicit ThreadPool(int threads, std::chrono::microseconds spin = kDefaultSpin);
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+  ~ThreadPool();
 
-   int size() const noexcept { return threads_; }
-   std::chrono::microseconds spin() const noexcept { return spin_; }
+  int size() const noexcept { return threads_; }
+  std::chrono::microseconds spin() const noexcept { return spin_; }
 
-   /// Runs task(i) for i in [0, tasks), task i on participant i, and returns when all are done.
-   /// tasks must be in [0, size()]. The first exception a task throws is rethrown here.
-   void run(int tasks, const std::function<void(int)>& task);
+  /// Runs task(i) for i in [0, tasks), task i on participant i, and returns when all are done.
+  /// tasks must be in [0, size()]. The first exception a task throws is rethrown here.
+  void run(int tasks, const std::function<void(int)>& task);
 
- private:
+private:
   void worker_main(int participant);
 
   const int threads_;
