@@ -1528,13 +1528,13 @@ void print_tree_summary() {
       std::printf(
           "\ntree vs baselines (algbw ratios; fair = glibc mmap threshold raised, best = the faster of shipped and "
           "fair, bound = sendrecv + sum, see docs)\n");
-      std::printf("%5s %-12s %9s %9s %16s %13s %13s %13s\n", "ranks", "placement", "bytes", "tree GB/s", "/ MPI shipped",
-                  "/ MPI fair", "/ MPI best", "/ bound");
+      std::printf("%5s %-12s %9s %9s %16s %13s %13s %13s\n", "ranks", "placement", "bytes", "tree GB/s",
+                  "/ MPI shipped", "/ MPI fair", "/ MPI best", "/ bound");
       header = true;
     }
-    std::printf("%5d %-12s %9s %9.2f %16s %13s %13s %13s\n", p.ranks, p.placement.c_str(), format_bytes(p.bytes).c_str(),
-                p.algbw() / 1e9, cell("mpi_allreduce").c_str(), cell("mpi_allreduce_fair").c_str(), best().c_str(),
-                cell("allreduce_bound_sendrecv").c_str());
+    std::printf("%5d %-12s %9s %9.2f %16s %13s %13s %13s\n", p.ranks, p.placement.c_str(),
+                format_bytes(p.bytes).c_str(), p.algbw() / 1e9, cell("mpi_allreduce").c_str(),
+                cell("mpi_allreduce_fair").c_str(), best().c_str(), cell("allreduce_bound_sendrecv").c_str());
   }
 }
 
