@@ -5,6 +5,7 @@
 
 #include "ffsim/hfreduce/cpu.hpp"
 #include "ffsim/hfreduce/error.hpp"
+#include "poll.hpp"
 
 #ifdef FFSIM_HFREDUCE_HAS_NUMA
 #include <numa.h>
@@ -17,32 +18,7 @@ namespace {
 constexpr std::uint64_t kTaskBits = 16;
 constexpr std::uint64_t kTaskMask = (std::uint64_t{1} << kTaskBits) - 1;
 
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Polls `ready` for up to `budget`: a few rounds of the CPU's pause (the other side is usually a
-// few hundred nanoseconds away), then yielding the core between polls, so that a machine with more
-// busy threads than cores runs them meanwhile. Returns whether `ready` became true.
-template <class Ready>
-bool poll(const Ready& ready, std::chrono::microseconds budget) {
-  if (ready()) return true;
-  if (budget.count() <= 0) return false;
-  for (int i = 0; i < 256; ++i) {
-    cpu_relax();
-    if (ready()) return true;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + budget;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-    if (ready()) return true;
-  }
-  return ready();
-}
+using detail::poll;
 
 }  // namespace
 

@@ -242,3 +242,49 @@ TEST_CASE("host backend: HFREDUCE_HOST_PIN=1 runs each stream's copy thread on i
   CHECK_THROWS_WITH_AS(make_host_backend(1), doctest::Contains("HFREDUCE_HOST_PIN=yes: expected 1"), KernelError);
   ::unsetenv("HFREDUCE_HOST_PIN");
 }
+
+TEST_CASE(
+    "host backend: synchronize returns after the stream's work, whether it polled, slept or found many copy threads "
+    "busy") {
+  // A host-side synchronize polls for up to ThreadPool::kDefaultSpin (100 us) and then sleeps, and
+  // sleeps at once while more copy threads are busy than the process has CPUs. Whichever way it
+  // waited, the bytes its stream copied must be there when it returns (the copy thread's
+  // completion publishes them). Sizes: 4 KiB (done within the polling on any machine), 64 MiB
+  // (milliseconds: the sleeping path), and 1 to 3 x CPUs + 1 streams copying 16 MiB at once (more
+  // busy copy threads than CPUs from 2 x CPUs + 1 on, so the waiter sleeps at once).
+  const int cpus = usable_cpu_count();
+  for (const int streams_n : {1, cpus + 1, 3 * cpus + 1}) {
+    for (const std::size_t bytes : {std::size_t{4096}, std::size_t{16} << 20, std::size_t{64} << 20}) {
+      if (streams_n > 1 && bytes > (std::size_t{16} << 20)) continue;  // the many-stream case at 16 MiB
+      CAPTURE(streams_n);
+      CAPTURE(bytes);
+      auto backend = make_host_backend(streams_n);
+      std::vector<std::vector<std::byte>> host;
+      std::vector<DeviceBuffer> device;
+      std::vector<std::unique_ptr<Stream>> streams;
+      std::vector<std::unique_ptr<Event>> events;
+      for (int s = 0; s < streams_n; ++s) {
+        host.emplace_back(bytes, std::byte{static_cast<unsigned char>(s + 1)});
+        device.push_back(backend->allocate_device(s, bytes));
+        streams.push_back(backend->create_stream(s));
+        events.push_back(backend->create_event(s));
+      }
+      // every stream: H2D of its pattern, an event, then D2H back into a zeroed host buffer
+      std::vector<std::vector<std::byte>> back(static_cast<std::size_t>(streams_n), std::vector<std::byte>(bytes));
+      for (int s = 0; s < streams_n; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        streams[i]->copy_h2d(device[i].ptr(), HostPtr<const std::byte>(host[i].data()), bytes);
+        streams[i]->record(*events[i]);
+        streams[i]->copy_d2h(HostPtr<std::byte>(back[i].data()), DevicePtr<const std::byte>(device[i].ptr().get()),
+                             bytes);
+      }
+      for (int s = 0; s < streams_n; ++s) {
+        const auto i = static_cast<std::size_t>(s);
+        events[i]->synchronize();
+        CHECK(events[i]->query());
+        streams[i]->synchronize();
+        CHECK(back[i] == host[i]);
+      }
+    }
+  }
+}
