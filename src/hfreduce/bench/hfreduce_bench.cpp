@@ -1498,31 +1498,24 @@ void print_tree_summary() {
         if (b.name == name) return p.rate(b.metric) / b.value_Bps;
       return 0.0;
     };
-    // a bound this run did not measure (the fair baseline under AddressSanitizer) prints "-"
-    auto cell = [&](const char* name) {
-      const double r = ratio(name);
-      char text[32];
+    // a ratio this run did not measure (the fair baseline under AddressSanitizer) prints "-"
+    auto text = [](double r) {
+      char out[32];
       if (r > 0) {
-        std::snprintf(text, sizeof(text), "%.2f", r);
+        std::snprintf(out, sizeof(out), "%.2f", r);
       } else {
-        std::snprintf(text, sizeof(text), "-");
+        std::snprintf(out, sizeof(out), "-");
       }
-      return std::string(text);
+      return std::string(out);
     };
+    auto cell = [&](const char* name) { return text(ratio(name)); };
     // MPI at its best: the faster of the two allocator settings at this size (the smaller ratio).
     // The shipped one is measured in the first round only (glibc's raise cannot be undone), so
     // where it is the faster the comparison crosses rounds.
     auto best = [&] {
       const double shipped = ratio("mpi_allreduce");
       const double fair = ratio("mpi_allreduce_fair");
-      const double r = shipped > 0 && fair > 0 ? std::min(shipped, fair) : std::max(shipped, fair);
-      char text[32];
-      if (r > 0) {
-        std::snprintf(text, sizeof(text), "%.2f", r);
-      } else {
-        std::snprintf(text, sizeof(text), "-");
-      }
-      return std::string(text);
+      return text(shipped > 0 && fair > 0 ? std::min(shipped, fair) : std::max(shipped, fair));
     };
     if (!header) {
       std::printf(
