@@ -33,7 +33,9 @@ namespace {
 // always polled, the ranges overlapping). A stream that waits for another stream's event
 // (Stream::wait) does it on its copy thread, which sleeps.
 constexpr std::chrono::microseconds kSynchronizeSpin = ThreadPool::kDefaultSpin;
-std::atomic<int> busy_copy_threads{0};  // copy threads of this process with queued work
+// Copy threads of this process with queued work (one blocked in Stream::wait counts too: the rule is
+// a heuristic of how many threads want the cores, not a count of running ones).
+std::atomic<int> busy_copy_threads{0};
 
 bool poll_before_sleeping() {
   static const int cpus = usable_cpu_count();

@@ -249,9 +249,10 @@ TEST_CASE(
   // A host-side synchronize polls for up to ThreadPool::kDefaultSpin (100 us) and then sleeps, and
   // sleeps at once while more copy threads are busy than the process has CPUs. Whichever way it
   // waited, the bytes its stream copied must be there when it returns (the copy thread's
-  // completion publishes them). Sizes: 4 KiB (done within the polling on any machine), 64 MiB
-  // (milliseconds: the sleeping path), and 1 to 3 x CPUs + 1 streams copying 16 MiB at once (more
-  // busy copy threads than CPUs from 2 x CPUs + 1 on, so the waiter sleeps at once).
+  // completion publishes them). One stream: 4 KiB (done within the polling on any machine), 16 and
+  // 64 MiB (milliseconds: past the polling, the sleeping path). CPUs + 1 and 3 x CPUs + 1 streams
+  // copying 4 KiB or 16 MiB at once: more busy copy threads than CPUs, so the first waits sleep at
+  // once, and the last ones, with fewer streams left busy, poll again.
   const int cpus = usable_cpu_count();
   for (const int streams_n : {1, cpus + 1, 3 * cpus + 1}) {
     for (const std::size_t bytes : {std::size_t{4096}, std::size_t{16} << 20, std::size_t{64} << 20}) {
