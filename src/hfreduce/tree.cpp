@@ -159,8 +159,8 @@ class TreeAllreduce::Worker {
       items_.push_back(Item{ticket, src, data, count, dtype, fingerprint, 0});
       open_.push_back(ticket);
     }
-    engine_.wake();
   }
+  Engine& engine() noexcept { return engine_; }
 
   // Called with the engine's mutex held.
   bool has_work() const {
@@ -169,13 +169,18 @@ class TreeAllreduce::Worker {
   bool busy() const noexcept { return !active_.empty(); }
   void restart_clock() { last_progress_ = Clock::now(); }
 
-  // One pass: opens slices up to the window, moves every active slice as far as its messages
-  // allow, retires finished ones. True when anything moved. Throws TimeoutError when this tree
-  // has seen no progress for the timeout while slices are in flight.
-  bool poll() {
+  // Opens slices up to the window and moves the new ones as far as they go without a sum or a
+  // test: a leaf's contribution leaves at once. True when it opened any. Called for every tree
+  // before any tree's poll in an engine's pass: a test enters the transport's progress, which may
+  // copy every message that has arrived (with Open MPI's shared-memory single copy the receiver
+  // copies), and a tree's sums take tens of microseconds each, so a tree polled first would hold
+  // back what the other tree can send (2 ranks, 8 MiB: a rank's contributions to the other tree
+  // left 0.3 ms late, after it had copied its children's, and the other rank idled meanwhile).
+  bool open() {
+    std::size_t first = 0;
     {
       std::lock_guard lock(engine_.mutex());
-      if (active_.empty()) last_progress_ = Clock::now();  // work that arrives starts the clock
+      first = active_.size();
       while (active_.size() < static_cast<std::size_t>(owner_.options_.window)) {
         Slice slice;
         if (!next_slice(slice)) break;
@@ -183,8 +188,22 @@ class TreeAllreduce::Worker {
         activate(active_.back());
       }
     }
+    if (active_.size() == first) return false;
+    if (first == 0) last_progress_ = Clock::now();  // work that arrives starts the clock
+    Pass posts{0, false};
+    for (std::size_t i = first; i < active_.size(); ++i) advance(active_[i], posts);
+    return true;
+  }
+
+  // One pass: moves every active slice as far as its messages allow, summing at most one slice
+  // (a sum of a slice takes tens of microseconds, in which this thread tests no message: the
+  // engine's other tree and this tree's sends get their turn between two sums), and retires
+  // finished ones. True when anything moved. Throws TimeoutError when this tree has seen no
+  // progress for the timeout while slices are in flight.
+  bool poll() {
+    Pass pass{1, true};
     bool moved = false;
-    for (Slice& slice : active_) moved = advance(slice) || moved;
+    for (Slice& slice : active_) moved = advance(slice, pass) || moved;
     while (!active_.empty() && active_.front().step == Step::Done) {
       if (active_.front().last) {
         {
@@ -291,15 +310,22 @@ class TreeAllreduce::Worker {
     slice.step = Step::Broadcast;
   }
 
-  static bool complete(std::unique_ptr<Request>& request) { return !request || request->test(); }
+  // What one call of advance may do: sum this many slices, test requests (enter the transport).
+  struct Pass {
+    int sums;
+    bool tests;
+  };
+  static bool complete(std::unique_ptr<Request>& request, const Pass& pass) {
+    return !request || (pass.tests && request->test());
+  }
 
-  // Moves a slice as far as its messages allow; true when it moved at all.
-  bool advance(Slice& slice) {
+  // Moves a slice as far as its messages and `pass` allow; true when it moved at all.
+  bool advance(Slice& slice, Pass& pass) {
     bool moved = false;
     while (true) {
       switch (slice.step) {
         case Step::Children: {
-          if (!complete(slice.from_child[0]) || !complete(slice.from_child[1])) return moved;
+          if (!complete(slice.from_child[0], pass) || !complete(slice.from_child[1], pass)) return moved;
           const void* inputs[3] = {slice.src, nullptr, nullptr};
           std::size_t k = 1;
           for (std::size_t c = 0; c < 2; ++c) {
@@ -308,6 +334,8 @@ class TreeAllreduce::Worker {
           // The partial sum goes to data; a leaf out of place sends its contribution from src.
           const std::byte* partial = slice.src;
           if (k > 1) {
+            if (pass.sums == 0) return moved;
+            --pass.sums;
             reduce_sum(owner_.isa_, slice.dtype, slice.data, std::span<const void* const>(inputs, k), slice.count);
             partial = slice.data;
           }
@@ -327,7 +355,7 @@ class TreeAllreduce::Worker {
           break;
         }
         case Step::Up:
-          if (!complete(slice.to_parent)) return moved;
+          if (!complete(slice.to_parent, pass)) return moved;
           // The partial sum has left; the final sum from the parent may now overwrite it.
           if (!slice.from_parent) {
             slice.from_parent = owner_.transport_.irecv(
@@ -336,11 +364,11 @@ class TreeAllreduce::Worker {
           slice.step = Step::Down;
           break;
         case Step::Down:
-          if (!complete(slice.from_parent)) return moved;
+          if (!complete(slice.from_parent, pass)) return moved;
           broadcast(slice);
           break;
         case Step::Broadcast:
-          if (!complete(slice.to_child[0]) || !complete(slice.to_child[1])) return moved;
+          if (!complete(slice.to_child[0], pass) || !complete(slice.to_child[1], pass)) return moved;
           slice.step = Step::Done;
           break;
         case Step::Done:
@@ -423,6 +451,7 @@ void TreeAllreduce::Engine::run() {
         return;
       }
       bool moved = false;
+      for (Worker* w : workers_) moved = w->open() || moved;
       for (Worker* w : workers_) moved = w->poll() || moved;
       if (moved) {
         backoff.reset();
@@ -514,6 +543,8 @@ TreeAllreduce::Ticket TreeAllreduce::submit(const void* src, void* data, std::si
     const std::size_t offset = tree == 0 ? 0 : first_half * dtype_size(dtype);
     workers_[tree]->enqueue(ticket, in + offset, bytes + offset, halves[tree], dtype, fingerprint);
   }
+  // Woken once both halves are queued: an engine that drives both trees opens them in one pass.
+  for (auto& worker : workers_) worker->engine().wake();
   if (job.halves_left == 0) jobs_.erase(ticket);
   return ticket;
 }

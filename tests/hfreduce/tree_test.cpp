@@ -2,8 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,6 +49,50 @@ class DyingTransport final : public Transport {
  private:
   Transport& inner_;
   std::atomic<int> budget_;
+};
+
+// Passes every call on to another transport and records its kind in order: "send", "recv", or
+// "test" (a request's test).
+class RecordingTransport final : public Transport {
+public:
+  explicit RecordingTransport(Transport& inner) : inner_(inner) {}
+  int rank() const noexcept override { return inner_.rank(); }
+  int size() const noexcept override { return inner_.size(); }
+  std::string_view name() const noexcept override { return "recording"; }
+  std::int64_t max_tag() const noexcept override { return inner_.max_tag(); }
+  std::unique_ptr<Request> isend(int peer, std::int64_t tag, const void* data, std::size_t bytes) override {
+    note("send");
+    return std::make_unique<Recorded>(*this, inner_.isend(peer, tag, data, bytes));
+  }
+  std::unique_ptr<Request> irecv(int peer, std::int64_t tag, void* data, std::size_t bytes) override {
+    note("recv");
+    return std::make_unique<Recorded>(*this, inner_.irecv(peer, tag, data, bytes));
+  }
+  std::vector<std::string> calls() {
+    std::lock_guard lock(mutex_);
+    return calls_;
+  }
+
+private:
+  class Recorded final : public Request {
+  public:
+    Recorded(RecordingTransport& owner, std::unique_ptr<Request> inner) : owner_(owner), inner_(std::move(inner)) {}
+    bool test() override {
+      owner_.note("test");
+      return inner_->test();
+    }
+
+  private:
+    RecordingTransport& owner_;
+    std::unique_ptr<Request> inner_;
+  };
+  void note(const char* call) {
+    std::lock_guard lock(mutex_);
+    calls_.emplace_back(call);
+  }
+  Transport& inner_;
+  std::mutex mutex_;
+  std::vector<std::string> calls_;
 };
 
 }  // namespace
@@ -171,6 +217,44 @@ TEST_CASE("tree: out of place and with one or two threads, every rank gets the e
         }
       });
     }
+  }
+}
+
+TEST_CASE("tree: one thread driving both trees sends every contribution it can before it tests a request") {
+  // 2 ranks: each is the root of one tree and a leaf of the other. A leaf's slice needs no sum,
+  // so its contribution can leave as soon as the slice opens; a test may enter the transport's
+  // progress, which (Open MPI over shared memory) copies whatever has arrived for this rank. So
+  // before its first test, each rank must have sent the leaf's whole window (4 slices) and posted
+  // the root's 4 receives: 4 "send" and 4 "recv". Polling the root's tree first would test before
+  // sending (0 sends before the first test on the root's side). 8 slices per tree (1 KiB slices,
+  // 2 x 8 x 256 floats), so the window is full; the sum must still be exact.
+  constexpr int kRanks = 2;
+  constexpr std::size_t kCount = 2 * 8 * 256;
+  LoopbackHub hub(kRanks);
+  TreeOptions options;
+  options.slice_bytes = 1024;
+  options.window = 4;
+  options.threads = 1;
+  options.timeout = 20s;
+  std::vector<std::vector<std::string>> calls(kRanks);
+  test::run_ranks(kRanks, [&](int rank) {
+    auto loopback = hub.connect(rank);
+    RecordingTransport transport(*loopback);
+    {
+      TreeAllreduce tree(transport, options);
+      auto data = test::pattern_buffer(DType::F32, rank, kCount);
+      tree.allreduce(data.data(), kCount, DType::F32);
+      REQUIRE(test::first_wrong(DType::F32, data.data(), kCount, kRanks) == kCount);
+    }
+    calls[static_cast<std::size_t>(rank)] = transport.calls();
+  });
+  for (int rank = 0; rank < kRanks; ++rank) {
+    const auto& log = calls[static_cast<std::size_t>(rank)];
+    const auto first_test = std::find(log.begin(), log.end(), "test");
+    REQUIRE(first_test != log.end());
+    INFO("rank ", rank);
+    CHECK(std::count(log.begin(), first_test, "send") == 4);
+    CHECK(std::count(log.begin(), first_test, "recv") == 4);
   }
 }
 

@@ -68,6 +68,7 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --chunks LIST      pipeline chunk sizes (default 1MiB,4MiB)
   --slice SIZE       inter-node slice (default 512KiB)
   --tree-threads N   threads driving the two trees: 1, 2, or 0 = auto (default 0: 1 below 4 CPUs)
+  --window N         slices each tree keeps in flight, 1 to 64 (default 4)
   --budget SECONDS   time spent per point, at least --reps repetitions (default 0.2)
   --reps N           minimum repetitions (default 5)
   --rounds N         sweep everything N times, interleaved; a point's median is the median of its
@@ -148,6 +149,7 @@ struct Options {
   std::vector<std::size_t> chunks = {1 * MiB, 4 * MiB};
   std::size_t slice = 512 * KiB;
   int tree_threads = 0;
+  int window = TreeOptions{}.window;
   double budget_s = 0.2;
   int reps = 5;
   int rounds = 3;
@@ -301,6 +303,8 @@ Options parse_options(int argc, char** argv) {
           usage_error("--budget: expected seconds above 0 and at most 3600, got \"" + value + "\"");
       } else if (flag == "--tree-threads") {
         o.tree_threads = parse_int(flag, value, 0, 2);
+      } else if (flag == "--window") {
+        o.window = parse_int(flag, value, 1, 64);
       } else if (flag == "--timeout") {
         std::size_t end = 0;
         try {
@@ -1119,6 +1123,7 @@ void internode_stage(const Options& o, MpiRanks& ranks, MpiTransport& transport,
   TreeOptions tree_options;
   tree_options.slice_bytes = o.slice;
   tree_options.threads = o.tree_threads;
+  tree_options.window = o.window;
   tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   TreeAllreduce tree(transport, tree_options);
   const int n = ranks.size();
@@ -1595,9 +1600,11 @@ std::string plan_of(const Options& o) {
   for (std::size_t i = 0; i < o.devices.size(); ++i) plan += (i ? "," : "") + std::to_string(o.devices[i]);
   plan += " --chunks ";
   for (std::size_t i = 0; i < o.chunks.size(); ++i) plan += (i ? "," : "") + format_bytes(o.chunks[i]);
-  char numbers[160];
-  std::snprintf(numbers, sizeof(numbers), " --slice %s --tree-threads %d --rounds %d --reps %d --budget %g --timeout %g --backend %s",
-                format_bytes(o.slice).c_str(), o.tree_threads, o.rounds, o.reps, o.budget_s, o.timeout_s, o.backend.c_str());
+  char numbers[192];
+  std::snprintf(numbers, sizeof(numbers),
+                " --slice %s --tree-threads %d --window %d --rounds %d --reps %d --budget %g --timeout %g --backend %s",
+                format_bytes(o.slice).c_str(), o.tree_threads, o.window, o.rounds, o.reps, o.budget_s, o.timeout_s,
+                o.backend.c_str());
   return plan + numbers;
 }
 
@@ -1691,6 +1698,7 @@ int run(int argc, char** argv) {
         TreeOptions tree_options;
         tree_options.slice_bytes = o.slice;
         tree_options.threads = o.tree_threads;
+        tree_options.window = o.window;
         tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
         TreeAllreduce tree(*transport, tree_options);
         for (std::size_t bytes : o.sizes()) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
+#include "../poll.hpp"
 #include "ffsim/hfreduce/mpi_transport.hpp"
 #endif
 
@@ -112,11 +113,18 @@ void MpiRanks::barrier() {
   MPI_Request request = MPI_REQUEST_NULL;
   FFSIM_MPI_CHECK(MPI_Ibarrier(comm_, &request));
   int done = 0;
-  while (true) {
+  auto test = [&] {
     FFSIM_MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
-    if (done != 0) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
+    return done != 0;
+  };
+  // Ranks leave the barrier within microseconds of the last one's arrival, as from a blocking
+  // MPI_Barrier (which polls too): every rank's clock starts after it, and the slowest rank's
+  // time is the repetition's, so a rank that slept through the release would add its lateness to
+  // every timed call (sleeping 200 us between tests added 150-300 us to a 4 KiB ping-pong on a
+  // 2-core VM, docs/hfreduce.md "The barrier's release"). Polling yields the core (ranks may
+  // outnumber cores); a long wait (rank 0 alone in a stage) sleeps between tests after 10 ms.
+  if (detail::poll(test, std::chrono::milliseconds(10))) return;
+  while (!test()) std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 
 double MpiRanks::max(double value) {
