@@ -190,20 +190,16 @@ class TreeAllreduce::Worker {
     }
     if (active_.size() == first) return false;
     if (first == 0) last_progress_ = Clock::now();  // work that arrives starts the clock
-    Pass posts{0, false};
-    for (std::size_t i = first; i < active_.size(); ++i) advance(active_[i], posts);
+    for (std::size_t i = first; i < active_.size(); ++i) advance(active_[i], /*tests=*/false);
     return true;
   }
 
-  // One pass: moves every active slice as far as its messages allow, summing at most one slice
-  // (a sum of a slice takes tens of microseconds, in which this thread tests no message: the
-  // engine's other tree and this tree's sends get their turn between two sums), and retires
-  // finished ones. True when anything moved. Throws TimeoutError when this tree has seen no
-  // progress for the timeout while slices are in flight.
+  // One pass: moves every active slice as far as its messages allow, retires finished ones. True
+  // when anything moved. Throws TimeoutError when this tree has seen no progress for the timeout
+  // while slices are in flight.
   bool poll() {
-    Pass pass{1, true};
     bool moved = false;
-    for (Slice& slice : active_) moved = advance(slice, pass) || moved;
+    for (Slice& slice : active_) moved = advance(slice, /*tests=*/true) || moved;
     while (!active_.empty() && active_.front().step == Step::Done) {
       if (active_.front().last) {
         {
@@ -310,22 +306,17 @@ class TreeAllreduce::Worker {
     slice.step = Step::Broadcast;
   }
 
-  // What one call of advance may do: sum this many slices, test requests (enter the transport).
-  struct Pass {
-    int sums;
-    bool tests;
-  };
-  static bool complete(std::unique_ptr<Request>& request, const Pass& pass) {
-    return !request || (pass.tests && request->test());
-  }
+  // Whether a request is complete; without `tests` only an absent one (the transport is not entered).
+  static bool complete(std::unique_ptr<Request>& request, bool tests) { return !request || (tests && request->test()); }
 
-  // Moves a slice as far as its messages and `pass` allow; true when it moved at all.
-  bool advance(Slice& slice, Pass& pass) {
+  // Moves a slice as far as its messages allow, testing them only where `tests`; true when it
+  // moved at all.
+  bool advance(Slice& slice, bool tests) {
     bool moved = false;
     while (true) {
       switch (slice.step) {
         case Step::Children: {
-          if (!complete(slice.from_child[0], pass) || !complete(slice.from_child[1], pass)) return moved;
+          if (!complete(slice.from_child[0], tests) || !complete(slice.from_child[1], tests)) return moved;
           const void* inputs[3] = {slice.src, nullptr, nullptr};
           std::size_t k = 1;
           for (std::size_t c = 0; c < 2; ++c) {
@@ -334,8 +325,6 @@ class TreeAllreduce::Worker {
           // The partial sum goes to data; a leaf out of place sends its contribution from src.
           const std::byte* partial = slice.src;
           if (k > 1) {
-            if (pass.sums == 0) return moved;
-            --pass.sums;
             reduce_sum(owner_.isa_, slice.dtype, slice.data, std::span<const void* const>(inputs, k), slice.count);
             partial = slice.data;
           }
@@ -355,7 +344,7 @@ class TreeAllreduce::Worker {
           break;
         }
         case Step::Up:
-          if (!complete(slice.to_parent, pass)) return moved;
+          if (!complete(slice.to_parent, tests)) return moved;
           // The partial sum has left; the final sum from the parent may now overwrite it.
           if (!slice.from_parent) {
             slice.from_parent = owner_.transport_.irecv(
@@ -364,11 +353,11 @@ class TreeAllreduce::Worker {
           slice.step = Step::Down;
           break;
         case Step::Down:
-          if (!complete(slice.from_parent, pass)) return moved;
+          if (!complete(slice.from_parent, tests)) return moved;
           broadcast(slice);
           break;
         case Step::Broadcast:
-          if (!complete(slice.to_child[0], pass) || !complete(slice.to_child[1], pass)) return moved;
+          if (!complete(slice.to_child[0], tests) || !complete(slice.to_child[1], tests)) return moved;
           slice.step = Step::Done;
           break;
         case Step::Done:
