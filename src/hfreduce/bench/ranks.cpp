@@ -12,7 +12,6 @@
 #include <vector>
 
 #ifdef FFSIM_HFREDUCE_HAS_MPI
-#include "../poll.hpp"
 #include "ffsim/hfreduce/mpi_transport.hpp"
 #endif
 
@@ -123,8 +122,14 @@ void MpiRanks::barrier() {
   // every timed call (sleeping 200 us between tests added 150-300 us to a 4 KiB ping-pong on a
   // 2-core VM, docs/hfreduce.md "The barrier's release"). Polling yields the core (ranks may
   // outnumber cores); a long wait (rank 0 alone in a stage) sleeps between tests after 10 ms.
-  if (detail::poll(test, std::chrono::milliseconds(10))) return;
-  while (!test()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const auto poll_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+  while (!test()) {
+    if (std::chrono::steady_clock::now() < poll_until) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  }
 }
 
 double MpiRanks::max(double value) {
