@@ -175,7 +175,8 @@ class TreeAllreduce::Worker {
   // copy every message that has arrived (with Open MPI's shared-memory single copy the receiver
   // copies), and a tree's sums take tens of microseconds each, so a tree polled first would hold
   // back what the other tree can send (2 ranks, 8 MiB: a rank's contributions to the other tree
-  // left 0.3 ms late, after it had copied its children's, and the other rank idled meanwhile).
+  // left 0.7 ms into the call, after it had copied and summed its children's slices, and the
+  // other rank idled meanwhile).
   bool open() {
     std::size_t first = 0;
     {
