@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ffsim/hfreduce/mpi_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 
 namespace ffsim::hfreduce {
@@ -106,6 +107,30 @@ MpiTransport::MpiTransport(MPI_Comm comm, bool serialize) {
   int found = 0;
   FFSIM_MPI_CHECK(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &attribute, &found));
   if (found != 0 && attribute != nullptr) max_tag_ = *static_cast<int*>(attribute);
+  // The ranks of this node: a split by shared memory, its ranks translated back to comm_'s.
+  MPI_Comm node = MPI_COMM_NULL;
+  FFSIM_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+  int node_size = 0;
+  MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  const int split = MPI_Comm_size(node, &node_size);
+  std::vector<int> local(static_cast<std::size_t>(std::max(node_size, 0))), global(local.size(), MPI_UNDEFINED);
+  for (std::size_t i = 0; i < local.size(); ++i) local[i] = static_cast<int>(i);
+  int status = split;
+  if (status == MPI_SUCCESS) status = MPI_Comm_group(node, &node_group);
+  if (status == MPI_SUCCESS) status = MPI_Comm_group(comm_, &group);
+  if (status == MPI_SUCCESS)
+    status = MPI_Group_translate_ranks(node_group, node_size, local.data(), group, global.data());
+  if (node_group != MPI_GROUP_NULL) (void)MPI_Group_free(&node_group);
+  if (group != MPI_GROUP_NULL) (void)MPI_Group_free(&group);
+  (void)MPI_Comm_free(&node);
+  FFSIM_MPI_CHECK(status);
+  same_node_.assign(static_cast<std::size_t>(size_), false);
+  for (int r : global)
+    if (r >= 0 && r < size_) same_node_[static_cast<std::size_t>(r)] = true;
+}
+
+bool MpiTransport::shares_memory_with(int peer) const noexcept {
+  return peer >= 0 && peer < size_ && peer != rank_ && same_node_[static_cast<std::size_t>(peer)];
 }
 
 MpiTransport::~MpiTransport() {

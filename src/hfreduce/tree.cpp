@@ -148,7 +148,10 @@ class TreeAllreduce::Worker {
       : owner_(owner), engine_(engine), tree_(tree), links_(owner.links_[static_cast<std::size_t>(tree)]) {
     const auto window = static_cast<std::size_t>(owner_.options_.window);
     buffers_ = HostBuffer::allocate(window * 2 * owner_.options_.slice_bytes);
+    receives_ = owner_.options_.receives != 0 ? std::min(owner_.options_.receives, owner_.options_.window)
+                                              : (shares_memory() ? 1 : owner_.options_.window);
   }
+  int receives() const noexcept { return receives_; }
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
@@ -170,7 +173,8 @@ class TreeAllreduce::Worker {
   void restart_clock() { last_progress_ = Clock::now(); }
 
   // Opens slices up to the window and moves the new ones as far as they go without a sum or a
-  // test: a leaf's contribution leaves at once. True when it opened any. Called for every tree
+  // test: a leaf's contribution leaves at once (and receives are posted only where the whole
+  // window may be: see post_children). True when it opened any. Called for every tree
   // before any tree's poll in an engine's pass: a test enters the transport's progress, which may
   // copy every message that has arrived (with Open MPI's shared-memory single copy the receiver
   // copies), and a tree's sums take tens of microseconds each, so a tree polled first would hold
@@ -186,7 +190,6 @@ class TreeAllreduce::Worker {
         Slice slice;
         if (!next_slice(slice)) break;
         active_.push_back(std::move(slice));
-        activate(active_.back());
       }
     }
     if (active_.size() == first) return false;
@@ -227,6 +230,7 @@ class TreeAllreduce::Worker {
   // waits for them and none of their buffers is touched again.
   void abandon(const std::exception_ptr& error) {
     active_.clear();  // cancels what is still posted
+    holding_ = {0, 0};
     std::deque<Ticket> open;
     {
       std::lock_guard lock(engine_.mutex());
@@ -261,6 +265,9 @@ class TreeAllreduce::Worker {
     std::unique_ptr<Request> to_parent;
     std::unique_ptr<Request> from_parent;
     std::array<std::unique_ptr<Request>, 2> to_child;
+    bool children_posted = false;  // its children's receives are posted (or it has none)
+    std::array<bool, 2> holds{};   // it holds a receive credit: up (children), down (parent); see acquire
+    bool recv_after_send = false;  // the final sum lands where the partial sum leaves from
     std::size_t bytes() const noexcept { return count * dtype_size(dtype); }
   };
 
@@ -289,13 +296,63 @@ class TreeAllreduce::Worker {
     return true;
   }
 
-  void activate(Slice& slice) {
+  // Whether a peer of this tree shares this rank's memory (see TreeOptions::receives).
+  bool shares_memory() const noexcept {
+    const Transport& transport = owner_.transport_;
+    if (links_.parent >= 0 && transport.shares_memory_with(links_.parent)) return true;
+    return std::any_of(links_.children.begin(), links_.children.end(),
+                       [&](int c) { return c >= 0 && transport.shares_memory_with(c); });
+  }
+
+  // Receive credits, two kinds: at most receives_ slices of this tree wait for their children's
+  // partial sums (up) and at most receives_ for their final sums (down) with receives posted.
+  // The slices take each kind in order (advance runs over the window oldest first), so a slice's
+  // receive waits only for older slices' receives of its kind, which wait only for older slices
+  // elsewhere in the tree: no cycle. (One kind shared by both deadlocked on 7 ranks: an interior
+  // rank's newer slice held the credit for its children's receives while its older slice waited
+  // for it to receive its final sum, and a child's credit was held the other way round.)
+  static constexpr std::size_t kUp = 0, kDown = 1;
+  bool acquire(Slice& slice, std::size_t kind) {
+    if (slice.holds[kind]) return true;
+    if (holding_[kind] >= receives_) return false;
+    ++holding_[kind];
+    slice.holds[kind] = true;
+    return true;
+  }
+  void release(Slice& slice, std::size_t kind) {
+    if (!slice.holds[kind]) return;
+    --holding_[kind];
+    slice.holds[kind] = false;
+  }
+
+  // Posts the receives of the slice's children's partial sums, with a credit; false when none is
+  // free. Not from open() (tests false) unless the whole window may be posted: posting may copy a
+  // message that has arrived (Open MPI matches it in the irecv), and open() is for sends first.
+  bool post_children(Slice& slice, bool tests) {
+    if (slice.children_posted) return true;
+    if (links_.children[0] < 0 && links_.children[1] < 0) {
+      slice.children_posted = true;
+      return true;
+    }
+    if ((!tests && receives_ < owner_.options_.window) || !acquire(slice, kUp)) return false;
+    slice.children_posted = true;
     Transport& transport = owner_.transport_;
     for (std::size_t c = 0; c < 2; ++c) {
       if (links_.children[c] < 0) continue;
       slice.from_child[c] = transport.irecv(links_.children[c], owner_.tag(slice.sequence, slice.fingerprint, up_channel()),
                                             child_buffer(slice.sequence, c), slice.bytes());
     }
+    return true;
+  }
+
+  // Posts the final sum's receive from the parent, with a credit; false when none is free (as
+  // post_children).
+  bool post_parent(Slice& slice, bool tests) {
+    if (slice.from_parent) return true;
+    if ((!tests && receives_ < owner_.options_.window) || !acquire(slice, kDown)) return false;
+    slice.from_parent = owner_.transport_.irecv(
+        links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+    return true;
   }
 
   void broadcast(Slice& slice) {
@@ -317,7 +374,9 @@ class TreeAllreduce::Worker {
     while (true) {
       switch (slice.step) {
         case Step::Children: {
+          if (!post_children(slice, tests)) return moved;
           if (!complete(slice.from_child[0], tests) || !complete(slice.from_child[1], tests)) return moved;
+          release(slice, kUp);
           const void* inputs[3] = {slice.src, nullptr, nullptr};
           std::size_t k = 1;
           for (std::size_t c = 0; c < 2; ++c) {
@@ -335,26 +394,25 @@ class TreeAllreduce::Worker {
           } else {
             slice.to_parent = owner_.transport_.isend(
                 links_.parent, owner_.tag(slice.sequence, slice.fingerprint, up_channel()), partial, slice.bytes());
-            if (partial != slice.data) {
-              // out of place: the final sum may land in data while the contribution is still leaving src
-              slice.from_parent = owner_.transport_.irecv(
-                  links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
-            }
+            // Out of place a leaf's final sum may land in data while its contribution is still
+            // leaving src; where the partial sum leaves from data, it must have left first.
+            slice.recv_after_send = partial == slice.data;
             slice.step = Step::Up;
           }
           break;
         }
         case Step::Up:
-          if (!complete(slice.to_parent, tests)) return moved;
-          // The partial sum has left; the final sum from the parent may now overwrite it.
           if (!slice.from_parent) {
-            slice.from_parent = owner_.transport_.irecv(
-                links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
+            if (slice.recv_after_send && !complete(slice.to_parent, tests)) return moved;
+            if (!post_parent(slice, tests)) return moved;
           }
+          if (!complete(slice.to_parent, tests)) return moved;
+          slice.to_parent.reset();  // complete: not tested again
           slice.step = Step::Down;
           break;
         case Step::Down:
           if (!complete(slice.from_parent, tests)) return moved;
+          release(slice, kDown);
           broadcast(slice);
           break;
         case Step::Broadcast:
@@ -375,6 +433,7 @@ class TreeAllreduce::Worker {
     std::string pending;
     switch (slice.step) {
       case Step::Children:
+        if (!slice.children_posted) pending = "a receive credit (the earlier slices' receives to complete)";
         for (std::size_t c = 0; c < 2; ++c) {
           if (slice.from_child[c] && !pending.empty()) pending += " and ";
           if (slice.from_child[c]) pending += peer("child", links_.children[c], "the partial sum of");
@@ -405,6 +464,8 @@ class TreeAllreduce::Worker {
   std::deque<Item> items_;   // guarded by the engine's mutex
   std::deque<Ticket> open_;  // tickets whose half this tree holds, in order (engine's mutex)
   std::deque<Slice> active_;  // the engine's thread only
+  int receives_ = 1;          // slices with receives posted at a time (TreeOptions::receives resolved)
+  std::array<int, 2> holding_{};  // slices holding a receive credit now, by kind (see acquire)
   Clock::time_point last_progress_ = Clock::now();
 };
 
@@ -473,6 +534,8 @@ TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
   FFSIM_KERNEL_CHECK(sequence_space_ > static_cast<std::uint64_t>(options_.window) + 1,
                      "transport tag space (max tag ", transport_.max_tag(), ") too small for a window of ",
                      options_.window);
+  FFSIM_KERNEL_CHECK(options_.receives >= 0, "tree receives must be 0 (auto) or 1 to the window, got ",
+                     options_.receives);
   FFSIM_KERNEL_CHECK(options_.threads >= 0 && options_.threads <= 2, "tree threads must be 0 (auto), 1 or 2, got ",
                      options_.threads);
   threads_ = options_.threads != 0 ? options_.threads : (usable_cpu_count() >= 4 ? 2 : 1);
@@ -490,6 +553,11 @@ TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
 TreeAllreduce::~TreeAllreduce() {
   for (auto& engine : engines_) engine.reset();  // stops the threads first: they use the workers
   for (auto& worker : workers_) worker.reset();
+}
+
+int TreeAllreduce::receives(int tree) const noexcept {
+  if (size_ <= 1 || tree < 0 || tree > 1) return 0;
+  return workers_[static_cast<std::size_t>(tree)]->receives();
 }
 
 std::int64_t TreeAllreduce::tag(std::uint64_t sequence, std::uint32_t fingerprint, int channel) const noexcept {

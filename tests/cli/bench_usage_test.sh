@@ -42,6 +42,8 @@ expect '--rounds: expected a whole number, got "two"' --rounds two
 expect '--stages is given twice; give it once' --stages d2h --stages h2d
 expect '--timeout: expected seconds from 0.1 to 86400, got "0"' --timeout 0
 expect '--tree-threads: expected 0 to 2, got 3' --tree-threads 3
+expect '--tree-receives: expected 0 (auto) or 1 to the window (4), got 5' --tree-receives 5
+expect '--tree-receives: expected 0 to 64, got -1' --tree-receives -1
 expect '--quick is given twice' --quick --quick
 # --out is checked before anything is measured (until 2026-12-01: exit 1 after the whole sweep):
 # a missing folder, a folder, a read-only folder (root writes anywhere, so that case only as a user).

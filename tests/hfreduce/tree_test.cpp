@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -55,7 +56,9 @@ class DyingTransport final : public Transport {
 // "test" (a request's test).
 class RecordingTransport final : public Transport {
 public:
-  explicit RecordingTransport(Transport& inner) : inner_(inner) {}
+  /// `shares`: what shares_memory_with answers for every other rank.
+  explicit RecordingTransport(Transport& inner, bool shares = false) : inner_(inner), shares_(shares) {}
+  bool shares_memory_with(int peer) const noexcept override { return shares_ && peer != rank(); }
   int rank() const noexcept override { return inner_.rank(); }
   int size() const noexcept override { return inner_.size(); }
   std::string_view name() const noexcept override { return "recording"; }
@@ -66,33 +69,57 @@ public:
   }
   std::unique_ptr<Request> irecv(int peer, std::int64_t tag, void* data, std::size_t bytes) override {
     note("recv");
-    return std::make_unique<Recorded>(*this, inner_.irecv(peer, tag, data, bytes));
+    // The tree's tags end in 3 channel bits: tree x 2 + (0 up, 1 down).
+    const auto tree = static_cast<std::size_t>((tag & 7) / 2);
+    {
+      std::lock_guard lock(mutex_);
+      peak_[tree] = std::max(peak_[tree], ++posted_[tree]);
+    }
+    return std::make_unique<Recorded>(*this, inner_.irecv(peer, tag, data, bytes), static_cast<int>(tree));
   }
   std::vector<std::string> calls() {
     std::lock_guard lock(mutex_);
     return calls_;
   }
+  /// The most receives of tree t posted and not yet found complete at once.
+  int peak_receives(std::size_t t) {
+    std::lock_guard lock(mutex_);
+    return peak_[t];
+  }
 
 private:
   class Recorded final : public Request {
   public:
-    Recorded(RecordingTransport& owner, std::unique_ptr<Request> inner) : owner_(owner), inner_(std::move(inner)) {}
+    Recorded(RecordingTransport& owner, std::unique_ptr<Request> inner, int tree = -1)
+        : owner_(owner), inner_(std::move(inner)), tree_(tree) {}
+    ~Recorded() override { finish(); }
     bool test() override {
       owner_.note("test");
-      return inner_->test();
+      const bool done = inner_->test();
+      if (done) finish();
+      return done;
     }
 
   private:
+    void finish() {
+      if (tree_ < 0) return;
+      std::lock_guard lock(owner_.mutex_);
+      --owner_.posted_[static_cast<std::size_t>(tree_)];
+      tree_ = -1;
+    }
     RecordingTransport& owner_;
     std::unique_ptr<Request> inner_;
+    int tree_;  // a receive's tree until it is found complete (or dropped); -1 otherwise
   };
   void note(const char* call) {
     std::lock_guard lock(mutex_);
     calls_.emplace_back(call);
   }
   Transport& inner_;
+  bool shares_;
   std::mutex mutex_;
   std::vector<std::string> calls_;
+  std::array<int, 2> posted_{}, peak_{};
 };
 
 }  // namespace
@@ -190,32 +217,37 @@ TEST_CASE("tree: out of place and with one or two threads, every rank gets the e
   // and 2, in place and out of place; out of place, src must still hold the rank's own pattern.
   // 1 rank: out of place is a copy. Odd sizes put a one-element half in one tree.
   const std::size_t sizes[] = {0, 1, 2, 3, 1000, 4097};
+  // Receives posted one slice at a time (1), or the whole window (2 = the window), the same.
   for (int threads : {1, 2}) {
-    for (int ranks : {1, 2, 3, 4, 7}) {
-      LoopbackHub hub(ranks);
-      TreeOptions options;
-      options.slice_bytes = 1024;
-      options.window = 2;
-      options.threads = threads;
-      options.timeout = 20s;
-      test::run_ranks(ranks, [&](int rank) {
-        auto transport = hub.connect(rank);
-        TreeAllreduce tree(*transport, options);
-        CHECK(tree.threads() == (ranks > 1 ? threads : 0));
-        for (DType dtype : test::kAllDtypes) {
-          for (std::size_t count : sizes) {
-            const auto src = test::pattern_buffer(dtype, rank, count);
-            std::vector<std::byte> dst(src.size(), std::byte{0x7F});
-            tree.allreduce(src.data(), dst.data(), count, dtype);
-            INFO("threads=", threads, " ranks=", ranks, " rank=", rank, " ", dtype_name(dtype), " count=", count);
-            REQUIRE(test::first_wrong(dtype, dst.data(), count, ranks) == count);
-            REQUIRE(src == test::pattern_buffer(dtype, rank, count));
-            auto in_place = test::pattern_buffer(dtype, rank, count);
-            tree.allreduce(in_place.data(), count, dtype);
-            REQUIRE(in_place == dst);
+    for (int receives : {1, 2}) {
+      for (int ranks : {1, 2, 3, 4, 7}) {
+        LoopbackHub hub(ranks);
+        TreeOptions options;
+        options.slice_bytes = 1024;
+        options.window = 2;
+        options.threads = threads;
+        options.receives = receives;
+        options.timeout = 20s;
+        test::run_ranks(ranks, [&](int rank) {
+          auto transport = hub.connect(rank);
+          TreeAllreduce tree(*transport, options);
+          CHECK(tree.threads() == (ranks > 1 ? threads : 0));
+          for (DType dtype : test::kAllDtypes) {
+            for (std::size_t count : sizes) {
+              const auto src = test::pattern_buffer(dtype, rank, count);
+              std::vector<std::byte> dst(src.size(), std::byte{0x7F});
+              tree.allreduce(src.data(), dst.data(), count, dtype);
+              INFO("threads=", threads, " receives=", receives, " ranks=", ranks, " rank=", rank, " ",
+                   dtype_name(dtype), " count=", count);
+              REQUIRE(test::first_wrong(dtype, dst.data(), count, ranks) == count);
+              REQUIRE(src == test::pattern_buffer(dtype, rank, count));
+              auto in_place = test::pattern_buffer(dtype, rank, count);
+              tree.allreduce(in_place.data(), count, dtype);
+              REQUIRE(in_place == dst);
+            }
           }
-        }
-      });
+        });
+      }
     }
   }
 }
@@ -258,11 +290,71 @@ TEST_CASE("tree: one thread driving both trees sends every contribution it can b
   }
 }
 
+TEST_CASE("tree: where the peers share memory, one slice of each tree has receives posted at a time") {
+  // A posted receive is a copy the transport may make in any test (Open MPI over shared memory:
+  // the receiver copies every message that has arrived for a posted receive), so where a tree's
+  // peers share this rank's memory (auto: TreeOptions::receives 0) its slices post their receives
+  // one slice at a time, per kind (one slice's children's partial sums, one slice's final sum):
+  // at most 1 receive outstanding per tree on 2 ranks (a rank is the root of one tree, waiting for
+  // one child, and a leaf of the other, waiting for its parent), at most 3 on 5 ranks (an interior
+  // rank: two children of one slice and the parent of another). Without shared memory the whole
+  // window is posted: the root of 2 ranks
+  // posts its 4 slices' receives at once (4 > 1: the count can fail). The sums stay exact, in
+  // place and out of place, with 1 and 2 threads. 8 slices per tree (1 KiB slices).
+  for (bool shares : {true, false}) {
+    for (int threads : {1, 2}) {
+      for (int ranks : {2, 5}) {
+        const std::size_t count = 2 * 8 * 256;
+        LoopbackHub hub(ranks);
+        TreeOptions options;
+        options.slice_bytes = 1024;
+        options.window = 4;
+        options.threads = threads;
+        options.timeout = 20s;
+        std::vector<std::array<int, 2>> peaks(static_cast<std::size_t>(ranks));
+        test::run_ranks(ranks, [&](int rank) {
+          auto loopback = hub.connect(rank);
+          RecordingTransport transport(*loopback, shares);
+          {
+            TreeAllreduce tree(transport, options);
+            CHECK(tree.receives(0) == (shares ? 1 : 4));
+            CHECK(tree.receives(1) == (shares ? 1 : 4));
+            for (int rep = 0; rep < 2; ++rep) {
+              const auto src = test::pattern_buffer(DType::F32, rank, count);
+              std::vector<std::byte> dst(src.size());
+              tree.allreduce(src.data(), dst.data(), count, DType::F32);
+              REQUIRE(test::first_wrong(DType::F32, dst.data(), count, ranks) == count);
+              auto data = test::pattern_buffer(DType::F32, rank, count);
+              tree.allreduce(data.data(), count, DType::F32);
+              REQUIRE(data == dst);
+            }
+          }
+          peaks[static_cast<std::size_t>(rank)] = {transport.peak_receives(0), transport.peak_receives(1)};
+        });
+        int most = 0;
+        for (const auto& p : peaks) most = std::max({most, p[0], p[1]});
+        INFO("shares=", shares, " threads=", threads, " ranks=", ranks);
+        if (shares && ranks == 2) {
+          CHECK(most == 1);
+        } else if (shares) {
+          CHECK(most >= 2);  // an interior slice's two children
+          CHECK(most <= 3);
+        } else {
+          CHECK(most >= 4);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("tree: overlapping out-of-place buffers and a bad thread count are errors") {
   LoopbackHub hub(1);
   auto transport = hub.connect(0);
   TreeOptions options;
   options.threads = 3;
+  CHECK_THROWS_AS(TreeAllreduce(*transport, options), KernelError);
+  options.threads = 0;
+  options.receives = -1;
   CHECK_THROWS_AS(TreeAllreduce(*transport, options), KernelError);
   TreeAllreduce tree(*transport, TreeOptions{});
   std::vector<float> data(16, 1.0f);

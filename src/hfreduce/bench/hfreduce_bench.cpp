@@ -69,6 +69,8 @@ const char* kUsage = R"(usage: hfreduce-bench [options]
   --slice SIZE       inter-node slice (default 512KiB)
   --tree-threads N   threads driving the two trees: 1, 2, or 0 = auto (default 0: 1 below 4 CPUs)
   --window N         slices each tree keeps in flight, 1 to 64 (default 4)
+  --tree-receives N  slices of a tree with receives posted at a time: 1 to the window, or 0 = auto
+                     (default 0: 1 where the tree's peers share this node's memory, else the window)
   --budget SECONDS   time spent per point, at least --reps repetitions (default 0.2)
   --reps N           minimum repetitions (default 5)
   --rounds N         sweep everything N times, interleaved; a point's median is the median of its
@@ -150,6 +152,7 @@ struct Options {
   std::size_t slice = 512 * KiB;
   int tree_threads = 0;
   int window = TreeOptions{}.window;
+  int tree_receives = TreeOptions{}.receives;
   double budget_s = 0.2;
   int reps = 5;
   int rounds = 3;
@@ -305,6 +308,8 @@ Options parse_options(int argc, char** argv) {
         o.tree_threads = parse_int(flag, value, 0, 2);
       } else if (flag == "--window") {
         o.window = parse_int(flag, value, 1, 64);
+      } else if (flag == "--tree-receives") {
+        o.tree_receives = parse_int(flag, value, 0, 64);
       } else if (flag == "--timeout") {
         std::size_t end = 0;
         try {
@@ -348,6 +353,9 @@ Options parse_options(int argc, char** argv) {
     o.min_bytes = o.size_list.front();
     o.max_bytes = o.size_list.back();  // the arena and the MPI limit below use the largest
   }
+  if (o.tree_receives > o.window)
+    usage_error("--tree-receives: expected 0 (auto) or 1 to the window (" + std::to_string(o.window) + "), got " +
+                std::to_string(o.tree_receives));
   // MPI counts are ints: the MPI stages move at most INT_MAX floats per call
   if ((o.has("internode") || o.has("allreduce")) && o.max_bytes / 4 > static_cast<std::size_t>(INT_MAX))
     usage_error("--max-bytes: the MPI stages take at most 8GiB (INT_MAX floats), got " + format_bytes(o.max_bytes));
@@ -1124,6 +1132,7 @@ void internode_stage(const Options& o, MpiRanks& ranks, MpiTransport& transport,
   tree_options.slice_bytes = o.slice;
   tree_options.threads = o.tree_threads;
   tree_options.window = o.window;
+  tree_options.receives = o.tree_receives;
   tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
   TreeAllreduce tree(transport, tree_options);
   const int n = ranks.size();
@@ -1600,11 +1609,12 @@ std::string plan_of(const Options& o) {
   for (std::size_t i = 0; i < o.devices.size(); ++i) plan += (i ? "," : "") + std::to_string(o.devices[i]);
   plan += " --chunks ";
   for (std::size_t i = 0; i < o.chunks.size(); ++i) plan += (i ? "," : "") + format_bytes(o.chunks[i]);
-  char numbers[192];
+  char numbers[224];
   std::snprintf(numbers, sizeof(numbers),
-                " --slice %s --tree-threads %d --window %d --rounds %d --reps %d --budget %g --timeout %g --backend %s",
-                format_bytes(o.slice).c_str(), o.tree_threads, o.window, o.rounds, o.reps, o.budget_s, o.timeout_s,
-                o.backend.c_str());
+                " --slice %s --tree-threads %d --window %d --tree-receives %d --rounds %d --reps %d --budget %g "
+                "--timeout %g --backend %s",
+                format_bytes(o.slice).c_str(), o.tree_threads, o.window, o.tree_receives, o.rounds, o.reps, o.budget_s,
+                o.timeout_s, o.backend.c_str());
   return plan + numbers;
 }
 
@@ -1699,6 +1709,7 @@ int run(int argc, char** argv) {
         tree_options.slice_bytes = o.slice;
         tree_options.threads = o.tree_threads;
         tree_options.window = o.window;
+        tree_options.receives = o.tree_receives;
         tree_options.timeout = std::chrono::milliseconds(static_cast<long long>(o.timeout_s * 1000));
         TreeAllreduce tree(*transport, tree_options);
         for (std::size_t bytes : o.sizes()) {

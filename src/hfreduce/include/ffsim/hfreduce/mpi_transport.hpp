@@ -6,6 +6,7 @@
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ffsim/hfreduce/error.hpp"
 #include "ffsim/hfreduce/transport.hpp"
@@ -48,6 +49,8 @@ class MpiTransport final : public Transport {
   std::int64_t max_tag() const noexcept override { return max_tag_; }
   std::unique_ptr<Request> isend(int peer, std::int64_t tag, const void* data, std::size_t bytes) override;
   std::unique_ptr<Request> irecv(int peer, std::int64_t tag, void* data, std::size_t bytes) override;
+  /// The peers on this rank's node: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) at construction.
+  bool shares_memory_with(int peer) const noexcept override;
 
   /// The duplicated communicator.
   MPI_Comm comm() const noexcept { return comm_; }
@@ -58,6 +61,7 @@ class MpiTransport final : public Transport {
 
  private:
   void check(int peer, std::int64_t tag, std::size_t bytes) const;
+  std::vector<bool> same_node_;  // by rank of comm_
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

@@ -35,6 +35,15 @@ class Transport {
   virtual std::unique_ptr<Request> isend(int peer, std::int64_t tag, const void* data, std::size_t bytes) = 0;
   /// Receives exactly bytes from peer into data.
   virtual std::unique_ptr<Request> irecv(int peer, std::int64_t tag, void* data, std::size_t bytes) = 0;
+  /// True where messages between this rank and peer go through memory both share (ranks on one
+  /// node), so that a CPU copies them: with Open MPI's shared-memory single copy (CMA) the
+  /// receiver's, inside whichever of its tests first finds the message, every posted receive that
+  /// has a message at once. False over a network whose NICs move the bytes, and where the
+  /// transport cannot tell.
+  virtual bool shares_memory_with(int peer) const noexcept {
+    (void)peer;
+    return false;
+  }
 };
 
 /// In-process transport for ranks run as threads: every rank connects to one hub. Sends are

@@ -58,6 +58,15 @@ struct TreeOptions {
   /// is entered from two threads at once; one thread per rank avoids both (measured in
   /// docs/hfreduce.md, "Inter-node tree").
   int threads = 0;
+  /// Slices of one tree whose receives may be posted at a time: 1 to window, or 0 = auto: 1 where
+  /// a peer of the tree shares this rank's memory (Transport::shares_memory_with), else the window.
+  /// A posted receive is a copy the transport may make in any later test: over shared memory
+  /// Open MPI's receiver copies every message that has arrived for a posted receive in the first
+  /// test that finds it, so a window of posted receives is copied in one test while no slice is
+  /// summed and no result leaves, and two ranks take turns (docs/hfreduce.md, "Receives one at a
+  /// time"). With one slice posted the copies interleave with the sums. A NIC that moves the bytes
+  /// (RDMA) costs the CPU nothing per posted receive: there the whole window is posted.
+  int receives = 0;
   /// Path of the adds; unset = default_isa().
   std::optional<Isa> isa;
 };
@@ -99,6 +108,9 @@ class TreeAllreduce {
   void allreduce(const void* src, void* data, std::size_t count, DType dtype, std::uint32_t fingerprint = 0);
   /// Threads driving the trees (TreeOptions::threads resolved): 1 or 2; 0 for a single rank.
   int threads() const noexcept { return size_ > 1 ? threads_ : 0; }
+  /// Slices of tree t (0 or 1) whose receives may be posted at a time (TreeOptions::receives
+  /// resolved): 1 to the window; 0 for a single rank.
+  int receives(int tree) const noexcept;
 
   /// Blocks until every rank has passed its description (e.g. "tensor 'w1': 1000 x fp32"); throws
   /// MismatchError naming two ranks that differ, on every rank, or TimeoutError.
