@@ -112,10 +112,9 @@ MpiTransport::MpiTransport(MPI_Comm comm, bool serialize) {
   FFSIM_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
   int node_size = 0;
   MPI_Group node_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
-  const int split = MPI_Comm_size(node, &node_size);
+  int status = MPI_Comm_size(node, &node_size);
   std::vector<int> local(static_cast<std::size_t>(std::max(node_size, 0))), global(local.size(), MPI_UNDEFINED);
   for (std::size_t i = 0; i < local.size(); ++i) local[i] = static_cast<int>(i);
-  int status = split;
   if (status == MPI_SUCCESS) status = MPI_Comm_group(node, &node_group);
   if (status == MPI_SUCCESS) status = MPI_Comm_group(comm_, &group);
   if (status == MPI_SUCCESS)

@@ -148,8 +148,8 @@ class TreeAllreduce::Worker {
       : owner_(owner), engine_(engine), tree_(tree), links_(owner.links_[static_cast<std::size_t>(tree)]) {
     const auto window = static_cast<std::size_t>(owner_.options_.window);
     buffers_ = HostBuffer::allocate(window * 2 * owner_.options_.slice_bytes);
-    receives_ = owner_.options_.receives != 0 ? std::min(owner_.options_.receives, owner_.options_.window)
-                                              : (shares_memory() ? 1 : owner_.options_.window);
+    receives_ =
+        owner_.options_.receives != 0 ? owner_.options_.receives : (shares_memory() ? 1 : owner_.options_.window);
   }
   int receives() const noexcept { return receives_; }
   Worker(const Worker&) = delete;
@@ -267,7 +267,6 @@ class TreeAllreduce::Worker {
     std::array<std::unique_ptr<Request>, 2> to_child;
     bool children_posted = false;  // its children's receives are posted (or it has none)
     std::array<bool, 2> holds{};   // it holds a receive credit: up (children), down (parent); see acquire
-    bool recv_after_send = false;  // the final sum lands where the partial sum leaves from
     std::size_t bytes() const noexcept { return count * dtype_size(dtype); }
   };
 
@@ -313,7 +312,6 @@ class TreeAllreduce::Worker {
   // for it to receive its final sum, and a child's credit was held the other way round.)
   static constexpr std::size_t kUp = 0, kDown = 1;
   bool acquire(Slice& slice, std::size_t kind) {
-    if (slice.holds[kind]) return true;
     if (holding_[kind] >= receives_) return false;
     ++holding_[kind];
     slice.holds[kind] = true;
@@ -325,16 +323,25 @@ class TreeAllreduce::Worker {
     slice.holds[kind] = false;
   }
 
+  // Receives are posted from open() (tests false) only where the whole window may be: posting may
+  // copy a message that has arrived (Open MPI matches it in the irecv), and open() is for sends first.
+  bool may_post(bool tests) const noexcept { return tests || receives_ == owner_.options_.window; }
+
+  // Whether the slice's partial sum leaves from data, where its final sum lands: all but a leaf out
+  // of place (which sends from src), so the final sum's receive waits for the send to complete.
+  bool sends_from_data(const Slice& slice) const noexcept {
+    return slice.src == slice.data || links_.children[0] >= 0 || links_.children[1] >= 0;
+  }
+
   // Posts the receives of the slice's children's partial sums, with a credit; false when none is
-  // free. Not from open() (tests false) unless the whole window may be posted: posting may copy a
-  // message that has arrived (Open MPI matches it in the irecv), and open() is for sends first.
+  // free or from open() (may_post).
   bool post_children(Slice& slice, bool tests) {
     if (slice.children_posted) return true;
     if (links_.children[0] < 0 && links_.children[1] < 0) {
       slice.children_posted = true;
       return true;
     }
-    if ((!tests && receives_ < owner_.options_.window) || !acquire(slice, kUp)) return false;
+    if (!may_post(tests) || !acquire(slice, kUp)) return false;
     slice.children_posted = true;
     Transport& transport = owner_.transport_;
     for (std::size_t c = 0; c < 2; ++c) {
@@ -345,11 +352,11 @@ class TreeAllreduce::Worker {
     return true;
   }
 
-  // Posts the final sum's receive from the parent, with a credit; false when none is free (as
-  // post_children).
+  // Posts the final sum's receive from the parent, with a credit; false when none is free or from
+  // open() (may_post).
   bool post_parent(Slice& slice, bool tests) {
     if (slice.from_parent) return true;
-    if ((!tests && receives_ < owner_.options_.window) || !acquire(slice, kDown)) return false;
+    if (!may_post(tests) || !acquire(slice, kDown)) return false;
     slice.from_parent = owner_.transport_.irecv(
         links_.parent, owner_.tag(slice.sequence, slice.fingerprint, down_channel()), slice.data, slice.bytes());
     return true;
@@ -394,16 +401,13 @@ class TreeAllreduce::Worker {
           } else {
             slice.to_parent = owner_.transport_.isend(
                 links_.parent, owner_.tag(slice.sequence, slice.fingerprint, up_channel()), partial, slice.bytes());
-            // Out of place a leaf's final sum may land in data while its contribution is still
-            // leaving src; where the partial sum leaves from data, it must have left first.
-            slice.recv_after_send = partial == slice.data;
             slice.step = Step::Up;
           }
           break;
         }
         case Step::Up:
           if (!slice.from_parent) {
-            if (slice.recv_after_send && !complete(slice.to_parent, tests)) return moved;
+            if (sends_from_data(slice) && !complete(slice.to_parent, tests)) return moved;
             if (!post_parent(slice, tests)) return moved;
           }
           if (!complete(slice.to_parent, tests)) return moved;
@@ -534,7 +538,8 @@ TreeAllreduce::TreeAllreduce(Transport& transport, TreeOptions options)
   FFSIM_KERNEL_CHECK(sequence_space_ > static_cast<std::uint64_t>(options_.window) + 1,
                      "transport tag space (max tag ", transport_.max_tag(), ") too small for a window of ",
                      options_.window);
-  FFSIM_KERNEL_CHECK(options_.receives >= 0, "tree receives must be 0 (auto) or 1 to the window, got ",
+  FFSIM_KERNEL_CHECK(options_.receives >= 0 && options_.receives <= options_.window,
+                     "tree receives must be 0 (auto) or 1 to the window (", options_.window, "), got ",
                      options_.receives);
   FFSIM_KERNEL_CHECK(options_.threads >= 0 && options_.threads <= 2, "tree threads must be 0 (auto), 1 or 2, got ",
                      options_.threads);

@@ -356,6 +356,8 @@ TEST_CASE("tree: overlapping out-of-place buffers and a bad thread count are err
   options.threads = 0;
   options.receives = -1;
   CHECK_THROWS_AS(TreeAllreduce(*transport, options), KernelError);
+  options.receives = options.window + 1;  // more slices posted than there are in flight
+  CHECK_THROWS_AS(TreeAllreduce(*transport, options), KernelError);
   TreeAllreduce tree(*transport, TreeOptions{});
   std::vector<float> data(16, 1.0f);
   CHECK_THROWS_AS(tree.submit(data.data(), data.data() + 4, 8, DType::F32), KernelError);

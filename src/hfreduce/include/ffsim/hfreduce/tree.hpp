@@ -63,8 +63,8 @@ struct TreeOptions {
   /// A posted receive is a copy the transport may make in any later test: over shared memory
   /// Open MPI's receiver copies every message that has arrived for a posted receive in the first
   /// test that finds it, so a window of posted receives is copied in one test while no slice is
-  /// summed and no result leaves, and two ranks take turns (docs/hfreduce.md, "Receives one at a
-  /// time"). With one slice posted the copies interleave with the sums. A NIC that moves the bytes
+  /// summed and no result leaves, and two ranks take turns (docs/hfreduce.md, "Receives one slice
+  /// at a time"). With one slice posted the copies interleave with the sums. A NIC that moves the bytes
   /// (RDMA) costs the CPU nothing per posted receive: there the whole window is posted.
   int receives = 0;
   /// Path of the adds; unset = default_isa().
