@@ -84,14 +84,19 @@ bool memcpy_streams(const BenchModel& m, double recorded, double call_bytes) {
 }  // namespace
 
 std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes, double recorded) {
-  return memcpy_streams(m, recorded, call_bytes) && mm.kinds.count("copy kernel_nt") ? "copy kernel_nt" : "copy memcpy";
+  if (!memcpy_streams(m, recorded, call_bytes)) return "copy memcpy";
+  for (const char* k : {kStreamingMemcpy, "copy kernel_nt"})
+    if (mm.kinds.count(k)) return k;
+  return "copy memcpy";
 }
 
 std::string model_kind(const BenchModel& m, const Point& pt) {
   const bool memcpy = pt.stage == "copy" && pt.variant == "memcpy";
-  return memcpy && memcpy_streams(m, pt.memcpy_streaming, pt.bytes / kernel_threads(pt)) ? "copy kernel_nt"
+  return memcpy && memcpy_streams(m, pt.memcpy_streaming, pt.bytes / kernel_threads(pt)) ? kStreamingMemcpy
                                                                                          : kernel_kind(pt);
 }
+
+bool streaming_copy(const std::string& kind) { return kind == "copy kernel_nt" || kind == kStreamingMemcpy; }
 
 bool streams_by_its_record(const Point& pt) {
   if (pt.memcpy_streaming <= 0) return false;
@@ -180,8 +185,15 @@ double mixed_rate(const BenchModel& m, const MemoryModel& mm, const std::string&
   const double share = counted_share(kind, k);
   const double mixed = per_byte(mm, it->second, level_fractions(m, mm.sharpness, W, n), n, share);
   // A streaming copy's written half goes to DRAM whatever the working set (as kernel_seconds).
-  if (kind == "copy kernel_nt") return 1 / (0.5 * mixed + 0.5 / level_rate(mm, it->second, Level::Dram, n, share));
+  if (streaming_copy(kind)) return 1 / (0.5 * mixed + 0.5 / level_rate(mm, it->second, Level::Dram, n, share));
   return 1 / mixed;
+}
+
+double cached_bytes(const BenchModel& m, const Point& pt) {
+  const double S = pt.bytes;
+  const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
+  const bool streaming = pt.stage == "copy" ? streaming_copy(model_kind(m, pt)) : pt.store == "nt";
+  return streaming ? W - S : W;
 }
 
 double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt) {
@@ -193,9 +205,10 @@ double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& p
   const double S = pt.bytes;
   const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
   // Streaming stores write around the caches: the written bytes always go to DRAM.
-  const bool streaming = pt.stage == "copy" ? kind == "copy kernel_nt" : pt.store == "nt";
+  const bool streaming = pt.stage == "copy" ? streaming_copy(kind) : pt.store == "nt";
   const double written = streaming ? S : 0;
-  const auto f = level_fractions(m, mm.sharpness, W, n);
+  // and never enter them: the caches hold the W - written bytes read (cached_bytes)
+  const auto f = level_fractions(m, mm.sharpness, W - written, n);
   const double share = counted_share(kind, pt.k);
   double t = (W - written) * per_byte(mm, k, f, n, share);
   if (written > 0) t += written / level_rate(mm, k, Level::Dram, n, share);

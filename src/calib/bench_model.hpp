@@ -70,10 +70,10 @@ struct KindRates {
 ///   R_l = min((1 + (n - 1) x min(gain, 1)) x rate_l, shared_l x share),
 /// where W_c are the bytes that may come from a cache (all of W; with streaming stores the read
 /// bytes only, the written W_s = W_w always going to DRAM) and f_l the fraction of them level l
-/// serves: with the per-thread working set w = W / n against the per-core caches and W against the
-/// shared one, h(x, C) = 1 / (1 + (x / C)^sharpness) of a cache of size C, f_L1 = h(w, L1),
-/// f_L2 = (1 - f_L1) h(w, L2), f_LLC = (1 - h(w, L1))(1 - h(w, L2)) h(W, LLC), f_DRAM the rest;
-/// `share` the kind's counted traffic over its physical traffic (counted_share: write-allocate).
+/// serves: with the per-thread working set w = W_c / n against the per-core caches and W_c against the
+/// shared one (the streamed bytes never enter a cache: cached_bytes), h(x, C) = 1 / (1 + (x / C)^sharpness) of a cache
+/// of size C, f_L1 = h(w, L1), f_L2 = (1 - f_L1) h(w, L2), f_LLC = (1 - h(w, L1))(1 - h(w, L2)) h(W, LLC), f_DRAM the
+/// rest; `share` the kind's counted traffic over its physical traffic (counted_share: write-allocate).
 struct MemoryModel {
   double call_latency = 0;  ///< fixed time of a kernel call (seconds)
   double fork_cost = 0;     ///< time each thread beyond the first adds to a call (waking a pool thread and joining it)
@@ -130,14 +130,23 @@ struct ModelParams {
 /// The memory-model kind of a copy or reduce point: "copy memcpy", "reduce avx512 fp32 regular";
 /// "" for other stages.
 [[nodiscard]] std::string kernel_kind(const Point& pt);
+/// glibc's memcpy from its streaming threshold on: a kind of its own. It was once timed as the
+/// streaming copy kernel ("copy kernel_nt": the same stores), but its loop is another one (glibc
+/// 2.36's large_memcpy_4x copies four pages at a time with prefetches) and runs faster: on the Xeon
+/// 480 MiB VM one thread's 1.125 GiB copy took 97 ms against the kernel's 132
+/// (models/measured/xeon-l3-480m-2c-vm-2026-12-07-receives.json), which one set of rates fitted
+/// 10-20% wrong both ways.
+inline constexpr const char* kStreamingMemcpy = "copy memcpy_streaming";
+/// Whether a copy kind writes with streaming stores (its written half always to DRAM).
+[[nodiscard]] bool streaming_copy(const std::string& kind);
 /// The kind whose rates time the point: its kernel_kind, but a memcpy of at least the machine's
 /// streaming threshold per thread (the one the point's run recorded, Point::memcpy_streaming, else
-/// BenchModel::memcpy_streaming) is glibc's streaming loop, timed as the streaming copy kernel
-/// ("copy kernel_nt"): the same stores, no parameter of its own.
+/// BenchModel::memcpy_streaming) is glibc's streaming loop, kStreamingMemcpy.
 [[nodiscard]] std::string model_kind(const BenchModel& m, const Point& pt);
-/// The copy kind a memcpy of `call_bytes` per call takes on this machine: "copy kernel_nt" from the
-/// streaming threshold on (`recorded`, the run's own, where > 0, else the node model's; where the
-/// model has that kind), else "copy memcpy".
+/// The copy kind a memcpy of `call_bytes` per call takes on this machine: from the streaming
+/// threshold on (`recorded`, the run's own, where > 0, else the node model's) kStreamingMemcpy
+/// where the model has that kind, else the streaming kernel's ("copy kernel_nt"), else "copy
+/// memcpy"; below it "copy memcpy".
 [[nodiscard]] std::string memcpy_kind(const BenchModel& m, const MemoryModel& mm, double call_bytes,
                                       double recorded = 0);
 /// A pipeline's or allreduce's chunk copies (`copy`, their memcpy kind) against what the memory
@@ -176,6 +185,12 @@ inline constexpr double kMinBytesPerThread = 64.0 * 1024;
 /// counted traffic and absorb the extra read; the shared caps (llc_shared_bandwidth,
 /// dram_shared_bandwidth) are what all threads and kinds together move, so a kind reaches cap x share.
 [[nodiscard]] double counted_share(const std::string& kind, int k);
+/// The bytes of a copy or reduce point that pass through the caches: its traffic (copy 2S, reduce
+/// (k+1)S) less what streaming stores write (S), which goes around them. The working set the caches'
+/// fractions (level_fractions) see: a streaming copy of S keeps S in them, not 2S. Measured on the
+/// Xeon 480 MiB VM: one thread's streaming-kernel copy held the LLC's rate up to 232 MiB of traffic,
+/// its ordinary-store copy and memcpy to 135-141 (models/cpus/xeon_l3_480m_2c_vm.json).
+[[nodiscard]] double cached_bytes(const BenchModel& m, const Point& pt);
 /// Time of one copy or reduce call by the memory model (seconds; NaN if its kind has no rates).
 [[nodiscard]] double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& pt);
 /// The traffic rate all `n` threads of `kind` reach over a working set of W bytes (the levels'
