@@ -123,6 +123,12 @@ struct ModelParams {
 /// copy 2S, reduce (k+1)S, host-backend D2H/H2D 2S (CUDA: S), both at once twice that, pipeline
 /// D x S plus its staging slots, inter-node ranks x S, whole allreduce ranks x the pipeline's.
 [[nodiscard]] double working_set(const Point& pt);
+/// Bytes the bench touches between two repetitions of a point besides the point's own working set:
+/// hfreduce-bench measures a host-backend device copy beside one thread's copy of its size (2S),
+/// and a one-rank host pipeline beside a copy of its traffic / 2 (at most 512 MiB) on every core;
+/// measure_interleaved alternates them, so that copy's bytes pass through the caches between two
+/// calls of the point and evict its working set where the two together exceed them.
+[[nodiscard]] double between_repetitions(const Point& pt);
 /// Cache when the working set is at most twice the last-level cache, else DRAM (see the .cpp);
 /// always DRAM when the model gives no cache size.
 [[nodiscard]] Regime regime_of(const BenchModel& m, const Point& pt);
@@ -153,10 +159,10 @@ inline constexpr const char* kStreamingMemcpy = "copy memcpy_streaming";
 /// model gives the point's whole working set: the staging slot's side in the last-level cache for
 /// the share `served` gives the bytes the pipeline touches between two uses of a slot (its slots
 /// and the device bytes read and written meanwhile, depth chunks per device each way, one way in
-/// place; all ranks of an allreduce), else at DRAM; the D2H's device side at DRAM, the H2D's too
-/// out of place, but in place (the pipeline stage, an in-place allreduce) it writes the lines the
-/// D2H read depth chunks before: in the cache as the slots are. At least 1, and 1 for other stages
-/// or without an LLC or that kind.
+/// place; all ranks of an allreduce), else at DRAM; the device side (half the copy traffic) at DRAM,
+/// in place too (the H2D finds the lines the D2H read in the cache, but they go back to DRAM dirty).
+/// The whole working set includes what the bench touches between two calls (between_repetitions).
+/// At least 1, and 1 for other stages or without an LLC or that kind.
 [[nodiscard]] double slot_copy_gain(const BenchModel& m, const MemoryModel& mm, const std::string& copy,
                                     const Point& pt);
 /// Whether the point's memcpys (a memcpy copy's per thread, a device copy's, a pipeline's chunk) stream

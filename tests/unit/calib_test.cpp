@@ -715,32 +715,32 @@ TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where
   p.chunk_bytes = 1 * MiB;
   // One device, 1 MiB chunks, in place (the pipeline stage; a point without a placement): 3 slots
   // (3 MiB) and the 3 MiB of device bytes read between two uses of a slot (the H2D writes back the
-  // lines the D2H read), 6 MiB <= 105: the slot side at the LLC, and so the H2D's device side. The
-  // whole working set, 256 MiB of device memory and the slots, is beyond the LLC: DRAM. A chunk's
-  // D2H and H2D: a quarter of their traffic from DRAM, three quarters from the LLC:
-  // 1 / (0.25 / 18 + 0.75 / 25) = 7200 / 316 GB/s; gain = that / 18 = 100 / 79.
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
-  // 16 MiB chunks: 48 + 48 = 96 MiB <= 105, still 100 / 79; 32 MiB chunks: 96 + 96 = 192 MiB > 105:
+  // lines the D2H read), 6 MiB <= 105: the slot side at the LLC. The device side goes to DRAM, in
+  // place too (the H2D's lines are in the cache but dirty: written back). The whole working set,
+  // 256 MiB of device memory and the slots, is beyond the LLC: DRAM. A chunk's D2H and H2D: half
+  // their traffic from DRAM, half from the LLC: 1 / (0.5 / 18 + 0.5 / 25) = 900 / 43 GB/s; gain =
+  // that / 18 = 50 / 43.
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  // 16 MiB chunks: 48 + 48 = 96 MiB <= 105, still 50 / 43; 32 MiB chunks: 96 + 96 = 192 MiB > 105:
   // DRAM both sides, 1.
   p.chunk_bytes = 16 * MiB;
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
   p.chunk_bytes = 32 * MiB;
   CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);
   // Two devices, 4 MiB chunks: slots 3 x 4 MiB per device and as many result slots (36 MiB) + 2 x
-  // 12 MiB of device bytes = 60 MiB <= 105 on one node: 100 / 79; an allreduce on 2 ranks shares
+  // 12 MiB of device bytes = 60 MiB <= 105 on one node: 50 / 43; an allreduce on 2 ranks shares
   // the cache: 120 MiB, 1.
   p.devices = 2;
   p.chunk_bytes = 4 * MiB;
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
   Point a = p;
   a.stage = "allreduce";
   a.ranks = 2;
   CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == 1);
   a.ranks = 1;  // one rank: the pipeline's footprint again
-  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(100.0 / 79).epsilon(1e-12));
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(50.0 / 43).epsilon(1e-12));
   // Out of place the H2D writes other lines than the D2H read: 36 + 2 x 2 x 12 = 84 MiB <= 105, the
-  // slot sides at the LLC and both device sides at DRAM: (2 / (1/18 + 1/25)) / 18 = 50 / 43; on 2
-  // ranks 168 MiB, 1.
+  // slot sides at the LLC and the device sides at DRAM, as in place: 50 / 43; on 2 ranks 168 MiB, 1.
   a.placement = "out_of_place";
   CHECK(slot_copy_gain(m, mm, "copy memcpy", a) == doctest::Approx(50.0 / 43).epsilon(1e-12));
   a.ranks = 2;
@@ -748,6 +748,13 @@ TEST_CASE("calib::slot_copy_gain: a chunk copy's slot side is in the cache where
   // Where the whole working set is in the cache already the copies are no faster than it says: 1.
   p.bytes = 16 * MiB;  // 2 x 16 MiB + 36 MiB of slots = 68 MiB <= 105: the LLC's 25 GB/s
   CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == 1);
+  // Unless the bench evicts it between two calls: a one-rank host pipeline runs beside a copy of
+  // half its traffic ((5 D + 1) S = 176 MiB: 88 MiB copied, 176 MiB touched), 68 + 176 MiB > 105:
+  // the whole working set at DRAM, the slots' 60 MiB still in the cache: 50 / 43.
+  p.traffic_bytes = 11 * p.bytes;
+  CHECK(between_repetitions(p) == 11 * p.bytes);
+  CHECK(slot_copy_gain(m, mm, "copy memcpy", p) == doctest::Approx(50.0 / 43).epsilon(1e-12));
+  p.traffic_bytes = 0;
   // Other stages, a kind the model lacks, a node without an LLC size: 1.
   CHECK(slot_copy_gain(m, mm, "copy memcpy", point("copy", 256 * MiB)) == 1);
   p.bytes = 256 * MiB;
@@ -1113,6 +1120,35 @@ TEST_CASE("calib: a memcpy that streamed by its run's threshold is not a run of 
   CHECK_FALSE(streams_by_its_record(pl));
   pl.memcpy_streaming = 0;
   CHECK_FALSE(streams_by_its_record(pl));
+}
+
+TEST_CASE("calib::between_repetitions: what the bench's interleaved bounds touch between two calls") {
+  // hfreduce-bench alternates a host-backend device copy with one thread's copy of its size (2S
+  // touched) and a one-rank host pipeline with a copy of half its traffic on every core (at most
+  // 512 MiB copied); nothing else is interleaved (CUDA copies, MPI ranks, copies, reduces).
+  for (const char* stage : {"d2h", "h2d", "bidir"}) {
+    CAPTURE(stage);
+    Point d = point(stage, 64 * MiB);
+    d.backend = "host";
+    CHECK(between_repetitions(d) == 128 * MiB);
+    d.backend = "cuda";
+    CHECK(between_repetitions(d) == 0);
+  }
+  Point p = point("pipeline", 64 * MiB);
+  p.backend = "host";
+  p.devices = 1;
+  p.traffic_bytes = 4 * p.bytes;  // one device: 4 S
+  CHECK(between_repetitions(p) == 256 * MiB);
+  p.traffic_bytes = 4 * 1024 * MiB;  // a copy of 2 GiB capped at 512 MiB: 1 GiB touched
+  CHECK(between_repetitions(p) == 1024 * MiB);
+  p.ranks = 2;
+  CHECK(between_repetitions(p) == 0);
+  for (const char* stage : {"copy", "reduce", "internode", "allreduce"}) {
+    Point q = point(stage, 64 * MiB);
+    q.backend = "host";
+    q.traffic_bytes = 4 * q.bytes;
+    CHECK(between_repetitions(q) == 0);
+  }
 }
 
 TEST_CASE("calib: working sets and regimes") {
