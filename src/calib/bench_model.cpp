@@ -202,13 +202,12 @@ double kernel_seconds(const BenchModel& m, const MemoryModel& mm, const Point& p
   if (it == mm.kinds.end()) return std::numeric_limits<double>::quiet_NaN();
   const KindRates& k = it->second;
   const int n = kernel_threads(pt);
-  const double S = pt.bytes;
-  const double W = pt.stage == "copy" ? 2 * S : (pt.k + 1.0) * S;
-  // Streaming stores write around the caches: the written bytes always go to DRAM.
-  const bool streaming = pt.stage == "copy" ? streaming_copy(kind) : pt.store == "nt";
-  const double written = streaming ? S : 0;
-  // and never enter them: the caches hold the W - written bytes read (cached_bytes)
-  const auto f = level_fractions(m, mm.sharpness, W - written, n);
+  const double W = pt.stage == "copy" ? 2 * pt.bytes : (pt.k + 1.0) * pt.bytes;
+  // Streaming stores write around the caches: the written bytes always go to DRAM, and the caches
+  // hold the bytes read only (cached_bytes).
+  const double cached = cached_bytes(m, pt);
+  const double written = W - cached;
+  const auto f = level_fractions(m, mm.sharpness, cached, n);
   const double share = counted_share(kind, pt.k);
   double t = (W - written) * per_byte(mm, k, f, n, share);
   if (written > 0) t += written / level_rate(mm, k, Level::Dram, n, share);

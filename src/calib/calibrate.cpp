@@ -409,11 +409,10 @@ void borrow_unpinned_levels(MemoryModel& mm, const std::map<std::string, std::ar
     if (!pinned.count(kind)) continue;
     auto& b = borrowed[kind];
     b.fill(kNaN);
-    int slowest_faster = kLevels;  // the level nearest the core that is pinned
+    int j = kLevels;  // the pinned level nearest the core
     for (int l = kLevels - 1; l >= 0; --l)
-      if (is_pinned(kind, l)) slowest_faster = l;
-    for (int l = slowest_faster - 1; l >= 0; --l) {
-      const int j = slowest_faster;
+      if (is_pinned(kind, l)) j = l;
+    for (int l = j - 1; l >= 0; --l) {
       std::vector<double> ratios;
       for (const auto& [peer, pr] : mm.kinds)
         if (peer != kind && store_family(peer) == store_family(kind) && is_pinned(peer, l) && is_pinned(peer, j) &&
@@ -430,18 +429,22 @@ void borrow_unpinned_levels(MemoryModel& mm, const std::map<std::string, std::ar
   }
 }
 
-// The fits' records of the borrowed rates: their values and where they came from.
+// The fits' records of the borrowed rates: their values and where they came from. A rate's record is
+// named as kind_free named it: "memcpy_l1_rate" in the copies' fit, "l1_rate" in a reduce group's own
+// fit (its group the kind's), "avx512 fp32 regular l1_rate" where the reduces are fitted together.
 void record_borrowed(Calibration& c, const std::map<std::string, std::array<double, kLevels>>& pinned) {
   for (const auto& [kind, inc] : pinned) {
     const KindRates& kr = c.memory.kinds.at(kind);
+    const bool copy = kind.rfind("copy ", 0) == 0;
     for (int l = 0; l < kLevels; ++l) {
       const auto ul = static_cast<std::size_t>(l);
       if (set(inc[ul]) || !set(kr.rate[ul])) continue;
-      const std::string name = (kind.rfind("copy ", 0) == 0 ? kind.substr(5) + "_" : kind.substr(7) + " ") +
-                               level_name(static_cast<Level>(l)) + "_rate";
+      const std::string rate = std::string(level_name(static_cast<Level>(l))) + "_rate";
       for (Fit& fit : c.fits)
         for (FittedValue& v : fit.values)
-          if (v.name == name && !set(v.value)) {
+          if (!set(v.value) &&
+              (copy ? v.name == kind.substr(5) + "_" + rate
+                    : v.name == kind.substr(7) + " " + rate || (fit.group == kind.substr(7) && v.name == rate))) {
             v.value = kr.rate[ul];
             v.status =
                 std::string("not pinned: no training point of this kind is served from the ") +
