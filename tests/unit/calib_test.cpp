@@ -194,6 +194,16 @@ std::vector<Sample> measure(const BenchModel& m, const ModelParams& truth, std::
 
 void check_rel(double got, double want) { CHECK(got == doctest::Approx(want).epsilon(1e-6).scale(ffsim::testing::kRelative)); }
 
+// Every planted kind's rate at every level came back (1e-6 relative).
+void check_rates(const MemoryModel& got, const MemoryModel& planted) {
+  for (const auto& [kind, rates] : planted.kinds)
+    for (int l = 0; l < kLevels; ++l) {
+      CAPTURE(kind);
+      CAPTURE(l);
+      check_rel(got.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
+    }
+}
+
 // The Xeon VM's node model without glibc's streaming switch (memcpy_streaming = 0: every memcpy takes
 // the memcpy kind's rates), which the tests of the memory model itself use; the switch has its own.
 BenchModel xeon_without_switch() {
@@ -357,12 +367,9 @@ TEST_CASE("calib: planted parameters come back from the simulator's own measurem
   for (const auto& [kind, rates] : want.kinds) {
     CAPTURE(kind);
     REQUIRE(got.kinds.count(kind));
-    for (int l = 0; l < kLevels; ++l) {
-      CAPTURE(level_name(static_cast<Level>(l)));
-      check_rel(got.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
-    }
     check_rel(got.kinds.at(kind).gain, rates.gain);
   }
+  check_rates(got, want);
   // The composed stages' values, in both regimes.
   for (Regime r : {Regime::Cache, Regime::Dram}) {
     CAPTURE(regime_name(r));
@@ -482,12 +489,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
     CHECK(std::isnan(c.memory.shared[static_cast<std::size_t>(Level::Dram)]));
     check_rel(c.memory.call_latency, truth.memory.call_latency);
     check_rel(c.memory.sharpness, truth.memory.sharpness);
-    for (const auto& [kind, rates] : truth.memory.kinds)
-      for (int l = 0; l < kLevels; ++l) {
-        CAPTURE(kind);
-        CAPTURE(l);
-        check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
-      }
+    check_rates(c.memory, truth.memory);
   }
   SUBCASE("no point reaches DRAM: its rates are not pinned (unset, not invented), the others come back") {
     // Copies up to 1.125 MiB and reduces up to 256 KiB: working sets <= 2.25 MiB, far below the LLC.
@@ -552,12 +554,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
       if (!(p.variant == "memcpy" && 2 * p.bytes / p.threads < 200 * KiB)) pts.push_back(p);
     const auto samples = measure(m, t, pts);
     const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
-    for (const auto& [kind, rates] : t.memory.kinds)
-      for (int l = 0; l < kLevels; ++l) {
-        CAPTURE(kind);
-        CAPTURE(l);
-        check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
-      }
+    check_rates(c.memory, t.memory);
     CHECK(status(c, "memcpy_l1_rate").find("median ratio of the two levels' rates of the other copy regular kinds") !=
           std::string::npos);
     // No peer with both levels (kernel_regular left out): nothing to borrow, the level stays unset
@@ -581,12 +578,7 @@ TEST_CASE("calib: memory-model edges: one thread, one size per level, a level wi
     }
     const auto samples = measure(m, truth, pts);
     const Calibration c = calibrate(m, samples, *app::make_engine("fluid"));
-    for (const auto& [kind, rates] : truth.memory.kinds)
-      for (int l = 0; l < kLevels; ++l) {
-        CAPTURE(kind);
-        CAPTURE(l);
-        check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
-      }
+    check_rates(c.memory, truth.memory);
   }
 }
 
@@ -657,13 +649,12 @@ TEST_CASE("calib: a memcpy from the machine's streaming threshold on is glibc's 
   // GiB, and 2 threads of 1.125 GiB (576 MiB each); 2 threads of 288 MiB (144 each) are not.
   CHECK(streamed == 3);
   const Calibration c = calibrate(sw, samples, *app::make_engine("fluid"));
+  // The streaming memcpy's points are all served from DRAM (the cached read half: 288 MiB, 2.7x the
+  // 105 MiB LLC, 3% from it, under the 5% that pins a level): its DRAM rate and gain come back from
+  // them, its faster levels by the ratios of its one peer, kernel_nt (the same planted ones).
+  check_rates(c.memory, truth.memory);
   for (const auto& [kind, rates] : truth.memory.kinds) {
     CAPTURE(kind);
-    // The streaming memcpy's points are all served from DRAM (the cached read half: 288 MiB, 2.7x
-    // the 105 MiB LLC, 3% from it, under the 5% that pins a level): its DRAM rate and gain come back
-    // from them, its faster levels by the ratios of its one peer, kernel_nt (the same planted ones).
-    for (int l = 0; l < kLevels; ++l)
-      check_rel(c.memory.kinds.at(kind).rate[static_cast<std::size_t>(l)], rates.rate[static_cast<std::size_t>(l)]);
     check_rel(c.memory.kinds.at(kind).gain, rates.gain);
   }
 }
