@@ -163,10 +163,12 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
   // Progress on a terminal: a step with large simulated collectives can take minutes.
   const bool progress = show_progress && ::isatty(STDERR_FILENO) != 0;
   // Every count's distinct collectives at once (with parallel runs); an error here comes back in
-  // the loop below, with its GPU count.
+  // the loop below, with its GPU count. A count's wall time (--timing) is its step's simulation and
+  // its share of the collectives' (prepare_steps: the rows add up to the whole).
+  std::vector<double> collectives_s(gpus.size(), 0.0);
   try {
     if (progress && env.costs.parallel()) std::cerr << "\r  simulating the collectives of " << gpus.size() << " GPU counts...   " << std::flush;
-    train::prepare_steps(w, env, gpus, a.full);
+    collectives_s = train::prepare_steps(w, env, gpus, a.full);
   } catch (const ValueError&) {
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
@@ -180,7 +182,7 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
       if (progress) std::cerr << "\n";
       cannot_run(i, e.what());
     }
-    wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    wall.push_back(collectives_s[i] + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
   train::set_efficiencies(rows);
@@ -441,7 +443,9 @@ void setup_train(CLI::App& app, Context& ctx) {
                   ->check(int_in(1, 1 << 24)),
               "an integer in [1, 16777216]");
   sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
-  sub->add_flag("--timing", a->timing, "Add the wall time of each simulation");
+  sub->add_flag("--timing", a->timing,
+                "Add each GPU count's wall time: its step's simulation and its share of the simulated collectives' "
+                "(those it was the first to need; the rows add up to the whole)");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the rows (one per GPU count), SI units"));
   sub->callback([&ctx, a] {

@@ -3,6 +3,7 @@
 #include "train/collectives.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 
@@ -144,7 +145,7 @@ void CollectiveCosts::discard_recorded() {
   recorded_keys_.clear();
 }
 
-void CollectiveCosts::run_recorded() {
+std::vector<double> CollectiveCosts::run_recorded() {
   recording_ = false;
   std::vector<Query> q = std::move(recorded_);
   recorded_.clear();
@@ -154,9 +155,11 @@ void CollectiveCosts::run_recorded() {
     for (const Query& x : q) all.push_back(&x);
     check_size(all);
   }
-  std::vector<double> t(q.size(), 0.0);
+  std::vector<double> t(q.size(), 0.0), wall(q.size(), 0.0);
   auto query = [&](std::size_t i, eval::Engine& e, const platform::Platform& p) {
+    const auto t0 = std::chrono::steady_clock::now();
     t[i] = compute(e, p, std::get<0>(q[i].key), q[i].group, std::get<2>(q[i].key));
+    wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   if (!parallel() || q.size() < 2) {
     for (std::size_t i = 0; i < q.size(); ++i) query(i, engine_, p_);
@@ -180,6 +183,7 @@ void CollectiveCosts::run_recorded() {
     });
   }
   for (std::size_t i = 0; i < q.size(); ++i) cache_.emplace(std::move(q[i].key), t[i]);
+  return wall;
 }
 
 }  // namespace ffsim::train

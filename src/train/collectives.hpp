@@ -57,8 +57,12 @@ public:
   [[nodiscard]] bool parallel() const { return method_ == Method::Simulate && threads_ > 1 && make_engine_ != nullptr; }
   /// From now on time() records the queries it cannot answer from its cache and answers 0.
   void begin_recording() { recording_ = true; }
+  /// Queries recorded so far (their order is the order run_recorded returns their times in).
+  [[nodiscard]] std::size_t recorded() const { return recorded_.size(); }
   /// Stops recording and simulates the recorded queries (in parallel where set_parallel allows).
-  void run_recorded();
+  /// Returns the wall seconds each one's simulation took, in recorded order (with parallel runs,
+  /// each while the others ran beside it).
+  std::vector<double> run_recorded();
   /// Stops recording and forgets the recorded queries.
   void discard_recorded();
   /// Distinct (algorithm, group, bytes) evaluated so far.

@@ -3,6 +3,7 @@
 #include "train/run.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "core/error.hpp"
@@ -43,16 +44,21 @@ StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string ti
   return t;
 }
 
-void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full) {
+std::vector<double> prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus,
+                                  bool full) {
   // Each step is built once to learn which collectives it needs (their times do not change what
   // it asks for); they run at once, and the real builds find them. Already known ones are not asked.
-  if (!env.costs.parallel() || env.emit_collectives || env.closed_form || !w.impl->builds_schedules()) return;
+  std::vector<double> seconds(gpus.size(), 0.0);
+  if (!env.costs.parallel() || env.emit_collectives || env.closed_form || !w.impl->builds_schedules()) return seconds;
   const hw::ClusterSpec& cluster = env.platform.cluster();
+  // first[i]: the index of the first query the count gpus[i] recorded (its queries run to first[i + 1]).
+  std::vector<std::size_t> first;
   env.costs.begin_recording();
   try {
     for (int g : gpus) {
       const std::string why = w.impl->check(w, g, cluster.gpus(), static_cast<int>(cluster.node.gpus.size()));
       if (!why.empty()) throw ValueError(why);
+      first.push_back(env.costs.recorded());
       StepBuilder rec(env.platform, &env.costs, false, false);
       (void)w.impl->build(rec, w, g, full);
     }
@@ -60,7 +66,19 @@ void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<
     env.costs.discard_recorded();
     throw;
   }
-  env.costs.run_recorded();
+  first.push_back(env.costs.recorded());
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<double> wall = env.costs.run_recorded();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // The elapsed time shared out in proportion to each count's queries' own times: the rows add up
+  // to the wall time, and one count gets all of it.
+  double total = 0;
+  for (std::size_t i = 0; i < gpus.size(); ++i)
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) seconds[i] += wall[k];
+  for (const double x : seconds) total += x;
+  if (total > 0)
+    for (double& x : seconds) x *= elapsed / total;
+  return seconds;
 }
 
 StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bool full, StepTrace* trace) {
@@ -98,7 +116,7 @@ StepResult simulate_step(const WorkloadSpec& w, const StepEnv& env, int gpus, bo
     account(c.plan);
     return r;
   }
-  prepare_steps(w, env, {gpus}, full);
+  (void)prepare_steps(w, env, {gpus}, full);
   // The step with communication, on the chosen engine.
   StepBuilder b(env.platform, &env.costs, false, env.emit_collectives);
   const StepPlan plan = w.impl->build(b, w, gpus, full);

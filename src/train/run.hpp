@@ -68,8 +68,13 @@ using StepTrace = sched::Trace;
 /// With parallel collective runs (CollectiveCosts::parallel()): simulates at once every distinct
 /// collective that the steps at these GPU counts need, so that simulate_step finds them cached.
 /// Nothing to do otherwise. Throws what building a step throws (ValueError for a count the
-/// workload cannot run), for the first such count.
-void prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full = false);
+/// workload cannot run), for the first such count. Returns, per GPU count, its share of the wall
+/// time the simulations took: the elapsed time shared out in proportion to the time of the
+/// collectives that count was the first to need (one a later count shares is simulated once, for
+/// the first), so that the shares add up to the elapsed time; zeros when there was nothing to do
+/// (simulate_step then simulates them itself, in its own time).
+std::vector<double> prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus,
+                                  bool full = false);
 
 /// Simulates each GPU count and sets efficiencies against the first (smallest) one.
 [[nodiscard]] std::vector<StepResult> simulate_scaling(const WorkloadSpec& w, const StepEnv& env,

@@ -6,6 +6,7 @@
 #include "approx.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <iomanip>
 #include <limits>
 #include <map>
@@ -724,4 +725,37 @@ TEST_CASE("train::CollectiveCosts: collectives run on several threads give the t
   par->costs->discard_recorded();
   CHECK_THROWS_WITH_AS(par->costs->time("no_such_algorithm", coll::Group::first_gpus(*par->p, 16), 1e6),
                        doctest::Contains("no_such_algorithm"), ValueError);
+}
+
+TEST_CASE("train::prepare_steps: each GPU count's share of the collectives' wall time (ffsim train --timing)") {
+  // The counts' distinct collectives run at once before the steps (prepare_steps), outside the
+  // steps' own timing; a count's row adds its share: the elapsed time of that run in proportion to
+  // the times of the collectives it was the first to need. So: a count with collectives of its own
+  // gets a positive share, a repeated count (every collective already recorded by the first) none,
+  // and the shares add up to at most the time the call took. Without parallel runs nothing is
+  // prepared (the steps simulate their collectives in their own time): zeros.
+  const char* spec = R"({"kind": "ddp", "model": "vgg16", "scaling": "weak", "batch": 2, "precision": "tf32",
+                         "gpus": [16]})";
+  const std::vector<int> gpus{16, 32, 16};
+  {
+    const auto serial = make(spec);
+    const std::vector<double> s = prepare_steps(serial->w(), serial->env(), gpus);
+    CHECK(s == std::vector<double>(3, 0.0));
+  }
+  for (int threads : {2, 3}) {
+    CAPTURE(threads);
+    const auto par = make(spec);
+    par->costs->set_parallel([] { return app::make_engine("analytic"); }, threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<double> s = prepare_steps(par->w(), par->env(), gpus);
+    const double call = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(s.size() == 3);
+    CHECK(s[0] > 0);
+    CHECK(s[1] > 0);
+    CHECK(s[2] == 0);
+    CHECK(s[0] + s[1] <= call);
+    CHECK(par->costs->evaluations() > 0);
+    // Prepared again: every collective is known, nothing is run.
+    CHECK(prepare_steps(par->w(), par->env(), gpus) == std::vector<double>(3, 0.0));
+  }
 }
