@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include "app/collective_table.hpp"
 #include "app/engines.hpp"
 #include "cli/app.hpp"
@@ -19,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
+#include "core/progress.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "plan/scenario.hpp"
@@ -32,6 +35,7 @@ namespace {
 
 struct CollArgs {
   std::string scenario;
+  bool quiet = false;
   std::string algos = "hfreduce,nccl";
   std::string gpus = "16,32,64,128";
   std::string size = "184MiB";
@@ -430,7 +434,10 @@ int run_collective(Context& ctx, const CollArgs& a) {
   req.threads = a.threads > 0 ? a.threads : hardware_threads();
   req.trace = !a.trace.empty();
   req.explain = a.explain;
-  const app::CollectiveResult res = app::run_collective(sc, ctx.catalog(), engine_choice, req);
+  const app::CollectiveResult res = [&] {
+    progress::Meter meter(!a.quiet && ::isatty(STDERR_FILENO) != 0, "simulating", std::cerr);
+    return app::run_collective(sc, ctx.catalog(), engine_choice, req);
+  }();
   if (req.background) return print_beside(ctx, a, sc, *req.background, res, sizes);
   const std::vector<app::CollectiveRow>& rows = res.rows;
   if (res.trace) write_output("--trace", a.trace, [&](std::ostream& os) { report::write_chrome_trace(os, *res.trace); });
@@ -587,6 +594,9 @@ void setup_collective(CLI::App& app, Context& ctx) {
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output (not with --explain)");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the same rows, SI units (not with --explain)"));
   sub->add_flag("--explain", a->explain, "Print NCCL's own cost table and the host-memory ceiling (not with --json)");
+  sub->add_flag(
+      "--quiet", a->quiet,
+      "No progress line on stderr (shown only where stderr is a terminal, for runs longer than half a second)");
   sub->add_flag("--full", a->full, "Simulate the whole schedule, without the exact shortcuts (identical ring steps)");
   ctx.expects(sub->add_option("--threads", a->threads,
                               "Simulate the rows on this many threads at once (fluid engines; default: the machine's hardware "

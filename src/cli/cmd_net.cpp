@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include "app/net.hpp"
 #include "cli/app.hpp"
 #include "cli/calib_report.hpp"
@@ -12,6 +14,7 @@
 #include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/progress.hpp"
 #include "core/spell.hpp"
 #include "core/unit_parse.hpp"
 #include "plan/netbench.hpp"
@@ -24,6 +27,7 @@ namespace {
 
 struct NetArgs {
   std::string scenario;
+  bool quiet = false;
   std::string test;
   std::string engine = "analytic";
   std::string size = "184MiB";
@@ -119,7 +123,10 @@ int run_net(Context& ctx, const NetArgs& a) {
   (void)net_options(a);
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
-  const plan::NetReport r = compute_net(a, sc, a.scenario);
+  const plan::NetReport r = [&] {
+    progress::Meter meter(!a.quiet && ::isatty(STDERR_FILENO) != 0, "simulating", std::cerr);
+    return compute_net(a, sc, a.scenario);
+  }();
   std::vector<Record> recs;
   for (const auto& row : r.rows) recs.push_back(net_record(row));
   if (a.csv) {
@@ -184,6 +191,9 @@ void setup_net(CLI::App& app, Context& ctx) {
   auto* clients = ctx.expects(sub->add_option("--clients", a->clients, "storage-read: GPU nodes reading (default: all)")
                                   ->check(int_in(1, 1 << 24)),
                               "an integer in [1, 16777216]");
+  sub->add_flag(
+      "--quiet", a->quiet,
+      "No progress line on stderr (shown only where stderr is a terminal, for runs longer than half a second)");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output");
   json->excludes(sub->add_flag("--csv", a->csv, "CSV of the rows (one per case), SI units"));
   sub->callback([&ctx, a, size, senders, clients] {

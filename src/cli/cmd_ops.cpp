@@ -10,12 +10,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include "app/ops.hpp"
 #include "cli/app.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/progress.hpp"
 #include "core/unit_parse.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
@@ -29,6 +32,7 @@ namespace {
 
 struct OpsArgs {
   std::string scenario;
+  bool quiet = false;
   std::string jobs;
   long long seed = -1;
   std::string horizon;
@@ -361,7 +365,10 @@ int run_ops(Context& ctx, const OpsArgs& a) {
   if (!a.trace.empty()) check_output_path("--trace", a.trace, {a.scenario, a.jobs, ctx.calibration});
   ctx.use_scenarios({a.scenario});
   const plan::ScenarioSpec sc = plan::load_scenario(a.scenario, ctx.catalog());
-  const app::OpsReport r = app::run_ops(sc, ctx.catalog(), opt);
+  const app::OpsReport r = [&] {
+    progress::Meter meter(!a.quiet && ::isatty(STDERR_FILENO) != 0, "simulating operations", std::cerr);
+    return app::run_ops(sc, ctx.catalog(), opt);
+  }();
   const ops::OpsParams& p = r.params;
   if (!a.trace.empty()) {
     const std::string title =
@@ -544,6 +551,9 @@ void setup_ops(CLI::App& app, Context& ctx) {
       "a file name");
   sub->add_flag("--trace-checkpoints", a->trace_checkpoints,
                 "Show every checkpoint in the --trace timeline (about 100,000 per job-year at 5 min)");
+  sub->add_flag(
+      "--quiet", a->quiet,
+      "No progress line on stderr (shown only where stderr is a terminal, for runs longer than half a second)");
   auto* json = sub->add_flag("--json", a->json, "Machine-readable output (GPU-seconds, SI units)");
   json->excludes(sub->add_flag("--csv", a->csv,
                                "CSV: a row per job and failure process (and the cluster), GPU-seconds, SI units"));

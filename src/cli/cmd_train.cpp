@@ -22,6 +22,7 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/parallel.hpp"
+#include "core/progress.hpp"
 #include "core/spell.hpp"
 #include "plan/scenario.hpp"
 #include "report/json_writer.hpp"
@@ -35,6 +36,7 @@ namespace {
 
 struct TrainArgs {
   std::string scenario;
+  bool quiet = false;
   std::string workload;  ///< another scenario whose "workload" runs on this one's cluster
   std::string gpus;
   std::string backend;
@@ -161,30 +163,31 @@ TrainRun compute_train(Context& ctx, const TrainArgs& a, const plan::ScenarioSpe
   std::vector<train::StepResult> rows;
   std::vector<double> wall;
   // Progress on a terminal: a step with large simulated collectives can take minutes.
-  const bool progress = show_progress && ::isatty(STDERR_FILENO) != 0;
+  progress::Meter meter(show_progress && !a.quiet && ::isatty(STDERR_FILENO) != 0, "simulating", std::cerr);
   // Every count's distinct collectives at once (with parallel runs); an error here comes back in
   // the loop below, with its GPU count. A count's wall time (--timing) is its step's simulation and
   // its share of the collectives' (prepare_steps: the rows add up to the whole).
   std::vector<double> collectives_s(gpus.size(), 0.0);
   try {
-    if (progress && env.costs.parallel()) std::cerr << "\r  simulating the collectives of " << gpus.size() << " GPU counts...   " << std::flush;
+    if (env.costs.parallel())
+      meter.set_label("simulating the collectives of " + std::to_string(gpus.size()) + " GPU count" +
+                      (gpus.size() == 1 ? "" : "s"));
     collectives_s = train::prepare_steps(w, env, gpus, a.full);
   } catch (const ValueError&) {
   }
   for (std::size_t i = 0; i < gpus.size(); ++i) {
-    if (progress) std::cerr << "\r  simulating " << gpus[i] << " GPUs (" << i + 1 << "/" << gpus.size() << ")...   " << std::flush;
+    meter.set_label("simulating " + std::to_string(gpus[i]) + " GPUs (" + std::to_string(i + 1) + "/" +
+                    std::to_string(gpus.size()) + ")");
     const auto t0 = std::chrono::steady_clock::now();
     try {
       rows.push_back(train::simulate_step(w, env, gpus[i], a.full));
     } catch (const ValueError& e) {
       // The model's own errors (rates, backend) surfaced above; what is left is a group of this
       // GPU count that a collective cannot run on (hfreduce over part of a node).
-      if (progress) std::cerr << "\n";
       cannot_run(i, e.what());
     }
     wall.push_back(collectives_s[i] + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  if (progress) std::cerr << "\r" << std::string(60, ' ') << "\r" << std::flush;
   train::set_efficiencies(rows);
   if (!a.trace.empty()) {
     const int tg = a.trace_gpus > 0 ? a.trace_gpus : gpus.front();
@@ -442,6 +445,9 @@ void setup_train(CLI::App& app, Context& ctx) {
   ctx.expects(sub->add_option("--trace-gpus", a->trace_gpus, "GPU count of the traced step (default: the first; needs --trace)")
                   ->check(int_in(1, 1 << 24)),
               "an integer in [1, 16777216]");
+  sub->add_flag(
+      "--quiet", a->quiet,
+      "No progress line on stderr (shown only where stderr is a terminal, for runs longer than half a second)");
   sub->add_flag("--full", a->full, "Simulate every GPU (no symmetry shortcut; slow at scale)");
   sub->add_flag("--timing", a->timing,
                 "Add each GPU count's wall time: its step's simulation and its share of the simulated collectives' "

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/progress.hpp"
 #include "eval/engine.hpp"
 
 namespace ffsim::eval {
@@ -241,9 +242,17 @@ public:
       ops_[i].preds = g.preds[i];
       if (g.preds[i] == 0) first.push_back(i);
     }
+    // Progress on a terminal (core/progress.hpp): the ops started, in batches.
+    const bool report = progress::active();
+    if (report) progress::add_work(n);
+    std::uint64_t reported = 0;
     for (const sched::OpId i : first) start_op(i, 0.0);
     double now = 0;
     while (!events_.empty() || !fq_.empty()) {
+      if (report && started_ - reported >= 4096) {
+        progress::did_work(started_ - reported);
+        reported = started_;
+      }
       now = events_.empty() ? fq_[0].time : fq_.empty() ? events_.top().time : std::min(events_.top().time, fq_[0].time);
       // Take every event at this instant in the order they were scheduled, then re-solve the
       // touched components once.
@@ -283,6 +292,7 @@ public:
       resolve(now);
       retire();
     }
+    if (report) progress::did_work(started_ - reported);
     for (std::size_t i = 0; i < res_.size(); ++i) account(static_cast<std::uint32_t>(i), now);
     for (sched::OpId i = 0; i < n; ++i)
       if (ops_[i].end < 0) {
@@ -384,6 +394,7 @@ private:
   // same start times as releasing them at its end; 16% of the instants of a 1,440-GPU HFReduce
   // were such ends.
   void start_op(sched::OpId op, double now, bool at_once = false) {
+    ++started_;
     ops_[op].start = now;
     p_.lower(s_, op, lowered_);
     if (at_once && lowered_.flows.empty() && lowered_.latency == 0) {
@@ -1267,6 +1278,7 @@ private:
     std::uint32_t pending = kLimitNone;
   };
   std::vector<OpState> ops_;
+  std::uint64_t started_ = 0;  // ops started (progress)
   sched::Schedule::Graph graph_;
   double delays_end_ = 0;                             // the latest end of a delay (see start_op)
   std::vector<std::vector<platform::Flow>> pending_;  // the flows of ops in their latency, by slot

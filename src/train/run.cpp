@@ -44,8 +44,7 @@ StepTrace trace_of(const StepBuilder& b, const eval::Result& res, std::string ti
   return t;
 }
 
-std::vector<double> prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus,
-                                  bool full) {
+std::vector<double> prepare_steps(const WorkloadSpec& w, const StepEnv& env, const std::vector<int>& gpus, bool full) {
   // Each step is built once to learn which collectives it needs (their times do not change what
   // it asks for); they run at once, and the real builds find them. Already known ones are not asked.
   std::vector<double> seconds(gpus.size(), 0.0);

@@ -1,0 +1,113 @@
+// Progress of long simulations on a terminal.
+// SPDX-License-Identifier: Apache-2.0
+#include "core/progress.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace ffsim::progress {
+
+namespace {
+std::atomic<bool> g_active{false};
+std::atomic<std::uint64_t> g_total{0}, g_done{0};
+
+// 1234567 -> "1.23M"
+std::string count(std::uint64_t n) {
+  const double x = static_cast<double>(n);
+  if (x >= 1e9) return fmt_f(x / 1e9, 2) + "G";
+  if (x >= 1e6) return fmt_f(x / 1e6, 2) + "M";
+  if (x >= 1e4) return fmt_f(x / 1e3, 1) + "k";
+  return std::to_string(n);
+}
+}  // namespace
+
+std::string duration(double s) {
+  if (!(s >= 0)) s = 0;
+  if (s < 10) return fmt_f(s, 1) + " s";
+  if (s < 120) return std::to_string(static_cast<long long>(s + 0.5)) + " s";
+  const auto m = static_cast<long long>(s / 60);
+  if (m < 120) return std::to_string(m) + " min " + std::to_string(static_cast<long long>(s) - 60 * m) + " s";
+  return std::to_string(m / 60) + " h " + std::to_string(m % 60) + " min";
+}
+
+std::chrono::milliseconds delay_from_env(std::chrono::milliseconds fallback) {
+  const char* v = std::getenv("FFSIM_PROGRESS_DELAY_MS");
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const long long ms = std::strtoll(v, &end, 10);
+  return end != v && *end == '\0' && ms >= 0 ? std::chrono::milliseconds(ms) : fallback;
+}
+
+bool active() { return g_active.load(std::memory_order_relaxed); }
+void add_work(std::uint64_t ops) { g_total.fetch_add(ops, std::memory_order_relaxed); }
+void did_work(std::uint64_t ops) { g_done.fetch_add(ops, std::memory_order_relaxed); }
+
+std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total) {
+  std::string s = "  " + label;
+  if (total == 0) return s + "... " + duration(elapsed);
+  if (done > total) done = total;
+  constexpr std::uint64_t kWidth = 24;
+  const std::uint64_t fill = kWidth * done / total;
+  s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " + std::to_string(100 * done / total) +
+       "% of " + count(total) + " operations";
+  const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+  if (rate > 0) {
+    s += ", " + count(static_cast<std::uint64_t>(rate)) + "/s";
+    if (done < total) s += ", ETA " + duration(static_cast<double>(total - done) / rate);
+  }
+  return s;
+}
+
+Meter::Meter(bool on, std::string label, std::ostream& out, std::chrono::milliseconds delay)
+    : on_(on), out_(out), delay_(delay_from_env(delay)), t0_(std::chrono::steady_clock::now()), label_(std::move(label)) {
+  if (!on_) return;
+  FFSIM_ASSERT(!g_active.exchange(true), "progress: one meter at a time");
+  g_total = 0;
+  g_done = 0;
+  if (delay_.count() == 0) draw();  // at once (the thread may not run before a quick command ends)
+  thread_ = std::thread([this] {
+    std::unique_lock lock(m_);
+    if (cv_.wait_for(lock, delay_, [this] { return stop_; })) return;
+    while (!stop_) {
+      draw();
+      cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; });
+    }
+  });
+}
+
+Meter::~Meter() {
+  if (!on_) return;
+  {
+    std::lock_guard lock(m_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  if (shown_) {  // the last state (all done), then the line cleared
+    draw();
+    out_ << "\r" << std::string(width_, ' ') << "\r" << std::flush;
+  }
+  g_active = false;
+}
+
+void Meter::set_label(std::string label) {
+  if (!on_) return;
+  std::lock_guard lock(m_);
+  label_ = std::move(label);
+}
+
+void Meter::draw() {  // with m_ held
+  const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  std::string s = line(label_, el, g_done.load(std::memory_order_relaxed), g_total.load(std::memory_order_relaxed));
+  const std::size_t n = s.size();
+  if (n < width_) s += std::string(width_ - n, ' ');  // over a longer line drawn before
+  width_ = std::max(width_, n);
+  out_ << "\r" << s << std::flush;
+  shown_ = true;
+}
+
+}  // namespace ffsim::progress
