@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <new>
+
+#include <sys/mman.h>
 
 #include "core/error.hpp"
 #include "core/format.hpp"
@@ -13,7 +16,23 @@ namespace ffsim::progress {
 
 namespace {
 std::atomic<bool> g_active{false};
-std::atomic<std::uint64_t> g_total{0}, g_done{0};
+// The counters, in memory shared with the processes this one forks (the SimGrid engine and ops
+// simulate in a child: simgrid allows one engine per process), so that a child's reports reach the
+// parent's meter. Mapped by the first meter, before any fork; lock-free atomics are address-free.
+struct Counters {
+  std::atomic<std::uint64_t> total{0}, done{0};
+  std::atomic<std::uint64_t> fraction{0};  // of a run measured by its simulated time, in 1e-9
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "progress counters shared between processes");
+Counters* g_c = nullptr;
+Counters g_local;  // where shared memory cannot be mapped: this process's reports only
+Counters& counters() {
+  if (g_c == nullptr) {
+    void* m = ::mmap(nullptr, sizeof(Counters), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    g_c = m == MAP_FAILED ? &g_local : new (m) Counters;
+  }
+  return *g_c;
+}
 
 // 1234567 -> "1.23M"
 std::string count(std::uint64_t n) {
@@ -43,14 +62,26 @@ std::chrono::milliseconds delay_from_env(std::chrono::milliseconds fallback) {
 }
 
 bool active() { return g_active.load(std::memory_order_relaxed); }
-void add_work(std::uint64_t ops) { g_total.fetch_add(ops, std::memory_order_relaxed); }
-void did_work(std::uint64_t ops) { g_done.fetch_add(ops, std::memory_order_relaxed); }
+void add_work(std::uint64_t ops) { counters().total.fetch_add(ops, std::memory_order_relaxed); }
+void did_work(std::uint64_t ops) { counters().done.fetch_add(ops, std::memory_order_relaxed); }
+void set_fraction(double f) {
+  f = std::clamp(f, 0.0, 1.0);
+  counters().fraction.store(static_cast<std::uint64_t>(f * 1e9), std::memory_order_relaxed);
+}
 
-std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total) {
+std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total, double fraction) {
   std::string s = "  " + label;
+  constexpr std::uint64_t kWidth = 24;
+  if (total == 0 && fraction > 0) {  // a run measured by its simulated time
+    fraction = std::min(fraction, 1.0);
+    const auto fill = static_cast<std::uint64_t>(static_cast<double>(kWidth) * fraction);
+    s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " +
+         std::to_string(static_cast<int>(100 * fraction)) + "% of the simulated time";
+    if (fraction < 1 && elapsed > 0) s += ", ETA " + duration(elapsed * (1 - fraction) / fraction);
+    return s;
+  }
   if (total == 0) return s + "... " + duration(elapsed);
   if (done > total) done = total;
-  constexpr std::uint64_t kWidth = 24;
   const std::uint64_t fill = kWidth * done / total;
   s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " + std::to_string(100 * done / total) +
        "% of " + count(total) + " operations";
@@ -63,11 +94,17 @@ std::string line(const std::string& label, double elapsed, std::uint64_t done, s
 }
 
 Meter::Meter(bool on, std::string label, std::ostream& out, std::chrono::milliseconds delay)
-    : on_(on), out_(out), delay_(delay_from_env(delay)), t0_(std::chrono::steady_clock::now()), label_(std::move(label)) {
+    : on_(on),
+      out_(out),
+      delay_(delay_from_env(delay)),
+      t0_(std::chrono::steady_clock::now()),
+      label_(std::move(label)) {
   if (!on_) return;
   FFSIM_ASSERT(!g_active.exchange(true), "progress: one meter at a time");
-  g_total = 0;
-  g_done = 0;
+  Counters& c = counters();
+  c.total = 0;
+  c.done = 0;
+  c.fraction = 0;
   if (delay_.count() == 0) draw();  // at once (the thread may not run before a quick command ends)
   thread_ = std::thread([this] {
     std::unique_lock lock(m_);
@@ -102,7 +139,9 @@ void Meter::set_label(std::string label) {
 
 void Meter::draw() {  // with m_ held
   const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  std::string s = line(label_, el, g_done.load(std::memory_order_relaxed), g_total.load(std::memory_order_relaxed));
+  const Counters& c = counters();
+  std::string s = line(label_, el, c.done.load(std::memory_order_relaxed), c.total.load(std::memory_order_relaxed),
+                       static_cast<double>(c.fraction.load(std::memory_order_relaxed)) * 1e-9);
   const std::size_t n = s.size();
   if (n < width_) s += std::string(width_ - n, ' ');  // over a longer line drawn before
   width_ = std::max(width_, n);

@@ -18,6 +18,9 @@ namespace ffsim::progress {
 void add_work(std::uint64_t ops);
 /// `ops` more operations of the runs started so far have started (engines report in batches).
 void did_work(std::uint64_t ops);
+/// A run measured by its simulated time (ops: the time reached over the horizon), in [0, 1]; shown
+/// where no operations are counted.
+void set_fraction(double fraction);
 
 /// A time for people: "4.8 s", "52 s", "3 min 10 s", "2 h 5 min".
 [[nodiscard]] std::string duration(double seconds);
@@ -27,16 +30,19 @@ void did_work(std::uint64_t ops);
 [[nodiscard]] std::chrono::milliseconds delay_from_env(std::chrono::milliseconds fallback);
 
 /// What a Meter shows, from the counters: pure, so that tests can check the line.
-/// `elapsed` seconds since the meter opened; `total` operations of the runs started, `done` of them.
-[[nodiscard]] std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total);
+/// `elapsed` seconds since the meter opened; `total` operations of the runs started, `done` of them;
+/// where no operations are counted, `fraction` of a run's simulated time (0: none reported).
+[[nodiscard]] std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total,
+                               double fraction = 0);
 
 /// Opened by a command that may run long (a simulated collective at scale, a training step, ops):
 /// while it lives and `on` (stderr is a terminal and no --quiet), a thread of its own redraws one
 /// line on `out` every 200 ms from `delay` on: a bar of the operations run against those of the
 /// runs started so far, their rate and the ETA (a run that starts later adds to the total, so the
-/// bar may step back), or, before any engine reported work (SimGrid runs in a child process), the
-/// elapsed time. Closed, it draws its last state and clears the line. Nothing at all when off; one
-/// meter at a time. FFSIM_PROGRESS_DELAY_MS overrides `delay` (delay_from_env).
+/// bar may step back), or the share of the simulated time a run reported (ops), or, before any
+/// report, the elapsed time. Reports from forked children (the SimGrid engine's runs, ops) count.
+/// Closed, it draws its last state and clears the line. Nothing at all when off; one meter at a
+/// time. FFSIM_PROGRESS_DELAY_MS overrides `delay` (delay_from_env).
 class Meter {
 public:
   Meter(bool on, std::string label, std::ostream& out,

@@ -14,6 +14,7 @@
 // actor's run number tells it whether its run is still the job's current one when it wakes.
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/simulate.hpp"
+#include "core/progress.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -228,6 +229,7 @@ public:
   }
 
   OpsResult run() {
+    report_ = progress::active();
     sg4::NetZone* zone = sg4::create_full_zone("ops");
     host_ = zone->create_host("pool", 1.0)->seal();
     zone->seal();
@@ -253,6 +255,7 @@ public:
 private:
   // ---- time accounting of the GPUs outside jobs
   void advance(double t) {
+    if (report_) progress::set_fraction(t / p_.horizon_s);  // the parent's meter (core/progress.hpp)
     const double dt = t - last_t_;
     r_.gpu_s.idle += static_cast<double>(idle_gpus_ - link_idle_gpus_) * dt;
     r_.gpu_s.down += static_cast<double>(down_gpus_) * dt;
@@ -793,6 +796,7 @@ private:
   long long idle_gpus_ = 0, down_gpus_ = 0;  ///< free GPUs of the nodes not under repair; those under repair
   long long link_idle_gpus_ = 0;             ///< of idle_gpus_, those on nodes whose link is down
   double last_t_ = 0;
+  bool report_ = false;  // progress::active() (run)
   bool cross_zone_running_ = false;
   bool dirty_ = false, ended_ = false;
   std::uint64_t next_order_ = 0;

@@ -1,6 +1,7 @@
 // The SimGrid engine.
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/simgrid_engine.hpp"
+#include "core/progress.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,6 +67,8 @@ public:
 };
 
 struct Shared {
+  bool report = false;        // progress::active() in the parent, where the meter is
+  std::uint64_t started = 0;  // ops started (progress)
   const sched::Schedule* s = nullptr;
   const platform::Platform* p = nullptr;
   sched::Schedule::Graph g;
@@ -182,6 +185,8 @@ double timer_of(const Shared& sh, const platform::Lowered& low, bool& instead) {
 }
 
 void start_op(Shared& sh, sched::OpId op) {
+  // Progress on a terminal (core/progress.hpp; the counters reach the parent's meter): in batches.
+  if (sh.report && ++sh.started % 4096 == 0) progress::did_work(4096);
   sh.start[op] = sg4::Engine::get_clock();
   platform::Lowered low;
   sh.p->lower(*sh.s, op, low);
@@ -389,6 +394,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   sg4::Engine engine(&argc, argv.data());
 
   Shared sh;
+  sh.report = progress::active();
   sh.s = &s;
   sh.p = &p;
   sh.g = s.graph();
@@ -469,6 +475,7 @@ void simulate(const sched::Schedule& s, const platform::Platform& p, int out_fd)
   std::reverse(sh.ready.begin(), sh.ready.end());
   drain(sh);
   engine.run();
+  if (sh.report) progress::did_work(sh.started % 4096);  // the last batch (start_op)
   if (const char* out = std::getenv("FFSIM_SIMGRID_EXPORT"); out && *out) export_replay(sh, out);
 
   const std::uint64_t n = s.size();
@@ -493,6 +500,7 @@ eval::Result SimGridEngine::run(const sched::Schedule& s, const platform::Platfo
   }
   int fds[2];
   if (::pipe(fds) != 0) throw SimulationError(std::string("pipe: ") + std::strerror(errno));
+  if (progress::active()) progress::add_work(s.size());  // the child reports the ops it starts
   const pid_t pid = ::fork();
   if (pid < 0) throw SimulationError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {

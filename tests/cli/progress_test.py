@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Progress on a terminal (issue 31, check 3; src/core/progress.hpp): under a pseudo-terminal
-(script(1)) collective, train, net and ops draw a progress line on stderr and clear it; with
---quiet, or where stderr is not a terminal, nothing. FFSIM_PROGRESS_DELAY_MS=0 makes the meter draw
+(script(1)) collective, train, net and ops draw a progress line on stderr and clear it (also what
+the forked children that SimGrid and ops simulate in report); with --quiet, or where stderr is not a
+terminal, nothing. FFSIM_PROGRESS_DELAY_MS=0 makes the meter draw
 at once (by default it waits half a second, so quick commands show nothing), and a meter draws its
 last state as it closes: the fluid engine's line ends at "100% of N operations", whatever the
 machine's speed. Usage: progress_test.py FFSIM ROOT (exit 77 without script(1))."""
@@ -64,6 +65,10 @@ check("\r" not in err and "simulating" not in err, "collective, stderr not a ter
 # The closed form simulates nothing: the meter shows the elapsed time, no operations.
 out = on_tty(["collective", "scenarios/fire-flyer-2.json", "--gpus", "16"])
 check("\r  simulating... " in out and "operations" not in out, "closed form: elapsed time only: %r" % out[-200:])
+# SimGrid simulates in a forked child, whose reports reach the parent's meter (shared counters).
+out = on_tty(["collective", "scenarios/fire-flyer-2.json", "--algo", "hfreduce", "--gpus", "16", "--engine", "simgrid"])
+check(re.search(r"\r  simulating \[#{24}\] 100% of [0-9.]+[kMG]? operations", out) is not None,
+      "simgrid: the child's operations, all done: %r" % out[-300:])
 
 # 2. A training step with simulated collectives: the count it simulates, then its operations.
 train = ["train", "scenarios/train-vgg16-ddp.json", "--gpus", "32,64"]
@@ -76,7 +81,12 @@ cleared(out, "train")
 check("simulating" not in on_tty(train + ["--quiet"]), "train --quiet: nothing")
 check("\r" not in piped(train), "train, stderr not a terminal: nothing")
 
-# 3. net and ops: a line while they run, none with --quiet.
+# 3. ops (in a forked child too): the share of the horizon simulated, to all of it.
+out = on_tty(["ops", "scenarios/ops-fire-flyer-2.json", "--horizon", "1d"])
+check(re.search(r"\r  simulating operations \[#{24}\] 100% of the simulated time", out) is not None,
+      "ops: the simulated time, all of it: %r" % out[-300:])
+
+# 4. net and ops: a line while they run, none with --quiet.
 for args in (["net", "scenarios/fire-flyer-2.json", "bandwidth"], ["ops", "scenarios/ops-fire-flyer-2.json", "--horizon", "1d"]):
     out = on_tty(args)
     check("\r  simulating" in out, "%s: a line: %r" % (args[0], out[-200:]))
