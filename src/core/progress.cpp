@@ -72,7 +72,7 @@ void set_fraction(double f) {
 std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total, double fraction) {
   std::string s = "  " + label;
   constexpr std::uint64_t kWidth = 24;
-  if (total == 0 && fraction > 0) {  // a run measured by its simulated time
+  if (fraction > 0) {  // a run measured by its simulated time (ops' year, after its steps' simulations)
     fraction = std::min(fraction, 1.0);
     const auto fill = static_cast<std::uint64_t>(static_cast<double>(kWidth) * fraction);
     s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " +

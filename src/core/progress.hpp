@@ -31,7 +31,8 @@ void set_fraction(double fraction);
 
 /// What a Meter shows, from the counters: pure, so that tests can check the line.
 /// `elapsed` seconds since the meter opened; `total` operations of the runs started, `done` of them;
-/// where no operations are counted, `fraction` of a run's simulated time (0: none reported).
+/// `fraction` of a run's simulated time (0: none reported), which comes first where reported (ops
+/// simulates its jobs' steps, then its horizon).
 [[nodiscard]] std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total,
                                double fraction = 0);
 

@@ -30,11 +30,12 @@ TEST_CASE("progress::line: bar, share, rate and ETA from the counters") {
   // Nothing done yet, or no time elapsed: no rate, no ETA.
   CHECK(progress::line("x", 0, 0, 10) == "  x [........................] 0% of 10 operations");
   // A run measured by its simulated time (ops): a quarter in 3 s: 6 marks, 25%, 3 x 3/4 / 1/4 = 9 s
-  // left; all of it: no ETA; operations, where counted, come first.
+  // left; all of it: no ETA. Reported, it comes before the operations counted (ops simulates its
+  // jobs' steps first, then the horizon).
   CHECK(progress::line("ops", 3, 0, 0, 0.25) ==
         "  ops [######..................] 25% of the simulated time, ETA 9.0 s");
   CHECK(progress::line("ops", 3, 0, 0, 1) == "  ops [########################] 100% of the simulated time");
-  CHECK(progress::line("x", 2, 10, 10, 0.5) == "  x [########################] 100% of 10 operations, 5/s");
+  CHECK(progress::line("x", 2, 10, 10, 0.5) == "  x [############............] 50% of the simulated time, ETA 2.0 s");
 }
 
 TEST_CASE("progress::duration: a time for people at every scale") {
