@@ -32,6 +32,7 @@
 #include "config/scenario_doc.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/progress.hpp"
 #include "core/spell.hpp"
 #include "report/json_writer.hpp"
 
@@ -561,12 +562,9 @@ public:
     last_ = now;
     const double el = std::chrono::duration<double>(now - t0_).count();
     const double rate = el > 0 ? static_cast<double>(done) / el : 0;
-    constexpr int kWidth = 30;
-    const int fill = total_ ? static_cast<int>(kWidth * done / total_) : kWidth;
-    std::string bar = "\r  sweep [" + std::string(static_cast<std::size_t>(fill), '#') +
-                      std::string(static_cast<std::size_t>(kWidth - fill), '.') + "] " + std::to_string(done) + "/" +
-                      std::to_string(total_) + " points, " + fmt_g(rate, 3) + " points/s";
-    if (done > 0 && done < total_) bar += ", ETA " + fmt_time(Seconds((static_cast<double>(total_ - done)) / rate));
+    std::string bar = "\r  sweep " + progress::bar(static_cast<double>(done), static_cast<double>(total_), 30) + " " +
+                      std::to_string(done) + "/" + std::to_string(total_) + " points, " + fmt_g(rate, 3) + " points/s";
+    if (done > 0 && done < total_) bar += ", ETA " + progress::duration(static_cast<double>(total_ - done) / rate);
     std::cerr << bar << "   " << std::flush;
     shown_ = true;
   }

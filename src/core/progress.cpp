@@ -44,6 +44,12 @@ std::string count(std::uint64_t n) {
 }
 }  // namespace
 
+std::string bar(double done, double total, int width) {
+  const double w = static_cast<double>(width);
+  const auto fill = static_cast<std::size_t>(total > 0 ? std::clamp(w * done / total, 0.0, w) : w);
+  return "[" + std::string(fill, '#') + std::string(static_cast<std::size_t>(width) - fill, '.') + "]";
+}
+
 std::string duration(double s) {
   if (!(s >= 0)) s = 0;
   if (s < 10) return fmt_f(s, 1) + " s";
@@ -71,20 +77,18 @@ void set_fraction(double f) {
 
 std::string line(const std::string& label, double elapsed, std::uint64_t done, std::uint64_t total, double fraction) {
   std::string s = "  " + label;
-  constexpr std::uint64_t kWidth = 24;
+  constexpr int kWidth = 24;
   if (fraction > 0) {  // a run measured by its simulated time (ops' year, after its steps' simulations)
     fraction = std::min(fraction, 1.0);
-    const auto fill = static_cast<std::uint64_t>(static_cast<double>(kWidth) * fraction);
-    s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " +
-         std::to_string(static_cast<int>(100 * fraction)) + "% of the simulated time";
+    s += " " + bar(fraction, 1, kWidth) + " " + std::to_string(static_cast<int>(100 * fraction)) +
+         "% of the simulated time";
     if (fraction < 1 && elapsed > 0) s += ", ETA " + duration(elapsed * (1 - fraction) / fraction);
     return s;
   }
   if (total == 0) return s + "... " + duration(elapsed);
   if (done > total) done = total;
-  const std::uint64_t fill = kWidth * done / total;
-  s += " [" + std::string(fill, '#') + std::string(kWidth - fill, '.') + "] " + std::to_string(100 * done / total) +
-       "% of " + count(total) + " operations";
+  s += " " + bar(static_cast<double>(done), static_cast<double>(total), kWidth) + " " +
+       std::to_string(100 * done / total) + "% of " + count(total) + " operations";
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
   if (rate > 0) {
     s += ", " + count(static_cast<std::uint64_t>(rate)) + "/s";

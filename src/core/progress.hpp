@@ -22,6 +22,9 @@ void did_work(std::uint64_t ops);
 /// where no operations are counted.
 void set_fraction(double fraction);
 
+/// "[####....]": `width` marks, done / total of them filled (a full bar where total is 0).
+[[nodiscard]] std::string bar(double done, double total, int width);
+
 /// A time for people: "4.8 s", "52 s", "3 min 10 s", "2 h 5 min".
 [[nodiscard]] std::string duration(double seconds);
 

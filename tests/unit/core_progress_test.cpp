@@ -38,6 +38,14 @@ TEST_CASE("progress::line: bar, share, rate and ETA from the counters") {
   CHECK(progress::line("x", 2, 10, 10, 0.5) == "  x [############............] 50% of the simulated time, ETA 2.0 s");
 }
 
+TEST_CASE("progress::bar: marks in proportion, clamped, full for an empty total") {
+  CHECK(progress::bar(1, 3, 24) == "[########................]");  // 24 / 3: 8 marks exactly
+  CHECK(progress::bar(0, 5, 4) == "[....]");
+  CHECK(progress::bar(7, 5, 4) == "[####]");  // more than all: full
+  CHECK(progress::bar(0, 0, 3) == "[###]");   // nothing to do: done
+  CHECK(progress::bar(1, 0.001, 0) == "[]");
+}
+
 TEST_CASE("progress::duration: a time for people at every scale") {
   CHECK(progress::duration(0) == "0.0 s");
   CHECK(progress::duration(4.84) == "4.8 s");
