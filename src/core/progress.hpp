@@ -18,8 +18,8 @@ namespace ffsim::progress {
 void add_work(std::uint64_t ops);
 /// `ops` more operations of the runs started so far have started (engines report in batches).
 void did_work(std::uint64_t ops);
-/// A run measured by its simulated time (ops: the time reached over the horizon), in [0, 1]; shown
-/// where no operations are counted.
+/// A run measured by its simulated time (ops: the time reached over the horizon), in [0, 1]; once
+/// reported, shown instead of the operations counted (see line).
 void set_fraction(double fraction);
 
 /// "[####....]": `width` marks, done / total of them filled (a full bar where total is 0).

@@ -14,7 +14,6 @@
 // actor's run number tells it whether its run is still the job's current one when it wakes.
 // SPDX-License-Identifier: Apache-2.0
 #include "ops/simulate.hpp"
-#include "core/progress.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "ops/burst.hpp"
 #include "ops/placement.hpp"
 #include "ops/rng.hpp"

@@ -1,7 +1,6 @@
 // The SimGrid engine.
 // SPDX-License-Identifier: Apache-2.0
 #include "sim/simgrid_engine.hpp"
-#include "core/progress.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +23,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 
 namespace ffsim::sim {
 
