@@ -24,15 +24,20 @@
 #
 # Without a GPU (nvidia-smi missing or no device the CUDA runtime can use) the script builds and
 # tests what it can, then stops before the CUDA benches with a message and exit 77 (skipped).
-# Environment: OUT, MACHINE (default h200-16c), BUILD_DIR (default build-device), NODE (the node
-# model for ffsim calibrate/validate, where build/ffsim exists; then calibration.json is an 8th file).
+# Environment: OUT, MACHINE (default: the GPU model and the core count, e.g. h100-16c), BUILD_DIR
+# (default build-device), NODE (the node model for ffsim calibrate/validate, where build/ffsim
+# exists; then calibration.json is an 8th file).
 # SPDX-License-Identifier: Apache-2.0
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/build-device/out}
 build=${BUILD_DIR:-build-device}
-machine=${MACHINE:-h200-16c}
+# The machine's name in the files: MACHINE, else the GPU's model and the core count (the device tool
+# lends H100 and H200 machines; "NVIDIA H100 80GB HBM3" on 16 cores gives h100-16c).
+gpu_model=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | tr '[:upper:]' '[:lower:]' |
+  sed 's/^nvidia //' | awk '{print $1}' | tr -c 'a-z0-9-\n' '-')
+machine=${MACHINE:-${gpu_model:-nogpu}-$(nproc)c}
 date=$(date -u +%Y-%m-%d)
 jobs=$(nproc)
 measured=$out/models/measured
