@@ -11,6 +11,9 @@ set -euo pipefail
 source "$(dirname "$0")/ffsim-env.sh" "$@"
 out=docs/validate-machines.md
 m=models/measured
+log=$(mktemp)  # validate's stderr, shown where a set fails
+new=$(mktemp)  # the tables, moved onto $out once every set has its rows (a failure leaves $out as it was)
+trap 'rm -f "$log" "$new"' EXIT
 # label | calibration (models/calibrated/<name>.json) | measurement files
 sets=(
   "Zen 3 VM (\`epyc-zen3-2c-vm-2026-12-06-all\`)|epyc_zen3_2c_vm|$m/epyc-zen3-2c-vm-2026-12-06-all{,-np2,-np4}.json"
@@ -33,9 +36,11 @@ sets=(
 row() {  # label calibration way files...
   local label=$1 cal=$2 way=$3
   shift 3
-  # shellcheck disable=SC2086
-  $FF validate "$@" --calibration "models/calibrated/$cal.json" --engine analytic $way --json 2>/dev/null |
-    LABEL="$label" python3 -c '
+  local json
+  # shellcheck disable=SC2086  # $way is empty or two words
+  json=$($FF validate "$@" --calibration "models/calibrated/$cal.json" --engine analytic $way --json 2>"$log") ||
+    { echo "validate-machines: ffsim validate failed on $label:" >&2; cat "$log" >&2; exit 1; }
+  LABEL="$label" python3 -c '
 import json, os, sys
 mape = json.load(sys.stdin)["mape"]
 cells = []
@@ -49,7 +54,7 @@ for s in ("copy", "reduce", "pipeline", "internode", "allreduce"):
     cells.append(f"**{c}**" if v.get("target_met") else c)
 a = (mape.get("all") or {}).get("analytic")
 cells.append("-" if a is None else f"{100 * a:.1f}")
-print("| " + os.environ["LABEL"] + " | " + " | ".join(cells) + " |")'
+print("| " + os.environ["LABEL"] + " | " + " | ".join(cells) + " |")' <<<"$json"
 }
 table() {  # way title
   local way=$1
@@ -76,4 +81,6 @@ table() {  # way title
   echo "calibration was fitted on. What each set is: docs/calibration.md."
   table "--folds 5" "Held out in 5 folds (every point predicted once):"
   table "" "Held out, the 30% interior holdout (one fit; internode and allreduce rest on 4 points each):"
-} | tee "$out"
+} | tee "$new"
+chmod 644 "$new"
+mv "$new" "$out"
