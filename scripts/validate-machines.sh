@@ -8,6 +8,7 @@
 # Usage: scripts/validate-machines.sh   (about 5 minutes on 2 cores; the sets are listed below)
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
+[ $# -eq 0 ] || { echo "usage: scripts/validate-machines.sh (no arguments; the sets are listed in the script)" >&2; exit 2; }
 source "$(dirname "$0")/ffsim-env.sh" "$@"
 out=docs/validate-machines.md
 m=models/measured
