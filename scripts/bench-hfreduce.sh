@@ -7,7 +7,9 @@
 # ROUNDS (default 3: sweeps per run; on a shared machine 3 gives each point the median of three
 # sweeps and ffsim validate the machine's run-to-run spread, at 3x the time), SUFFIX (default empty:
 # appended to the date, e.g. SUFFIX=-repeat-a for a second run of the day; an existing file is never
-# overwritten), SINGLE (default 1; 0 skips the single-node run and writes only the -np files).
+# overwritten), SINGLE (default 1; 0 skips the single-node run and writes only the -np files),
+# MPI_SIZES (default 1MiB,8MiB,64MiB,256MiB: the MPI stages' sizes, ascending; e.g.
+# 1MiB,2MiB,4MiB,8MiB,16MiB,32MiB,64MiB,128MiB,256MiB for nine points a series, about 3x the time).
 # SPDX-License-Identifier: Apache-2.0
 set -euo pipefail
 
@@ -39,10 +41,11 @@ rounds=${ROUNDS:-3}
 
 if command -v mpirun >/dev/null 2>&1; then
   for np in 2 4; do
-    # 1, 8, 64 and 256 MiB (the acceptance sizes of issue 27 and one below); 3 reps per point and
-    # round, each after an untimed one: MPI_Allreduce as shipped takes seconds a call from 32 MiB up
+    # 1, 8, 64 and 256 MiB by default (the acceptance sizes of issue 27 and one below); 3 reps per
+    # point and round, each after an untimed one: MPI_Allreduce as shipped takes seconds a call from
+    # 32 MiB up
     mpirun --oversubscribe --allow-run-as-root -np "$np" "$bench" --rounds "$rounds" --stages internode,allreduce \
-      --sizes 1MiB,8MiB,64MiB,256MiB --devices 2 --chunks 4MiB --budget 0.1 --reps 3 \
+      --sizes "${MPI_SIZES:-1MiB,8MiB,64MiB,256MiB}" --devices 2 --chunks 4MiB --budget 0.1 --reps 3 \
       --machine "$machine" --out "$stem-np$np.json"
   done
 else

@@ -32,6 +32,7 @@ sets=(
   "the same, receives one slice at a time (\`-receives\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-np2,-np4}.json"
   "the same run again (\`-receives-repeat-a\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives-repeat-a{,-np2,-np4}.json"
   "both (\`-receives{,-repeat-a}\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-repeat-a}{,-np2,-np4}.json"
+  "both, with nine MPI sizes a series (\`-12-08-dense-np{2,4}\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-repeat-a}{,-np2,-np4}.json $m/xeon-l3-480m-2c-vm-2026-12-08-dense-np{2,4}.json"
 )
 # One row: the five stages of the check, then all stages (MAPE only).
 row() {  # label calibration way files...
@@ -81,7 +82,7 @@ table() {  # way title
   echo "machine's model on each fold's training points, so the cells do not depend on which run the committed"
   echo "calibration was fitted on. What each set is: docs/calibration.md."
   table "--folds 5" "Held out in 5 folds (every point predicted once):"
-  table "" "Held out, the 30% interior holdout (one fit; internode and allreduce rest on 4 points each):"
+  table "" "Held out, the 30% interior holdout (one fit; internode and allreduce rest on 4 points each, 12 in the set with nine MPI sizes):"
 } | tee "$new"
 chmod 644 "$new"
 mv "$new" "$out"
