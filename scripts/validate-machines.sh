@@ -32,7 +32,7 @@ sets=(
   "the same, receives one slice at a time (\`-receives\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-np2,-np4}.json"
   "the same run again (\`-receives-repeat-a\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives-repeat-a{,-np2,-np4}.json"
   "both (\`-receives{,-repeat-a}\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-repeat-a}{,-np2,-np4}.json"
-  "both, with nine MPI sizes a series (\`-12-08-dense-np{2,4}\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-repeat-a}{,-np2,-np4}.json $m/xeon-l3-480m-2c-vm-2026-12-08-dense-np{2,4}.json"
+  "both, with two runs at nine MPI sizes a series (\`-12-08-dense{,-repeat-a}-np{2,4}\`)|xeon_l3_480m_2c_vm|$m/xeon-l3-480m-2c-vm-2026-12-07-receives{,-repeat-a}{,-np2,-np4}.json $m/xeon-l3-480m-2c-vm-2026-12-08-dense{,-repeat-a}-np{2,4}.json"
 )
 # One row: the five stages of the check, then all stages (MAPE only).
 row() {  # label calibration way files...
