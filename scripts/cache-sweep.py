@@ -72,6 +72,11 @@ def main():
             mx, my = statistics.fmean(xs), statistics.fmean(ys)
             sxx = sum((x - mx) ** 2 for x in xs)
             s = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+            # A cache's share falls as the working set grows (s > 0); a flat or rising line is noise
+            # (a quick sweep on a busy machine gave s near 0, and C_eff = e^(mx - my / s) overflowed).
+            if not s > 0 or abs(mx - my / s) > 700:
+                print(f"{kind:15s} {name:5s} {r_c / 1e9:8.1f} {r_n / 1e9:8.1f} {len(xs):6d} {s:6.2f}  (no line: the shares do not fall with the working set)")
+                continue
             c_eff = math.exp(mx - my / s)
             # C held at the CPU model's: the least-squares s of y = s (x - log C)
             lc = math.log(C)
